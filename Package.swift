@@ -1,0 +1,70 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Weatherboard",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "weatherboard", targets: ["weatherboard"]),
+        .library(name: "HTTPServer", targets: ["HTTPServer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", exact: "2.1.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", exact: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
+    ],
+    targets: [
+        // The HTTP/1.1 server: POSIX sockets, epoll, no application knowledge.
+        .target(
+            name: "HTTPServer",
+            dependencies: ["CSystem", .product(name: "Logging", package: "swift-log")]
+        ),
+        // epoll and eventfd, which Glibc's Swift module does not export.
+        .target(name: "CSystem"),
+        // The application as a library of features on top of HTTPServer.
+        .target(
+            name: "Weatherboard",
+            dependencies: [
+                "HTTPServer",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // The thin executable: runs the command line defined in Weatherboard.
+        .executableTarget(
+            name: "weatherboard",
+            dependencies: ["Weatherboard"]
+        ),
+        // The bare HTTPServer serving /plaintext and /healthz, for load tests against the peer.
+        .executableTarget(
+            name: "HTTPServerBench",
+            dependencies: ["HTTPServer"]
+        ),
+        // libxml2, used by the tests to parse HTML and query it with XPath.
+        .systemLibrary(
+            name: "CLibXML2",
+            pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"])]
+        ),
+        // A raw-socket HTTP client for tests: every byte sent and received is under the test's control.
+        .target(
+            name: "HTTPTestSupport",
+            dependencies: ["HTTPServer"]
+        ),
+        .testTarget(
+            name: "HTTPServerTests",
+            dependencies: ["HTTPServer", "HTTPTestSupport"]
+        ),
+        .testTarget(
+            name: "WeatherboardTests",
+            dependencies: ["Weatherboard", "HTTPServer", "HTTPTestSupport", "CLibXML2"]
+        ),
+    ],
+    swiftLanguageModes: [.v5]
+)

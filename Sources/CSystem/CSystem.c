@@ -1,0 +1,15 @@
+#define _GNU_SOURCE
+#include <sys/socket.h>
+#include "CSystem.h"
+
+int csystem_accept4(int fd, struct sockaddr *address, socklen_t *length, int flags) {
+    return accept4(fd, address, length, flags);
+}
+
+#include <sched.h>
+int csystem_available_cpus(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
+    return CPU_COUNT(&set);
+}

@@ -1,0 +1,11 @@
+// Linux system calls that Glibc's Swift module does not export.
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <netinet/tcp.h>
+
+/// accept4(2), declared by glibc only under _GNU_SOURCE.
+int csystem_accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
+
+/// The number of CPUs in this process's affinity mask (sched_getaffinity needs _GNU_SOURCE).
+int csystem_available_cpus(void);

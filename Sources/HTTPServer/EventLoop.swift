@@ -1,0 +1,475 @@
+import Foundation
+import Synchronization
+import CSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One connection's state. Touched only by its event loop's thread; workers see only the request.
+final class Connection {
+    let fd: Int32
+    let remoteAddress: String
+    var parser: RequestParser
+    var input: [UInt8] = []
+    var inputIndex = 0
+    var output: [UInt8] = []
+    var outputIndex = 0
+    /// A request is with a worker; nothing more is parsed until its response is queued.
+    var inFlight = false
+    /// The peer has sent FIN.
+    var readEOF = false
+    /// Close once `output` is written (error, `Connection: close`, shutdown).
+    var closeWhenWritten = false
+    /// Output is written and the write side shut down; unread input is drained until EOF or deadline.
+    var lingering = false
+    var closed = false
+    var interest: UInt32 = 0
+    /// When the current phase ends (monotonic ms); 0 for none.
+    var deadline: UInt64 = 0
+    var phase = Phase.idle
+
+    enum Phase { case idle, head, body, handling, writing, lingering }
+
+    init(fd: Int32, remoteAddress: String, limits: ParserLimits) {
+        self.fd = fd
+        self.remoteAddress = remoteAddress
+        self.parser = RequestParser(limits: limits)
+    }
+
+    var hasPendingOutput: Bool { outputIndex < output.count }
+    var unparsedInput: Int { input.count - inputIndex }
+}
+
+/// An epoll loop owning one listening socket and the connections accepted on it.
+final class EventLoop: @unchecked Sendable {
+    let index: Int
+    private unowned let server: Server
+    private let epollFD: Int32
+    private let wakeFD: Int32
+    private var listenerFD: Int32
+    private var connections: [Connection?] = []
+    private var liveConnections = 0
+    private var spareFD: Int32
+    private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
+    private var jobs: [() -> Void] = []
+    private var shutdownDeadline: UInt64 = 0
+    private var nextSweep: UInt64 = 0
+    private let date = DateCache()
+
+    /// Responses handed back by workers, and the shutdown request.
+    private struct Mailbox {
+        var completions: [(Connection, [UInt8], Bool)] = []
+        var shutdownDeadline: UInt64 = 0
+        var asleep = false
+    }
+    private let mailbox = Mutex(Mailbox())
+
+    private let readHighWater: Int
+    private let headerTimeout: UInt64
+    private let bodyTimeout: UInt64
+    private let idleTimeout: UInt64
+    private let writeTimeout: UInt64
+    private static let lingerTimeout: UInt64 = 2000
+
+    init(server: Server, listener: Int32, index: Int) throws {
+        self.server = server
+        self.index = index
+        self.listenerFD = listener
+        epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard epollFD >= 0 else { throw SocketError(call: "epoll_create1", code: errno) }
+        wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        guard wakeFD >= 0 else { throw SocketError(call: "eventfd", code: errno) }
+        spareFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        let config = server.configuration
+        readHighWater = config.limits.maxBodyBytes + config.limits.maxHeaderBytes + config.limits.maxRequestTargetLength + 64 * 1024
+        headerTimeout = config.headerTimeout.milliseconds
+        bodyTimeout = config.bodyTimeout.milliseconds
+        idleTimeout = config.idleTimeout.milliseconds
+        writeTimeout = config.writeTimeout.milliseconds
+        register(listenerFD, events: EPOLLIN.rawValue)
+        register(wakeFD, events: EPOLLIN.rawValue)
+    }
+
+    // MARK: - Cross-thread entry points
+
+    /// Called by a worker with a serialised response.
+    func complete(_ connection: Connection, bytes: [UInt8], close: Bool) {
+        let wake = mailbox.withLock { box -> Bool in
+            box.completions.append((connection, bytes, close))
+            return box.completions.count == 1
+        }
+        if wake { signalWake() }
+    }
+
+    func beginShutdown(deadline: UInt64) {
+        mailbox.withLock { $0.shutdownDeadline = deadline }
+        signalWake()
+    }
+
+    private func signalWake() {
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
+    // MARK: - The loop
+
+    func run() {
+        var events = [epoll_event](repeating: epoll_event(), count: 256)
+        while true {
+            let count = epoll_wait(epollFD, &events, Int32(events.count), 250)
+            if count < 0 && errno != EINTR { break }
+            for i in 0..<max(0, Int(count)) {
+                let event = events[i]
+                let fd = event.data.fd
+                if fd == listenerFD { acceptConnections() }
+                else if fd == wakeFD { drainMailbox() }
+                else if let connection = connection(for: fd) { handle(connection, events: event.events) }
+            }
+            if !jobs.isEmpty {
+                server.pool.submit(jobs)
+                jobs.removeAll(keepingCapacity: true)
+            }
+            let now = monotonicMilliseconds()
+            if now >= nextSweep {
+                sweep(now: now)
+                nextSweep = now + 250
+            }
+            if shutdownDeadline != 0 && (liveConnections == 0 || now >= shutdownDeadline) { break }
+        }
+        for case let connection? in connections { close(connection) }
+        if listenerFD >= 0 { Glibc.close(listenerFD) }
+        Glibc.close(wakeFD)
+        Glibc.close(epollFD)
+        if spareFD >= 0 { Glibc.close(spareFD) }
+    }
+
+    private func connection(for fd: Int32) -> Connection? {
+        Int(fd) < connections.count ? connections[Int(fd)] : nil
+    }
+
+    // MARK: - Accepting
+
+    private func acceptConnections() {
+        for _ in 0..<64 {
+            var storage = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let fd = withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    csystem_accept4(listenerFD, $0, &length, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+                }
+            }
+            if fd < 0 {
+                switch errno {
+                case EAGAIN, EWOULDBLOCK: return
+                case EINTR, ECONNABORTED: continue
+                case EMFILE, ENFILE:
+                    // Out of descriptors: release the spare one to accept and close the waiting
+                    // connection, so the listener does not stay readable forever.
+                    server.logger.warning("accept: out of file descriptors; refusing a connection")
+                    if spareFD >= 0 {
+                        Glibc.close(spareFD)
+                        let victim = csystem_accept4(listenerFD, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
+                        if victim >= 0 { Glibc.close(victim) }
+                        spareFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+                    }
+                    return
+                default:
+                    server.logger.warning("accept: \(String(cString: strerror(errno)))")
+                    return
+                }
+            }
+            var one: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            let total = server.connectionCount.add(1, ordering: .relaxed).newValue
+            if total > server.configuration.maxConnections {
+                refuse(fd)
+                continue
+            }
+            let connection = Connection(fd: fd, remoteAddress: Socket.address(of: storage),
+                                        limits: server.configuration.limits)
+            if Int(fd) >= connections.count {
+                connections.append(contentsOf: repeatElement(nil, count: Int(fd) + 1024 - connections.count))
+            }
+            connections[Int(fd)] = connection
+            liveConnections += 1
+            connection.deadline = monotonicMilliseconds() + idleTimeout
+            connection.interest = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
+            register(fd, events: connection.interest)
+        }
+    }
+
+    /// Over the connection limit: a 503 if the socket takes it at once, then close.
+    private func refuse(_ fd: Int32) {
+        let bytes = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
+        _ = bytes.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+        Glibc.close(fd)
+        server.connectionCount.subtract(1, ordering: .relaxed)
+    }
+
+    // MARK: - Connections
+
+    private func handle(_ connection: Connection, events: UInt32) {
+        if events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 && events & EPOLLIN.rawValue == 0 {
+            close(connection)
+            return
+        }
+        if events & EPOLLOUT.rawValue != 0 {
+            flush(connection)
+            if connection.closed { return }
+            if !connection.hasPendingOutput && !connection.inFlight && !connection.closeWhenWritten {
+                process(connection)
+            }
+        }
+        if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue) != 0 && !connection.closed {
+            readAvailable(connection)
+        }
+        if !connection.closed { updateInterest(connection) }
+    }
+
+    private func readAvailable(_ connection: Connection) {
+        var received = false
+        while connection.unparsedInput < readHighWater || connection.lingering {
+            let n = scratch.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress, $0.count, 0) }
+            if n > 0 {
+                if connection.lingering { continue } // discarded: the answer is already sent
+                connection.input.append(contentsOf: scratch[0..<n])
+                received = true
+                if n < scratch.count { break }
+                continue
+            }
+            if n == 0 {
+                connection.readEOF = true
+                break
+            }
+            if errno == EAGAIN || errno == EWOULDBLOCK { break }
+            if errno == EINTR { continue }
+            close(connection)
+            return
+        }
+        if connection.lingering {
+            if connection.readEOF { close(connection) }
+            return
+        }
+        if received || connection.readEOF { process(connection) }
+    }
+
+    /// Parses what the connection has buffered and dispatches at most one request to the workers.
+    private func process(_ connection: Connection) {
+        while !connection.inFlight && !connection.closeWhenWritten && !connection.closed {
+            let event = connection.parser.next(connection.input, &connection.inputIndex)
+            switch event {
+            case .needMore:
+                let now = monotonicMilliseconds()
+                if connection.parser.isBetweenRequests && connection.unparsedInput == 0 {
+                    if connection.readEOF {
+                        connection.closeWhenWritten = true
+                    } else if connection.phase != .idle {
+                        connection.phase = .idle
+                        connection.deadline = now + idleTimeout
+                    }
+                } else if connection.parser.isReadingBody {
+                    if connection.phase != .body {
+                        connection.phase = .body
+                        connection.deadline = now + bodyTimeout
+                    }
+                } else if connection.phase != .head {
+                    connection.phase = .head
+                    connection.deadline = now + headerTimeout
+                }
+                if connection.readEOF && !connection.closeWhenWritten {
+                    connection.closeWhenWritten = true // a request cut short by the peer: nothing to answer
+                }
+                compact(connection)
+                if connection.closeWhenWritten { flush(connection) }
+                return
+            case .head(let head):
+                connection.phase = .body
+                connection.deadline = monotonicMilliseconds() + bodyTimeout
+                if head.expectsContinue && connection.unparsedInput == 0 {
+                    enqueue(connection, Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
+                    flush(connection)
+                }
+            case .request(let request):
+                request.remoteAddress = connection.remoteAddress
+                connection.inFlight = true
+                connection.phase = .handling
+                connection.deadline = 0
+                dispatch(request, on: connection)
+            case .error(let status):
+                connection.closeWhenWritten = true
+                enqueue(connection, server.writer.errorBytes(status, date: date.current()))
+                flush(connection)
+            }
+        }
+        compact(connection)
+    }
+
+    private func dispatch(_ request: Request, on connection: Connection) {
+        let server = self.server
+        let started = monotonicMilliseconds()
+        jobs.append { [self] in
+            let response = server.handle(request, started: started)
+            let close = !request.wantsKeepAlive || server.draining.load(ordering: .relaxed)
+            let bytes = server.writer.serialize(
+                response, omitBody: request.method == "HEAD", close: close,
+                keepAliveHTTP10: request.version == .http10 && !close, date: WorkerDate.current())
+            complete(connection, bytes: bytes, close: close)
+        }
+    }
+
+    private func drainMailbox() {
+        var value: UInt64 = 0
+        _ = read(wakeFD, &value, 8)
+        let (completions, deadline) = mailbox.withLock { box -> ([(Connection, [UInt8], Bool)], UInt64) in
+            let taken = box.completions
+            box.completions.removeAll(keepingCapacity: true)
+            return (taken, box.shutdownDeadline)
+        }
+        for (connection, bytes, close) in completions {
+            connection.inFlight = false
+            guard !connection.closed else { continue }
+            if close || shutdownDeadline != 0 { connection.closeWhenWritten = true }
+            enqueue(connection, bytes)
+            connection.phase = .writing
+            flush(connection)
+            if !connection.closed && !connection.hasPendingOutput { process(connection) }
+            if !connection.closed { updateInterest(connection) }
+        }
+        if deadline != 0 && shutdownDeadline == 0 { startShutdown(deadline: deadline) }
+    }
+
+    private func enqueue(_ connection: Connection, _ bytes: [UInt8]) {
+        if connection.output.isEmpty {
+            connection.output = bytes
+            connection.outputIndex = 0
+        } else {
+            connection.output.append(contentsOf: bytes)
+        }
+    }
+
+    /// Writes what it can; on EAGAIN waits for EPOLLOUT, with the write timeout as back-pressure.
+    private func flush(_ connection: Connection) {
+        while connection.hasPendingOutput {
+            let n = connection.output.withUnsafeBytes {
+                send(connection.fd, $0.baseAddress! + connection.outputIndex, $0.count - connection.outputIndex, Int32(MSG_NOSIGNAL))
+            }
+            if n > 0 {
+                connection.outputIndex += n
+                continue
+            }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                if connection.phase != .writing || connection.deadline == 0 {
+                    connection.phase = .writing
+                    connection.deadline = monotonicMilliseconds() + writeTimeout
+                }
+                return
+            }
+            if n < 0 && errno == EINTR { continue }
+            close(connection)
+            return
+        }
+        if connection.output.capacity > 256 * 1024 { connection.output = [] } else { connection.output.removeAll(keepingCapacity: true) }
+        connection.outputIndex = 0
+        if connection.closeWhenWritten && !connection.inFlight { linger(connection) }
+    }
+
+    /// After the last response: shut down the write side and drain briefly, so that the client
+    /// reads the response instead of a reset caused by unread input.
+    private func linger(_ connection: Connection) {
+        guard !connection.lingering else { return }
+        if connection.readEOF || shutdownDeadline != 0 {
+            close(connection)
+            return
+        }
+        shutdown(connection.fd, Int32(SHUT_WR))
+        connection.lingering = true
+        connection.phase = .lingering
+        connection.deadline = monotonicMilliseconds() + Self.lingerTimeout
+        connection.input = []
+        connection.inputIndex = 0
+        updateInterest(connection)
+    }
+
+    private func compact(_ connection: Connection) {
+        if connection.inputIndex == connection.input.count {
+            if connection.input.capacity > 256 * 1024 { connection.input = [] } else { connection.input.removeAll(keepingCapacity: true) }
+            connection.inputIndex = 0
+        } else if connection.inputIndex > 64 * 1024 {
+            connection.input.removeFirst(connection.inputIndex)
+            connection.inputIndex = 0
+        }
+    }
+
+    private func updateInterest(_ connection: Connection) {
+        var wanted: UInt32 = 0
+        let reading = connection.lingering
+            || (!connection.readEOF && !connection.closeWhenWritten && connection.unparsedInput < readHighWater)
+        if reading { wanted |= EPOLLIN.rawValue | EPOLLRDHUP.rawValue }
+        if connection.hasPendingOutput { wanted |= EPOLLOUT.rawValue }
+        guard wanted != connection.interest else { return }
+        connection.interest = wanted
+        var event = epoll_event(events: wanted, data: epoll_data_t(fd: connection.fd))
+        epoll_ctl(epollFD, EPOLL_CTL_MOD, connection.fd, &event)
+    }
+
+    private func close(_ connection: Connection) {
+        guard !connection.closed else { return }
+        connection.closed = true
+        epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.fd, nil)
+        Glibc.close(connection.fd)
+        connections[Int(connection.fd)] = nil
+        liveConnections -= 1
+        server.connectionCount.subtract(1, ordering: .relaxed)
+    }
+
+    private func register(_ fd: Int32, events: UInt32) {
+        var event = epoll_event(events: events, data: epoll_data_t(fd: fd))
+        epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event)
+    }
+
+    // MARK: - Timeouts and shutdown
+
+    private func sweep(now: UInt64) {
+        for case let connection? in connections where connection.deadline != 0 && now >= connection.deadline {
+            switch connection.phase {
+            case .head, .body:
+                // A client that trickles its request: 408, then close.
+                connection.closeWhenWritten = true
+                connection.deadline = 0
+                enqueue(connection, server.writer.errorBytes(.requestTimeout, date: date.current()))
+                flush(connection)
+                if !connection.closed { updateInterest(connection) }
+            case .idle, .writing, .lingering, .handling:
+                close(connection)
+            }
+        }
+    }
+
+    private func startShutdown(deadline: UInt64) {
+        shutdownDeadline = deadline
+        epoll_ctl(epollFD, EPOLL_CTL_DEL, listenerFD, nil)
+        Glibc.close(listenerFD)
+        listenerFD = -1
+        for case let connection? in connections where !connection.inFlight && !connection.hasPendingOutput {
+            close(connection)
+        }
+    }
+}
+
+/// Each worker thread formats the `Date` field from its own cache.
+enum WorkerDate {
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { if let raw = $0 { Unmanaged<DateCache>.fromOpaque(raw).release() } }
+        return key
+    }()
+
+    static func current() -> String {
+        if let raw = pthread_getspecific(key) {
+            return Unmanaged<DateCache>.fromOpaque(raw).takeUnretainedValue().current()
+        }
+        let cache = DateCache()
+        pthread_setspecific(key, Unmanaged.passRetained(cache).toOpaque())
+        return cache.current()
+    }
+}

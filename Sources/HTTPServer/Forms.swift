@@ -1,0 +1,135 @@
+/// Percent-decoding with strict UTF-8: malformed input is rejected, never guessed at.
+public enum PercentDecoding {
+    /// Decodes `%XX` escapes (and `+` as space when `plusAsSpace`); nil for a bad escape or
+    /// bytes that are not valid UTF-8.
+    public static func decode<S: StringProtocol>(_ text: S, plusAsSpace: Bool) -> String? {
+        let utf8 = text.utf8
+        if !utf8.contains(where: { $0 == UInt8(ascii: "%") || (plusAsSpace && $0 == UInt8(ascii: "+")) }) {
+            return String(text)
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count)
+        var iterator = utf8.makeIterator()
+        while let byte = iterator.next() {
+            switch byte {
+            case UInt8(ascii: "%"):
+                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+                bytes.append(UInt8(high << 4 | low))
+            case UInt8(ascii: "+") where plusAsSpace:
+                bytes.append(UInt8(ascii: " "))
+            default:
+                bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    /// The decoded segments of a path (`/a/b%20c` → `["a", "b c"]`), empty ones dropped; nil
+    /// when a segment is malformed or decodes to a NUL.
+    public static func pathSegments(_ path: String) -> [String]? {
+        var segments: [String] = []
+        for raw in path.split(separator: "/", omittingEmptySubsequences: true) {
+            guard let segment = decode(raw, plusAsSpace: false), !segment.utf8.contains(0) else { return nil }
+            segments.append(segment)
+        }
+        return segments
+    }
+}
+
+/// Name–value pairs from a query string or an `application/x-www-form-urlencoded` body.
+public struct URLEncodedForm: Sendable {
+    public private(set) var fields: [(name: String, value: String)] = []
+
+    public init() {}
+
+    /// Throws a 400 `HTTPError` for bad escapes or invalid UTF-8.
+    public init<S: StringProtocol>(parsing text: S) throws {
+        for pair in text.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = PercentDecoding.decode(parts[0], plusAsSpace: true),
+                  let value = PercentDecoding.decode(parts.count > 1 ? parts[1] : "", plusAsSpace: true)
+            else { throw HTTPError(.badRequest, message: "Malformed form encoding") }
+            fields.append((name, value))
+        }
+    }
+
+    /// The first value of `name`.
+    public subscript(name: String) -> String? { fields.first { $0.name == name }?.value }
+
+    public func values(_ name: String) -> [String] { fields.filter { $0.name == name }.map(\.value) }
+}
+
+extension Request {
+    /// The decoded query string (empty when there is none); throws 400 when malformed.
+    public func queryItems() throws -> URLEncodedForm {
+        guard let query else { return URLEncodedForm() }
+        return try URLEncodedForm(parsing: query)
+    }
+
+    /// The decoded form body; throws 415 for another content type and 400 when malformed.
+    public func formBody() throws -> URLEncodedForm {
+        let type = headers["Content-Type"]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        guard type == "application/x-www-form-urlencoded" else {
+            throw HTTPError(.unsupportedMediaType, message: "Expected application/x-www-form-urlencoded")
+        }
+        guard let text = String(validating: body, as: UTF8.self) else {
+            throw HTTPError(.badRequest, message: "Form body is not UTF-8")
+        }
+        return try URLEncodedForm(parsing: text)
+    }
+
+    /// Cookies from the `Cookie` fields (RFC 6265 §5.4); the first of a repeated name wins.
+    public var cookies: [String: String] {
+        var result: [String: String] = [:]
+        for field in headers.values("Cookie") {
+            for pair in field.split(separator: ";") {
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                guard parts.count == 2 else { continue }
+                let name = parts[0].trimmingCharacters(in: .whitespaces)
+                var value = parts[1].trimmingCharacters(in: .whitespaces)
+                if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+                if !name.isEmpty && result[name] == nil { result[name] = value }
+            }
+        }
+        return result
+    }
+}
+
+/// A `Set-Cookie` field (RFC 6265 §4.1).
+public struct SetCookie: Sendable {
+    public enum SameSite: String, Sendable { case strict = "Strict", lax = "Lax", none = "None" }
+
+    public var name: String
+    public var value: String
+    public var path: String? = "/"
+    public var maxAge: Int?
+    public var httpOnly = true
+    public var secure = false
+    public var sameSite: SameSite? = .lax
+
+    public init(name: String, value: String, path: String? = "/", maxAge: Int? = nil, httpOnly: Bool = true,
+                secure: Bool = false, sameSite: SameSite? = .lax) {
+        self.name = name
+        self.value = value
+        self.path = path
+        self.maxAge = maxAge
+        self.httpOnly = httpOnly
+        self.secure = secure
+        self.sameSite = sameSite
+    }
+
+    /// A cookie that deletes `name` in the browser.
+    public static func expired(_ name: String, path: String = "/") -> SetCookie {
+        SetCookie(name: name, value: "", path: path, maxAge: 0)
+    }
+
+    public var headerValue: String {
+        var parts = ["\(name)=\(value)"]
+        if let path { parts.append("Path=\(path)") }
+        if let maxAge { parts.append("Max-Age=\(maxAge)") }
+        if httpOnly { parts.append("HttpOnly") }
+        if secure { parts.append("Secure") }
+        if let sameSite { parts.append("SameSite=\(sameSite.rawValue)") }
+        return parts.joined(separator: "; ")
+    }
+}

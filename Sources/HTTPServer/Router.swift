@@ -1,0 +1,149 @@
+/// The per-request state an application keeps (identity, language, CSRF…), created once per
+/// request before any middleware runs and handed to every middleware and handler.
+public protocol RequestContext: AnyObject {
+    init(request: Request)
+}
+
+/// Routes requests by method and path (`/city/{slug}`, `/static/{path...}`) to handlers, runs
+/// middleware around them, and turns every thrown error into a response in one place.
+public final class Router<Context: RequestContext>: @unchecked Sendable {
+    public typealias Handler = (Request, Context) throws -> Response
+    public typealias Middleware = (Request, Context, _ next: Handler) throws -> Response
+
+    private let root = Node()
+    private var middleware: [Middleware] = []
+    /// Every route added, in order (for tests that enumerate, e.g., the admin area).
+    public private(set) var routes: [(method: String, path: String)] = []
+    /// Turns an error (an `HTTPError` or anything else) into a response; the context is there
+    /// so that error pages can be rendered in the request's language.
+    public var errorResponder: (Request, Context, Error) -> Response = { _, _, error in
+        if let http = error as? HTTPError {
+            var response = Response.text(http.message ?? "\(http.status.code) \(http.status.reason)\n", status: http.status)
+            for field in http.headers { response.headers.add(field.name, field.value) }
+            return response
+        }
+        return Response.text("500 Internal Server Error\n", status: .internalServerError)
+    }
+
+    public init() {}
+
+    /// Adds middleware that runs around every request, including those that match no route.
+    public func use(_ middleware: @escaping Middleware) { self.middleware.append(middleware) }
+
+    public func get(_ path: String, _ handler: @escaping Handler) { add("GET", path, handler) }
+    public func post(_ path: String, _ handler: @escaping Handler) { add("POST", path, handler) }
+
+    public func add(_ method: String, _ path: String, _ handler: @escaping Handler) {
+        var node = root
+        for segment in path.split(separator: "/", omittingEmptySubsequences: true) {
+            if segment.hasPrefix("{") && segment.hasSuffix("...}") {
+                let name = String(segment.dropFirst().dropLast(4))
+                let child = node.catchAll?.node ?? Node()
+                node.catchAll = (name, child)
+                node = child
+                break
+            } else if segment.hasPrefix("{") && segment.hasSuffix("}") {
+                let name = String(segment.dropFirst().dropLast())
+                precondition(node.parameter == nil || node.parameter!.name == name, "conflicting parameter names at \(path)")
+                let child = node.parameter?.node ?? Node()
+                node.parameter = (name, child)
+                node = child
+            } else {
+                let key = String(segment)
+                let child = node.literals[key] ?? Node()
+                node.literals[key] = child
+                node = child
+            }
+        }
+        precondition(node.handlers[method] == nil, "duplicate route \(method) \(path)")
+        node.handlers[method] = handler
+        routes.append((method, path))
+    }
+
+    /// A group of routes under a path prefix, with middleware of its own.
+    public func group(_ prefix: String, middleware: [Middleware] = []) -> RouteGroup<Context> {
+        RouteGroup(router: self, prefix: prefix, middleware: middleware)
+    }
+
+    /// The function the server calls for each request.
+    public var responder: Responder {
+        { [self] request in respond(to: request) }
+    }
+
+    public func respond(to request: Request) -> Response {
+        let context = Context(request: request)
+        let chain = middleware.reversed().reduce({ [self] (request: Request, context: Context) throws -> Response in
+            try route(request, context)
+        } as Handler) { next, middleware in
+            { request, context in try middleware(request, context, next) }
+        }
+        do {
+            return try chain(request, context)
+        } catch {
+            return errorResponder(request, context, error)
+        }
+    }
+
+    private func route(_ request: Request, _ context: Context) throws -> Response {
+        guard let segments = PercentDecoding.pathSegments(request.path) else {
+            throw HTTPError(.badRequest, message: "Invalid path encoding")
+        }
+        var parameters: [String: String] = [:]
+        guard let node = root.match(segments[...], &parameters) else { throw HTTPError(.notFound) }
+        request.parameters = parameters
+        if let handler = node.handlers[request.method] ?? (request.method == "HEAD" ? node.handlers["GET"] : nil) {
+            return try handler(request, context)
+        }
+        guard !node.handlers.isEmpty else { throw HTTPError(.notFound) }
+        var allowed = Set(node.handlers.keys)
+        if allowed.contains("GET") { allowed.insert("HEAD") }
+        throw HTTPError(.methodNotAllowed, headers: HTTPHeaders([("Allow", allowed.sorted().joined(separator: ", "))]))
+    }
+
+    private final class Node {
+        var literals: [String: Node] = [:]
+        var parameter: (name: String, node: Node)?
+        var catchAll: (name: String, node: Node)?
+        var handlers: [String: Handler] = [:]
+
+        /// Literal segments win over parameters, parameters over catch-alls.
+        func match(_ segments: ArraySlice<String>, _ parameters: inout [String: String]) -> Node? {
+            guard let first = segments.first else {
+                if !handlers.isEmpty { return self }
+                return nil
+            }
+            let rest = segments.dropFirst()
+            if let child = literals[first], let found = child.match(rest, &parameters) { return found }
+            if let (name, child) = parameter, !first.isEmpty, let found = child.match(rest, &parameters) {
+                parameters[name] = first
+                return found
+            }
+            if let (name, child) = catchAll, !child.handlers.isEmpty {
+                parameters[name] = segments.joined(separator: "/")
+                return child
+            }
+            return nil
+        }
+    }
+}
+
+/// Routes sharing a prefix and middleware (for example the admin area behind one check).
+public struct RouteGroup<Context: RequestContext> {
+    let router: Router<Context>
+    let prefix: String
+    let middleware: [Router<Context>.Middleware]
+
+    public func get(_ path: String, _ handler: @escaping Router<Context>.Handler) { add("GET", path, handler) }
+    public func post(_ path: String, _ handler: @escaping Router<Context>.Handler) { add("POST", path, handler) }
+
+    public func add(_ method: String, _ path: String, _ handler: @escaping Router<Context>.Handler) {
+        let wrapped = middleware.reversed().reduce(handler) { next, middleware in
+            { request, context in try middleware(request, context, next) }
+        }
+        router.add(method, prefix + (path == "/" || path.isEmpty ? "" : path), wrapped)
+    }
+
+    public func group(_ path: String, middleware more: [Router<Context>.Middleware] = []) -> RouteGroup<Context> {
+        RouteGroup(router: router, prefix: prefix + path, middleware: middleware + more)
+    }
+}

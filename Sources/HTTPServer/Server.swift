@@ -1,0 +1,133 @@
+import Foundation
+import Logging
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Everything about the server that can be configured; defaults are the documented ones.
+public struct ServerConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    /// Event loops; by default one per CPU this process may run on.
+    public var eventLoops = Socket.availableCPUs()
+    /// Threads running handlers.
+    public var workerThreads = max(4, Socket.availableCPUs() * 2)
+    public var limits = ParserLimits()
+    /// From the first byte of a request's head to its end; then 408 and close.
+    public var headerTimeout: Duration = .seconds(10)
+    /// From the end of a head to the end of its body; then 408 and close.
+    public var bodyTimeout: Duration = .seconds(30)
+    /// How long a keep-alive connection may wait for its next request.
+    public var idleTimeout: Duration = .seconds(60)
+    /// How long a response may wait for a client that does not read it.
+    public var writeTimeout: Duration = .seconds(30)
+    /// Connections beyond this are answered 503 and closed.
+    public var maxConnections = 16_384
+    /// How long shutdown waits for requests in flight.
+    public var shutdownTimeout: Duration = .seconds(10)
+    /// The `Server` field of every response.
+    public var serverName = "weatherboard"
+    public var backlog: Int32 = 1024
+
+    public init() {}
+}
+
+/// A request handler: runs on a worker thread and must not throw (see `Router` for errors).
+public typealias Responder = @Sendable (Request) -> Response
+
+/// The HTTP/1.1 server: event loops for I/O, a worker pool for handlers.
+public final class Server: @unchecked Sendable {
+    public let configuration: ServerConfiguration
+    let responder: Responder
+    let logger: Logger
+    let writer: ResponseWriter
+    let pool: WorkerPool
+    let connectionCount = Atomic<Int>(0)
+    let draining = Atomic<Bool>(false)
+    private var loops: [EventLoop] = []
+    private var threads: [Thread] = []
+    private let finished = DispatchGroup()
+    private var signalSources: [DispatchSourceSignal] = []
+    /// The port actually bound (useful with port 0).
+    public private(set) var port = 0
+
+    public init(configuration: ServerConfiguration = ServerConfiguration(), logger: Logger = Logger(label: "http"),
+                responder: @escaping Responder) {
+        self.configuration = configuration
+        self.responder = responder
+        self.logger = logger
+        self.writer = ResponseWriter(serverName: configuration.serverName)
+        self.pool = WorkerPool(threads: configuration.workerThreads, name: "http-worker")
+    }
+
+    /// Binds the listening sockets and starts the event loops; returns once the server accepts.
+    public func start() throws {
+        signal(SIGPIPE, SIG_IGN)
+        var boundPort = configuration.port
+        for i in 0..<max(1, configuration.eventLoops) {
+            let listener = try Socket.listen(host: configuration.host, port: boundPort, backlog: configuration.backlog)
+            boundPort = listener.port
+            let loop = try EventLoop(server: self, listener: listener.fd, index: i)
+            loops.append(loop)
+        }
+        port = boundPort
+        for loop in loops {
+            finished.enter()
+            let thread = Thread { [finished] in
+                loop.run()
+                finished.leave()
+            }
+            thread.name = "http-loop-\(loop.index)"
+            thread.stackSize = 1 << 20
+            threads.append(thread)
+            thread.start()
+        }
+        logger.notice("listening on \(configuration.host):\(port) with \(loops.count) event loop(s) and \(configuration.workerThreads) workers")
+    }
+
+    /// Blocks until the server has shut down.
+    public func wait() {
+        finished.wait()
+        pool.stop()
+    }
+
+    /// Shuts down on SIGINT or SIGTERM.
+    public func shutDownOnSignals() {
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { [weak self] in
+                self?.logger.notice("signal \(sig): shutting down")
+                self?.shutdown()
+            }
+            source.resume()
+            signalSources.append(source)
+        }
+    }
+
+    /// Stops accepting, closes idle connections, lets requests in flight finish (up to the
+    /// shutdown timeout), then closes everything. Returns at once; `wait()` returns when done.
+    public func shutdown() {
+        guard !draining.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        let deadline = monotonicMilliseconds() + configuration.shutdownTimeout.milliseconds
+        for loop in loops { loop.beginShutdown(deadline: deadline) }
+    }
+
+    /// Runs a request through the responder and logs it; called on a worker thread.
+    func handle(_ request: Request, started: UInt64) -> Response {
+        let response = responder(request)
+        if logger.logLevel <= .info {
+            let ms = Double(monotonicMilliseconds() - started)
+            logger.info("\(request.method) \(request.path) \(response.status.code) \(response.body.count)B \(ms)ms")
+        }
+        return response
+    }
+}
+
+extension Duration {
+    var milliseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        return UInt64(max(0, seconds)) * 1000 + UInt64(max(0, attoseconds)) / 1_000_000_000_000_000
+    }
+}

@@ -1,0 +1,36 @@
+// The bare HTTPServer library answering the peer's two trivial routes, for load comparisons:
+//   HTTPServerBench [--port 8080] [--host 127.0.0.1] [--loops N] [--workers N]
+import Foundation
+import HTTPServer
+import Logging
+
+var configuration = ServerConfiguration()
+configuration.serverName = "bench"
+var arguments = CommandLine.arguments.dropFirst().makeIterator()
+while let flag = arguments.next() {
+    guard let value = arguments.next() else { fatalError("missing value for \(flag)") }
+    switch flag {
+    case "--port": configuration.port = Int(value)!
+    case "--host": configuration.host = value
+    case "--loops": configuration.eventLoops = Int(value)!
+    case "--workers": configuration.workerThreads = Int(value)!
+    case "--max-connections": configuration.maxConnections = Int(value)!
+    case "--header-timeout": configuration.headerTimeout = .seconds(Int(value)!)
+    default: fatalError("unknown flag \(flag)")
+    }
+}
+
+var logger = Logger(label: "bench")
+logger.logLevel = .notice
+let plaintext = Response.text("Hello, World!")
+let healthy = Response.text("ok")
+let server = Server(configuration: configuration, logger: logger) { request in
+    switch (request.method, request.path) {
+    case ("GET", "/plaintext"), ("HEAD", "/plaintext"): return plaintext
+    case ("GET", "/healthz"), ("HEAD", "/healthz"): return healthy
+    default: return Response.text("not found\n", status: .notFound)
+    }
+}
+try server.start()
+server.shutDownOnSignals()
+server.wait()

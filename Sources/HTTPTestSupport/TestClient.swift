@@ -1,0 +1,140 @@
+import Foundation
+import HTTPServer
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A response as read off the wire by `TestClient`.
+public struct WireResponse: Sendable {
+    public var version: String
+    public var status: Int
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+    public var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+public struct TestClientError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A blocking TCP client that sends exactly the bytes it is given and parses responses itself,
+/// so tests can send malformed requests, split writes and pipelines.
+public final class TestClient {
+    public let fd: Int32
+    private var buffer: [UInt8] = []
+
+    /// Connects to host:port with a receive timeout (seconds).
+    public init(host: String = "127.0.0.1", port: Int, timeout: Double = 5) throws {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var info: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &info) == 0, let first = info else {
+            throw TestClientError("cannot resolve \(host)")
+        }
+        defer { freeaddrinfo(info) }
+        fd = socket(first.pointee.ai_family, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestClientError("socket: \(errno)") }
+        var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        guard connect(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            throw TestClientError("connect: \(String(cString: strerror(code)))")
+        }
+    }
+
+    deinit { Glibc.close(fd) }
+
+    public func send(_ text: String) throws { try send(Array(text.utf8)) }
+
+    public func send(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { throw TestClientError("send failed: \(errno)") }
+            offset += n
+        }
+    }
+
+    /// Half-closes the connection (FIN), as a client that is done sending.
+    public func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
+
+    /// Reads more bytes; false at EOF.
+    private func fill() throws -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if n == 0 { return false }
+        if n < 0 {
+            if errno == EAGAIN || errno == EWOULDBLOCK { throw TestClientError("timed out waiting for the server") }
+            if errno == ECONNRESET { return false }
+            throw TestClientError("recv: \(errno)")
+        }
+        buffer.append(contentsOf: chunk[0..<n])
+        return true
+    }
+
+    /// True when the server has closed the connection (EOF or reset) with nothing more to read.
+    public func isClosedByServer() -> Bool {
+        if !buffer.isEmpty { return false }
+        return (try? fill()) == false
+    }
+
+    /// Reads one response. `head` says the request was HEAD (no body despite Content-Length).
+    public func readResponse(head: Bool = false) throws -> WireResponse {
+        var end: Int?
+        while end == nil {
+            if let range = findHeadEnd() { end = range; break }
+            guard try fill() else { throw TestClientError("connection closed before a response head (\(buffer.count) bytes)") }
+        }
+        let headBytes = buffer[0..<end!]
+        buffer.removeFirst(end! + 4)
+        let lines = String(decoding: headBytes, as: UTF8.self).components(separatedBy: "\r\n")
+        let statusParts = lines[0].split(separator: " ", maxSplits: 2)
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw TestClientError("bad status line \(lines[0])") }
+        var headers = HTTPHeaders()
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers.add(String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        var body: [UInt8] = []
+        let noBody = head || status == 204 || status == 304 || (100..<200).contains(status)
+        if !noBody {
+            if let length = headers["Content-Length"].flatMap(Int.init) {
+                while buffer.count < length {
+                    guard try fill() else { throw TestClientError("connection closed in the body") }
+                }
+                body = Array(buffer[0..<length])
+                buffer.removeFirst(length)
+            } else if headers["Transfer-Encoding"]?.lowercased() == "chunked" {
+                throw TestClientError("chunked responses are not expected from this server")
+            } else {
+                while try fill() {}
+                body = buffer
+                buffer = []
+            }
+        }
+        return WireResponse(version: String(statusParts[0]), status: status, headers: headers, body: body)
+    }
+
+    private func findHeadEnd() -> Int? {
+        guard buffer.count >= 4 else { return nil }
+        for i in 0...(buffer.count - 4) where buffer[i] == 13 && buffer[i + 1] == 10 && buffer[i + 2] == 13 && buffer[i + 3] == 10 {
+            return i
+        }
+        return nil
+    }
+
+    /// One request on a fresh connection: the usual way tests talk to the server.
+    public static func request(port: Int, _ method: String, _ target: String, headers: [(String, String)] = [],
+                               body: [UInt8] = []) throws -> WireResponse {
+        let client = try TestClient(port: port)
+        var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        for (name, value) in headers { text += "\(name): \(value)\r\n" }
+        if !body.isEmpty || method == "POST" { text += "Content-Length: \(body.count)\r\n" }
+        text += "\r\n"
+        try client.send(Array(text.utf8) + body)
+        return try client.readResponse(head: method == "HEAD")
+    }
+}

@@ -1,0 +1,2 @@
+import Weatherboard
+WeatherboardCommand.main()

@@ -1,0 +1,177 @@
+import Testing
+@testable import HTTPServer
+
+/// What a parser made of some bytes, in a form tests can compare.
+enum Outcome: Equatable {
+    case request(method: String, target: String, headers: [String], body: String)
+    case error(Int)
+}
+
+/// Feeds `chunks` one after another as they would arrive from a socket and collects outcomes.
+func parse(_ chunks: [[UInt8]], limits: ParserLimits = ParserLimits()) -> [Outcome] {
+    var parser = RequestParser(limits: limits)
+    var buffer: [UInt8] = []
+    var index = 0
+    var outcomes: [Outcome] = []
+    for chunk in chunks {
+        buffer.append(contentsOf: chunk)
+        loop: while true {
+            switch parser.next(buffer, &index) {
+            case .needMore: break loop
+            case .head: continue
+            case .request(let r):
+                outcomes.append(.request(method: r.method, target: r.target,
+                                         headers: r.headers.map { "\($0.name): \($0.value)" },
+                                         body: String(decoding: r.body, as: UTF8.self)))
+            case .error(let status):
+                outcomes.append(.error(status.code))
+                break loop
+            }
+        }
+        if case .error = outcomes.last { break }
+    }
+    return outcomes
+}
+
+func parse(_ text: String, limits: ParserLimits = ParserLimits()) -> [Outcome] {
+    parse([Array(text.utf8)], limits: limits)
+}
+
+@Suite struct ParserTests {
+    static let samples = [
+        "GET /city/seoul?lang=ko HTTP/1.1\r\nHost: example.com\r\nAccept: text/html\r\n\r\n",
+        "POST /city/seoul/posts HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\nContent-Type: application/x-www-form-urlencoded\r\n\r\nbody=hello!",
+        "POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: yes\r\n\r\n",
+        "GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n",
+        "\r\nGET /after-empty-line HTTP/1.0\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
+    ]
+
+    @Test("every split position gives the same result", arguments: samples)
+    func splitAnywhere(sample: String) {
+        let bytes = Array(sample.utf8)
+        let whole = parse([bytes])
+        #expect(!whole.isEmpty)
+        for cut in 1..<bytes.count {
+            #expect(parse([Array(bytes[..<cut]), Array(bytes[cut...])]) == whole, "split at \(cut)")
+        }
+        // and one byte at a time
+        #expect(parse(bytes.map { [$0] }) == whole)
+    }
+
+    @Test func parsesAGetRequest() {
+        #expect(parse(Self.samples[0]) == [.request(method: "GET", target: "/city/seoul?lang=ko",
+                                                    headers: ["Host: example.com", "Accept: text/html"], body: "")])
+    }
+
+    @Test func decodesChunkedBodiesIgnoringExtensionsAndTrailers() {
+        guard case .request(_, _, _, let body)? = parse(Self.samples[2]).first else {
+            Issue.record("no request")
+            return
+        }
+        #expect(body == "hello world")
+    }
+
+    @Test func pipelinedRequestsComeOutInOrder() {
+        let targets = parse(Self.samples[3]).compactMap { outcome -> String? in
+            if case .request(_, let target, _, _) = outcome { return target }
+            return nil
+        }
+        #expect(targets == ["/a", "/b"])
+    }
+
+    @Test("framing and syntax errors", arguments: [
+        ("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
+        ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\na", 400),
+        ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: +1\r\n\r\na", 400),
+        ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1,1\r\n\r\na", 400),
+        ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1a\r\n\r\na", 400),
+        ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\na", 400),
+        ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", 400),
+        ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 400),
+        ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", 400),
+        ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501),
+        ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", 400),
+        ("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n b\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: x\r\nX-Space : a\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: x\r\nX(Bad): a\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: x\r\nX-Nul: a\u{0}b\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: x\r\nX-CR: a\rb\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: x\r\nX-Ctl: a\u{1}b\r\n\r\n", 400),
+        ("GET / HTTP/1.1\nHost: x\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", 400),
+        ("GET /  HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+        ("GET / HTTP/1.1 \r\nHost: x\r\n\r\n", 400),
+        ("G(T / HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+        ("GET / HTTX/1.1\r\nHost: x\r\n\r\n", 400),
+        ("GET / HTTP/2.0\r\nHost: x\r\n\r\n", 505),
+        ("GET / HTTP/0.9\r\nHost: x\r\n\r\n", 505),
+        ("GET nopath HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: x\r\nExpect: something\r\n\r\n", 417),
+        ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400),
+        ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX\r\n", 400),
+        ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffffff\r\n", 400),
+    ])
+    func rejects(request: String, status: Int) {
+        #expect(parse(request) == [.error(status)], "\(request.debugDescription)")
+    }
+
+    @Test func limitsHaveTheirOwnStatuses() {
+        var limits = ParserLimits()
+        limits.maxBodyBytes = 10
+        #expect(parse("GET /\(String(repeating: "a", count: 8 * 1024)) HTTP/1.1\r\nHost: x\r\n\r\n").count == 1)
+        #expect(parse("GET /\(String(repeating: "a", count: 9 * 1024)) HTTP/1.1\r\nHost: x\r\n\r\n") == [.error(414)])
+        #expect(parse("GET /\(String(repeating: "a", count: 20 * 1024))") == [.error(414)])
+        let manyFields = (0..<100).map { "X-\($0): v\r\n" }.joined()
+        #expect(parse("GET / HTTP/1.1\r\nHost: x\r\n\(manyFields.dropLast(0))\r\n") == [.error(431)])
+        let ninetyNine = (0..<99).map { "X-\($0): v\r\n" }.joined()
+        #expect(parse("GET / HTTP/1.1\r\nHost: x\r\n\(ninetyNine)\r\n").count == 1)
+        let bigField = "X-Big: \(String(repeating: "b", count: 15 * 1024))\r\n"
+        #expect(parse("GET / HTTP/1.1\r\nHost: x\r\n\(bigField)\r\n").count == 1)
+        let hugeField = "X-Big: \(String(repeating: "b", count: 17 * 1024))\r\n"
+        #expect(parse("GET / HTTP/1.1\r\nHost: x\r\n\(hugeField)\r\n") == [.error(431)])
+        #expect(parse("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\n\r\n", limits: limits) == [.error(413)])
+        #expect(parse("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n", limits: limits) == [.error(413)])
+    }
+
+    @Test func acceptsAbsoluteFormAndHTTP10WithoutHost() {
+        #expect(parse("GET http://example.com/a?b HTTP/1.1\r\nHost: example.com\r\n\r\n")
+            == [.request(method: "GET", target: "/a?b", headers: ["Host: example.com"], body: "")])
+        #expect(parse("GET / HTTP/1.0\r\n\r\n") == [.request(method: "GET", target: "/", headers: [], body: "")])
+    }
+}
+
+@Suite struct FormTests {
+    @Test func decodesPercentAndPlus() throws {
+        let form = try URLEncodedForm(parsing: "q=sao+paulo&city=S%C3%A3o%20Paulo&empty=&flag")
+        #expect(form["q"] == "sao paulo")
+        #expect(form["city"] == "São Paulo")
+        #expect(form["empty"] == "")
+        #expect(form["flag"] == "")
+    }
+
+    @Test("malformed encodings are a 400", arguments: ["a=%", "a=%4", "a=%zz", "a=%C3", "a=%FF%FE"])
+    func rejectsMalformed(text: String) {
+        #expect(throws: HTTPError.self) { try URLEncodedForm(parsing: text) }
+    }
+
+    @Test func pathSegmentsDecodeEachSegment() {
+        #expect(PercentDecoding.pathSegments("/a/b%2Fc/%E2%9C%93") == ["a", "b/c", "✓"])
+        #expect(PercentDecoding.pathSegments("/a/%00") == nil)
+        #expect(PercentDecoding.pathSegments("/a/%zz") == nil)
+    }
+
+    @Test func cookiesAndSetCookie() {
+        let request = Request(method: "GET", target: "/", headers: HTTPHeaders([("Cookie", "a=1; b=\"two\"; a=3")]))
+        #expect(request.cookies == ["a": "1", "b": "two"])
+        let cookie = SetCookie(name: "session", value: "abc", maxAge: 60, secure: true, sameSite: .lax)
+        #expect(cookie.headerValue == "session=abc; Path=/; Max-Age=60; HttpOnly; Secure; SameSite=Lax")
+    }
+
+    @Test func httpDatesRoundTrip() {
+        #expect(httpDate(secondsSince1970: 784111777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(parseHTTPDate("Sun, 06 Nov 1994 08:49:37 GMT") == 784111777)
+    }
+}
