@@ -1,0 +1,337 @@
+import Foundation
+import Testing
+import HTTPServer
+import HTTPTestSupport
+
+final class EmptyContext: RequestContext {
+    init(request: Request) {}
+}
+
+/// A real server on an ephemeral port with a few routes that exercise the library.
+final class TestServer {
+    let server: Server
+    var port: Int { server.port }
+
+    init(configure: (inout ServerConfiguration) -> Void = { _ in }, publicFolder: String? = nil) throws {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.eventLoops = 2
+        configuration.workerThreads = 4
+        configure(&configuration)
+        let router = Router<EmptyContext>()
+        router.get("/plaintext") { _, _ in .text("Hello, World!") }
+        router.get("/city/{slug}") { request, _ in .text("city \(request.parameters["slug"]!)") }
+        router.get("/city/{slug}/feed") { request, _ in .text("feed \(request.parameters["slug"]!)") }
+        router.post("/city/{slug}/posts") { request, _ in
+            let form = try request.formBody()
+            return .text("posted \(form["body"] ?? "-") to \(request.parameters["slug"]!)", status: .created)
+        }
+        router.post("/echo") { request, _ in Response(body: request.body) }
+        router.get("/slow") { _, _ in
+            Thread.sleep(forTimeInterval: 1)
+            return .text("slow")
+        }
+        router.get("/fail") { _, _ in throw CancellationError() }
+        router.get("/query") { request, _ in .text(try request.queryItems()["q"] ?? "") }
+        if let publicFolder {
+            let files = StaticFiles(root: publicFolder)
+            router.get("/static/{path...}") { request, _ in try files.response(for: request.parameters["path"]!, request: request) }
+        }
+        server = Server(configuration: configuration, responder: router.responder)
+        try server.start()
+    }
+
+    deinit {
+        server.shutdown()
+        server.wait()
+    }
+
+    func get(_ target: String, headers: [(String, String)] = []) throws -> WireResponse {
+        try TestClient.request(port: port, "GET", target, headers: headers)
+    }
+}
+
+@Suite(.serialized) struct ServerTests {
+    @Test func answersWithDateServerAndContentLength() throws {
+        let server = try TestServer()
+        let response = try server.get("/plaintext")
+        #expect(response.status == 200)
+        #expect(response.text == "Hello, World!")
+        #expect(response.headers["Content-Length"] == "13")
+        #expect(response.headers["Server"] == "weatherboard")
+        #expect(response.headers["Date"].flatMap(parseHTTPDate) != nil)
+    }
+
+    @Test func keepsAliveAndAnswersPipelinedRequestsInOrder() throws {
+        let server = try TestServer()
+        let client = try TestClient(port: server.port)
+        try client.send("GET /city/a HTTP/1.1\r\nHost: x\r\n\r\nGET /city/b HTTP/1.1\r\nHost: x\r\n\r\nGET /city/c HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try client.readResponse().text == "city a")
+        #expect(try client.readResponse().text == "city b")
+        #expect(try client.readResponse().text == "city c")
+        try client.send("GET /city/d HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let last = try client.readResponse()
+        #expect(last.text == "city d")
+        #expect(last.headers["Connection"] == "close")
+        #expect(client.isClosedByServer())
+    }
+
+    @Test func requestSplitIntoManyWritesIsStillOneRequest() throws {
+        let server = try TestServer()
+        let client = try TestClient(port: server.port)
+        let request = Array("POST /city/seoul/posts HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 10\r\n\r\nbody=hi%21".utf8)
+        for chunk in stride(from: 0, to: request.count, by: 7) {
+            try client.send(Array(request[chunk..<min(chunk + 7, request.count)]))
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        let response = try client.readResponse()
+        #expect(response.status == 201)
+        #expect(response.text == "posted hi! to seoul")
+    }
+
+    @Test func http10ClosesUnlessAskedToKeepAlive() throws {
+        let server = try TestServer()
+        let plain = try TestClient(port: server.port)
+        try plain.send("GET /plaintext HTTP/1.0\r\n\r\n")
+        #expect(try plain.readResponse().status == 200)
+        #expect(plain.isClosedByServer())
+
+        let keepAlive = try TestClient(port: server.port)
+        try keepAlive.send("GET /plaintext HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        let first = try keepAlive.readResponse()
+        #expect(first.headers["Connection"] == "keep-alive")
+        try keepAlive.send("GET /plaintext HTTP/1.0\r\n\r\n")
+        #expect(try keepAlive.readResponse().status == 200)
+        #expect(keepAlive.isClosedByServer())
+    }
+
+    @Test func headHasTheHeadersOfGetAndNoBody() throws {
+        let server = try TestServer()
+        let client = try TestClient(port: server.port)
+        try client.send("HEAD /plaintext HTTP/1.1\r\nHost: x\r\n\r\nGET /city/after-head HTTP/1.1\r\nHost: x\r\n\r\n")
+        let head = try client.readResponse(head: true)
+        #expect(head.status == 200)
+        #expect(head.headers["Content-Length"] == "13")
+        #expect(head.body.isEmpty)
+        // the next response starts right after the head: no stray body bytes
+        #expect(try client.readResponse().text == "city after-head")
+    }
+
+    @Test func chunkedBodiesAreDecoded() throws {
+        let server = try TestServer()
+        let client = try TestClient(port: server.port)
+        try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n4;note=x\r\nWeat\r\n5\r\nherbo\r\n3\r\nard\r\n0\r\nTrailer: ignored\r\n\r\n")
+        #expect(try client.readResponse().text == "Weatherboard")
+    }
+
+    @Test func expectContinueIsAnsweredBeforeTheBody() throws {
+        let server = try TestServer()
+        let client = try TestClient(port: server.port)
+        try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+        #expect(try client.readResponse().status == 100)
+        try client.send("hello")
+        #expect(try client.readResponse().text == "hello")
+
+        let tooBig = try TestClient(port: server.port)
+        try tooBig.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\nExpect: 100-continue\r\n\r\n")
+        #expect(try tooBig.readResponse().status == 413)
+        #expect(tooBig.isClosedByServer())
+    }
+
+    @Test("malformed requests get their status and the connection is closed", arguments: [
+        ("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\nabc", 400),
+        ("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc", 400),
+        ("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: -3\r\n\r\nabc", 400),
+        ("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501),
+        ("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, identity\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: x\r\nX-Fold: a\r\n\tb\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost : x\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: x\r\nX-Nul: \u{0}\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: x\r\nX-Cr: a\rb\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400),
+        ("BAD REQUEST LINE\r\n\r\n", 400),
+        ("GET / HTTP/3.0\r\nHost: x\r\n\r\n", 505),
+        ("GET /\(String(repeating: "x", count: 10_000)) HTTP/1.1\r\nHost: x\r\n\r\n", 414),
+        ("GET / HTTP/1.1\r\nHost: x\r\n\((0..<101).map { "X-\($0): y\r\n" }.joined())\r\n", 431),
+        ("GET / HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "y", count: 20_000))\r\n\r\n", 431),
+        ("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1048577\r\n\r\n", 413),
+        ("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n100001\r\n", 413),
+    ])
+    func rejects(request: String, status: Int) throws {
+        let server = try TestServer()
+        let client = try TestClient(port: server.port)
+        try client.send(request)
+        let response = try client.readResponse()
+        #expect(response.status == status)
+        #expect(response.headers["Connection"] == "close")
+        #expect(client.isClosedByServer())
+        // the server is still healthy
+        #expect(try server.get("/plaintext").status == 200)
+    }
+
+    @Test func chunkedBodyOverTheLimitAcrossChunksIs413() throws {
+        let server = try TestServer { $0.limits.maxBodyBytes = 1000 }
+        let client = try TestClient(port: server.port)
+        var request = "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        for _ in 0..<3 { request += "200\r\n\(String(repeating: "z", count: 512))\r\n" }
+        try client.send(request)
+        #expect(try client.readResponse().status == 413)
+    }
+
+    @Test func routerAnswers404And405WithAllow() throws {
+        let server = try TestServer()
+        #expect(try server.get("/nowhere").status == 404)
+        #expect(try server.get("/city/seoul/feed").text == "feed seoul")
+        let response = try TestClient.request(port: server.port, "DELETE", "/city/seoul")
+        #expect(response.status == 405)
+        #expect(response.headers["Allow"] == "GET, HEAD")
+        #expect(try TestClient.request(port: server.port, "POST", "/plaintext").headers["Allow"] == "GET, HEAD")
+    }
+
+    @Test func malformedQueryAndFormAre400AndThrownErrorsAre500() throws {
+        let server = try TestServer()
+        #expect(try server.get("/query?q=caf%C3%A9").text == "café")
+        #expect(try server.get("/query?q=%C3").status == 400)
+        #expect(try server.get("/query?q=%G1").status == 400)
+        #expect(try server.get("/city/%ff").status == 400)
+        let badForm = try TestClient.request(port: server.port, "POST", "/city/x/posts",
+                                             headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                                             body: Array("body=%E0%80".utf8))
+        #expect(badForm.status == 400)
+        let failed = try server.get("/fail")
+        #expect(failed.status == 500)
+        #expect(!failed.text.contains("CancellationError"))
+    }
+
+    @Test func slowHandlerDoesNotStallOtherConnections() throws {
+        let server = try TestServer()
+        let slow = try TestClient(port: server.port)
+        try slow.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+        Thread.sleep(forTimeInterval: 0.05)
+        let started = Date()
+        #expect(try server.get("/plaintext").status == 200)
+        #expect(Date().timeIntervalSince(started) < 0.9, "answered while the slow handler was still running")
+        #expect(try slow.readResponse().text == "slow")
+    }
+
+    @Test func trickledHeadersTimeOutWith408() throws {
+        let server = try TestServer { $0.headerTimeout = .milliseconds(600) }
+        let client = try TestClient(port: server.port)
+        try client.send("GET /plaintext HTTP/1.1\r\n")
+        for byte in "Host: x".utf8 {
+            if (try? client.send([byte])) == nil { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        let response = try client.readResponse()
+        #expect(response.status == 408)
+        #expect(client.isClosedByServer())
+    }
+
+    @Test func idleKeepAliveConnectionsAreClosed() throws {
+        let server = try TestServer { $0.idleTimeout = .milliseconds(500) }
+        let client = try TestClient(port: server.port)
+        try client.send("GET /plaintext HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try client.readResponse().status == 200)
+        Thread.sleep(forTimeInterval: 1.0)
+        #expect(client.isClosedByServer())
+    }
+
+    @Test func connectionsBeyondTheLimitAreRefusedWith503() throws {
+        let server = try TestServer { $0.maxConnections = 2; $0.eventLoops = 1 }
+        let first = try TestClient(port: server.port)
+        let second = try TestClient(port: server.port)
+        try first.send("GET /plaintext HTTP/1.1\r\nHost: x\r\n\r\n")
+        try second.send("GET /plaintext HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try first.readResponse().status == 200)
+        #expect(try second.readResponse().status == 200)
+        let third = try TestClient(port: server.port)
+        #expect(try third.readResponse().status == 503)
+        #expect(third.isClosedByServer())
+        // once one closes, new connections are served again
+        try first.send("GET /plaintext HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        _ = try first.readResponse()
+        first.shutdownWrite()
+        Thread.sleep(forTimeInterval: 0.1)
+        #expect(try server.get("/plaintext").status == 200)
+    }
+
+    @Test func shutdownFinishesRequestsInFlightAndClosesIdleConnections() throws {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        let router = Router<EmptyContext>()
+        router.get("/slow") { _, _ in
+            Thread.sleep(forTimeInterval: 0.5)
+            return .text("done")
+        }
+        router.get("/plaintext") { _, _ in .text("ok") }
+        let server = Server(configuration: configuration, responder: router.responder)
+        try server.start()
+        let idle = try TestClient(port: server.port)
+        try idle.send("GET /plaintext HTTP/1.1\r\nHost: x\r\n\r\n")
+        _ = try idle.readResponse()
+        let busy = try TestClient(port: server.port)
+        try busy.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+        Thread.sleep(forTimeInterval: 0.1)
+        server.shutdown()
+        let response = try busy.readResponse()
+        #expect(response.text == "done")
+        #expect(response.headers["Connection"] == "close")
+        #expect(idle.isClosedByServer())
+        server.wait()
+        #expect(throws: TestClientError.self) { try TestClient(port: server.port) }
+    }
+
+    @Test func listensOnIPv6() throws {
+        let server = try TestServer { $0.host = "::1" }
+        let client = try TestClient(host: "::1", port: server.port)
+        try client.send("GET /plaintext HTTP/1.1\r\nHost: [::1]\r\n\r\n")
+        #expect(try client.readResponse().text == "Hello, World!")
+    }
+}
+
+@Suite(.serialized) struct StaticFileTests {
+    let folder: String
+    let outside: String
+
+    init() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("static-\(UUID().uuidString)").path
+        folder = base + "/public"
+        outside = base + "/secret.txt"
+        try FileManager.default.createDirectory(atPath: folder + "/css", withIntermediateDirectories: true)
+        try "body { color: black }".write(toFile: folder + "/css/site.css", atomically: true, encoding: .utf8)
+        try "top secret".write(toFile: outside, atomically: true, encoding: .utf8)
+        try "hidden".write(toFile: folder + "/.env", atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: folder + "/escape.txt", withDestinationPath: outside)
+    }
+
+    @Test func servesFilesWithValidatorsAnd304() throws {
+        let server = try TestServer(publicFolder: folder)
+        let response = try server.get("/static/css/site.css")
+        #expect(response.status == 200)
+        #expect(response.text == "body { color: black }")
+        #expect(response.headers["Content-Type"] == "text/css; charset=utf-8")
+        #expect(response.headers["Cache-Control"] != nil)
+        #expect(response.headers["Last-Modified"] != nil)
+        let etag = try #require(response.headers["ETag"])
+        let revalidated = try server.get("/static/css/site.css", headers: [("If-None-Match", etag)])
+        #expect(revalidated.status == 304)
+        #expect(revalidated.body.isEmpty)
+        #expect(revalidated.headers["ETag"] == etag)
+        let sinceModified = try server.get("/static/css/site.css", headers: [("If-Modified-Since", response.headers["Last-Modified"]!)])
+        #expect(sinceModified.status == 304)
+        #expect(try server.get("/static/css/site.css", headers: [("If-None-Match", "\"other\"")]).status == 200)
+    }
+
+    @Test("no way out of the root", arguments: [
+        "/static/../secret.txt", "/static/%2e%2e/secret.txt", "/static/css/..%2f..%2fsecret.txt",
+        "/static/%2e%2e%2fsecret.txt", "/static/css%2f..%2f..%2fsecret.txt", "/static/escape.txt",
+        "/static/.env", "/static/css/site.css%00.txt", "/static/css", "/static/nothing.css",
+    ])
+    func refusesTraversal(target: String) throws {
+        let server = try TestServer(publicFolder: folder)
+        let response = try server.get(target)
+        #expect(response.status == 404 || response.status == 400, "\(target) → \(response.status)")
+        #expect(!response.text.contains("secret"))
+    }
+}
