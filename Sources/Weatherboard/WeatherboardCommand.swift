@@ -1,7 +1,122 @@
 import ArgumentParser
+import Foundation
+import Logging
 
-/// The `weatherboard` command line.
+/// The `weatherboard` command line. Every option can also come from a `WEATHERBOARD_…`
+/// environment variable; a flag wins over the environment, the environment over the default.
 public struct WeatherboardCommand: ParsableCommand {
-    public static let configuration = CommandConfiguration(commandName: "weatherboard", abstract: "Weatherboard: today's weather, compared, and each city's board.")
+    public static let configuration = CommandConfiguration(
+        commandName: "weatherboard",
+        abstract: "Weatherboard: today's weather compared with yesterday and tomorrow, and each city's board.",
+        subcommands: [Serve.self, Migrate.self],
+        defaultSubcommand: Serve.self
+    )
     public init() {}
+}
+
+/// Options shared by every command that opens the database.
+struct DatabaseOptions: ParsableArguments {
+    @Option(name: .customLong("db"), help: "SQLite database file (env WEATHERBOARD_DB).")
+    var database: String = Environment.value("WEATHERBOARD_DB") ?? "./weatherboard.sqlite"
+
+    @Option(help: "Folder of NNNN_name.sql migrations (env WEATHERBOARD_MIGRATIONS).")
+    var migrations: String = Environment.value("WEATHERBOARD_MIGRATIONS") ?? AppConfiguration.repositoryFolder("Migrations")
+}
+
+enum Environment {
+    static func value(_ name: String) -> String? {
+        guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else { return nil }
+        return value
+    }
+}
+
+extension WeatherboardCommand {
+    /// `weatherboard serve`: applies migrations and serves the site.
+    struct Serve: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Serve the site (the default command).")
+
+        @Option(help: "Address to listen on; '::' for every IPv4 and IPv6 address (env WEATHERBOARD_HOST).")
+        var host: String = Environment.value("WEATHERBOARD_HOST") ?? "127.0.0.1"
+
+        @Option(help: "Port to listen on (env WEATHERBOARD_PORT).")
+        var port: Int = Environment.value("WEATHERBOARD_PORT").flatMap(Int.init) ?? 8080
+
+        @OptionGroup var database: DatabaseOptions
+
+        @Option(help: "Folder of static files served under /static/ (env WEATHERBOARD_PUBLIC).")
+        var `public`: String = Environment.value("WEATHERBOARD_PUBLIC") ?? AppConfiguration.repositoryFolder("Public")
+
+        @Option(help: "Folder of Mustache templates and string catalogs (env WEATHERBOARD_TEMPLATES).")
+        var templates: String = Environment.value("WEATHERBOARD_TEMPLATES") ?? AppConfiguration.repositoryFolder("Templates")
+
+        @Flag(help: "Mark cookies Secure, for a site served over HTTPS (env WEATHERBOARD_SECURE_COOKIES=1).")
+        var secureCookies = Environment.value("WEATHERBOARD_SECURE_COOKIES") == "1"
+
+        @Option(help: "Log level: trace, debug, info (one line per request), notice, warning, error (env WEATHERBOARD_LOG_LEVEL).")
+        var logLevel: String = Environment.value("WEATHERBOARD_LOG_LEVEL") ?? "info"
+
+        @Option(help: "Threads running request handlers (env WEATHERBOARD_WORKERS; default: twice the CPUs, at least 4).")
+        var workers: Int? = Environment.value("WEATHERBOARD_WORKERS").flatMap(Int.init)
+
+        @Option(help: "Seconds a client may take to send a request's head before a 408 (env WEATHERBOARD_HEADER_TIMEOUT).")
+        var headerTimeout: Int = Environment.value("WEATHERBOARD_HEADER_TIMEOUT").flatMap(Int.init) ?? 10
+
+        @Option(help: "Most simultaneous connections; more are answered 503 (env WEATHERBOARD_MAX_CONNECTIONS).")
+        var maxConnections: Int = Environment.value("WEATHERBOARD_MAX_CONNECTIONS").flatMap(Int.init) ?? 16_384
+
+        func validate() throws {
+            guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+            guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
+        }
+
+        func run() throws {
+            var configuration = AppConfiguration()
+            configuration.host = host
+            configuration.port = port
+            configuration.databasePath = database.database
+            configuration.migrationsDirectory = database.migrations
+            configuration.publicDirectory = `public`
+            configuration.templatesDirectory = templates
+            configuration.secureCookies = secureCookies
+            configuration.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+            if let workers { configuration.server.workerThreads = workers }
+            configuration.server.headerTimeout = .seconds(headerTimeout)
+            configuration.server.maxConnections = maxConnections
+            do {
+                let application = try Application(configuration: configuration)
+                for name in application.appliedMigrations { print("applied migration \(name)") }
+                try application.run()
+            } catch let error as MigrationError {
+                throw ValidationErrorExit(message: "cannot start: \(error)")
+            } catch let error as StartupError {
+                throw ValidationErrorExit(message: "cannot start: \(error)")
+            }
+        }
+    }
+
+    /// `weatherboard migrate`: applies pending migrations and reports them.
+    struct Migrate: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Apply pending database migrations and list them.")
+
+        @OptionGroup var database: DatabaseOptions
+
+        func run() throws {
+            do {
+                let (_, applied) = try AppDatabase.open(path: database.database, migrationsDirectory: database.migrations)
+                if applied.isEmpty {
+                    print("no pending migrations")
+                } else {
+                    for name in applied { print("applied migration \(name)") }
+                }
+            } catch let error as MigrationError {
+                throw ValidationErrorExit(message: "cannot migrate: \(error)")
+            }
+        }
+    }
+}
+
+/// A failure reported as one line on standard error with exit status 1.
+struct ValidationErrorExit: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
 }

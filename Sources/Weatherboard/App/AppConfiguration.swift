@@ -1,0 +1,34 @@
+import Foundation
+import HTTPServer
+import Logging
+
+/// Everything the application is configured with; the command line fills it from flags, then
+/// `WEATHERBOARD_…` environment variables, then these defaults.
+public struct AppConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    public var databasePath = "./weatherboard.sqlite"
+    public var publicDirectory = AppConfiguration.repositoryFolder("Public")
+    public var templatesDirectory = AppConfiguration.repositoryFolder("Templates")
+    public var migrationsDirectory = AppConfiguration.repositoryFolder("Migrations")
+    /// Mark cookies `Secure` (when served behind HTTPS).
+    public var secureCookies = false
+    public var logLevel = Logger.Level.info
+    /// Settings of the HTTP server underneath (timeouts, limits, threads).
+    public var server = ServerConfiguration()
+
+    public init() {}
+
+    /// A top-level folder of this repository: found next to the working directory first, else
+    /// relative to this source file, so that `swift run` works from the repository root and
+    /// tests work from anywhere.
+    public static func repositoryFolder(_ name: String) -> String {
+        let local = FileManager.default.currentDirectoryPath + "/" + name
+        if FileManager.default.fileExists(atPath: local) { return local }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent() // App
+            .deletingLastPathComponent() // Weatherboard
+            .deletingLastPathComponent() // Sources
+            .deletingLastPathComponent() // repository
+        return root.appendingPathComponent(name).path
+    }
+}

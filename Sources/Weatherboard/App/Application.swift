@@ -1,0 +1,57 @@
+import Foundation
+import HTTPServer
+import Logging
+
+/// The one place that knows every feature: opens the database, loads the templates, builds the
+/// router and the server.
+public final class Application: Sendable {
+    public let configuration: AppConfiguration
+    public let database: AppDatabase
+    public let router: Router<AppContext>
+    public let server: Server
+    /// Migrations applied when this application opened the database.
+    public let appliedMigrations: [String]
+
+    public init(configuration: AppConfiguration, logger: Logger? = nil) throws {
+        var logger = logger ?? Logger(label: "weatherboard")
+        logger.logLevel = configuration.logLevel
+        self.configuration = configuration
+        (database, appliedMigrations) = try AppDatabase.open(path: configuration.databasePath,
+                                                             migrationsDirectory: configuration.migrationsDirectory)
+        let pages = Pages(renderer: try Renderer(templatesDirectory: configuration.templatesDirectory))
+        router = Application.makeRouter(configuration: configuration, database: database, pages: pages, logger: logger)
+        var serverConfiguration = configuration.server
+        serverConfiguration.host = configuration.host
+        serverConfiguration.port = configuration.port
+        server = Server(configuration: serverConfiguration, logger: logger, responder: router.responder)
+    }
+
+    static func makeRouter(configuration: AppConfiguration, database: AppDatabase, pages: Pages,
+                           logger: Logger) -> Router<AppContext> {
+        let router = Router<AppContext>()
+        let errors = ErrorPages(pages: pages, logger: logger)
+        // Outermost first: headers go on every response, error pages included.
+        router.use(Middleware.securityHeaders)
+        router.use(Middleware.languageCookie(secure: configuration.secureCookies))
+        router.use(errors.middleware)
+        router.errorResponder = { _, context, error in errors.response(for: error, context) }
+
+        let files = StaticFiles(root: configuration.publicDirectory)
+        router.get("/static/{path...}") { request, _ in try files.response(for: request.parameters["path"] ?? "", request: request) }
+        HealthController(database: database).addRoutes(to: router)
+        HomeController(pages: pages).addRoutes(to: router)
+        return router
+    }
+
+    /// Starts serving; returns once the server accepts connections.
+    public func start() throws {
+        try server.start()
+    }
+
+    /// Serves until SIGINT or SIGTERM, then shuts down gracefully.
+    public func run() throws {
+        try start()
+        server.shutDownOnSignals()
+        server.wait()
+    }
+}

@@ -1,0 +1,36 @@
+import HTTPServer
+
+/// Middleware every request passes through.
+enum Middleware {
+    /// Pages declare their policy once here: scripts, styles and images only from our own
+    /// origin, no inline code at all (colours computed from temperatures are classes in a
+    /// stylesheet, not `style` attributes), no framing, forms only to ourselves.
+    static let contentSecurityPolicy = [
+        "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:",
+        "object-src 'none'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
+    ].joined(separator: "; ")
+
+    static func securityHeaders(_ request: Request, _ context: AppContext,
+                                _ next: Router<AppContext>.Handler) throws -> Response {
+        var response = try next(request, context)
+        response.headers.set("X-Content-Type-Options", "nosniff")
+        if response.headers["Content-Type"]?.hasPrefix("text/html") == true {
+            response.headers.set("Content-Security-Policy", contentSecurityPolicy)
+            response.headers.set("Referrer-Policy", "same-origin")
+            response.headers.set("X-Frame-Options", "DENY")
+        }
+        return response
+    }
+
+    /// Remembers a language chosen with `?lang=` for a year.
+    static func languageCookie(secure: Bool) -> Router<AppContext>.Middleware {
+        { request, context, next in
+            var response = try next(request, context)
+            if context.languageChosenByQuery {
+                response.setCookie(SetCookie(name: AppContext.languageCookie, value: context.language.rawValue,
+                                             maxAge: 365 * 24 * 3600, secure: secure))
+            }
+            return response
+        }
+    }
+}

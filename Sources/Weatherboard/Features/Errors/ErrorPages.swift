@@ -1,0 +1,37 @@
+import HTTPServer
+import Logging
+
+/// Turns every error thrown by a handler into a page in the site's style and the visitor's
+/// language, keeping its status. Unknown errors are logged and shown as a plain 500.
+struct ErrorPages {
+    let pages: Pages
+    let logger: Logger
+
+    func middleware(_ request: Request, _ context: AppContext, _ next: Router<AppContext>.Handler) throws -> Response {
+        do {
+            return try next(request, context)
+        } catch {
+            return response(for: error, context)
+        }
+    }
+
+    func response(for error: Error, _ context: AppContext) -> Response {
+        let http: HTTPError
+        if let known = error as? HTTPError {
+            http = known
+        } else {
+            logger.error("\(context.request.method) \(context.request.path) failed: \(String(reflecting: error))")
+            http = HTTPError(.internalServerError)
+        }
+        let code = http.status.code
+        let key = [400, 403, 404, 405, 413, 429].contains(code) ? "error_\(code)" : (code >= 500 ? "error_500" : "error_400")
+        let language = context.language
+        var response = pages.page("error", context, title: pages.string("\(key)_title", language), status: http.status, [
+            "status": code,
+            "heading": pages.string("\(key)_title", language),
+            "message": pages.string("\(key)_text", language),
+        ])
+        for field in http.headers { response.headers.add(field.name, field.value) }
+        return response
+    }
+}

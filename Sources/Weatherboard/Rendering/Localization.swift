@@ -1,0 +1,66 @@
+import Foundation
+
+/// The languages the site speaks.
+public enum Language: String, CaseIterable, Sendable {
+    case en, ko
+
+    /// The first supported language in an `Accept-Language` field, by quality (RFC 9110 §12.5.4).
+    static func preferred(acceptLanguage: String) -> Language? {
+        let ranges = acceptLanguage.split(separator: ",").compactMap { item -> (String, Double)? in
+            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let tag = parts.first, !tag.isEmpty else { return nil }
+            var quality = 1.0
+            for parameter in parts.dropFirst() where parameter.lowercased().hasPrefix("q=") {
+                quality = Double(parameter.dropFirst(2)) ?? 0
+            }
+            return (tag.lowercased(), quality)
+        }
+        for (tag, quality) in ranges.enumerated().sorted(by: { ($0.element.1, -$0.offset) > ($1.element.1, -$1.offset) }).map(\.element)
+        where quality > 0 {
+            let primary = tag.split(separator: "-").first.map(String.init) ?? tag
+            if let language = Language(rawValue: primary) { return language }
+        }
+        return nil
+    }
+}
+
+/// The string catalogs, one JSON object per language (`Templates/strings/en.json`, `ko.json`).
+/// Templates read them as `{{t.key}}`; code uses `string(_:_:)`, with `{name}` placeholders.
+public struct Localization: Sendable {
+    public let catalogs: [Language: [String: String]]
+
+    public init(directory: String) throws {
+        var catalogs: [Language: [String: String]] = [:]
+        for language in Language.allCases {
+            let path = "\(directory)/\(language.rawValue).json"
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw StartupError("missing string catalog \(path)")
+            }
+            do {
+                catalogs[language] = try JSONDecoder().decode([String: String].self, from: data)
+            } catch {
+                throw StartupError("string catalog \(path) is not a JSON object of strings: \(error)")
+            }
+        }
+        let keys = catalogs.values.map { Set($0.keys) }
+        if let first = keys.first, let mismatch = keys.first(where: { $0 != first }) {
+            let difference = first.symmetricDifference(mismatch).sorted()
+            throw StartupError("string catalogs differ in keys: \(difference.joined(separator: ", "))")
+        }
+        self.catalogs = catalogs
+    }
+
+    /// The string for `key` with `{name}` placeholders filled; the key itself when missing, so a
+    /// gap shows in the page instead of crashing it (tests keep the catalogs complete).
+    public func string(_ key: String, _ language: Language, _ arguments: [String: String] = [:]) -> String {
+        var text = catalogs[language]?[key] ?? key
+        for (name, value) in arguments { text = text.replacingOccurrences(of: "{\(name)}", with: value) }
+        return text
+    }
+}
+
+/// A configuration or resource problem found at start-up.
+public struct StartupError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

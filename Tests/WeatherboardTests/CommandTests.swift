@@ -1,8 +1,0 @@
-import Testing
-@testable import Weatherboard
-
-@Suite struct CommandTests {
-    @Test func commandNameIsWeatherboard() {
-        #expect(WeatherboardCommand.configuration.commandName == "weatherboard")
-    }
-}
