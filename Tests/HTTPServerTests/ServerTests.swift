@@ -228,6 +228,27 @@ final class TestServer {
         #expect(client.isClosedByServer())
     }
 
+    @Test func manySlowHeaderClientsDoNotHoldUpOthersAndAreClosed() throws {
+        let server = try TestServer { $0.headerTimeout = .seconds(1) }
+        let slow = try (0..<200).map { _ in try TestClient(port: server.port) }
+        let head = Array("GET /plaintext HTTP/1.1\r\nHost: x\r\nX-Slow: yyyyyyyyyyyyyyyyyyyyyyyyy".utf8)
+        var answeredMeanwhile = false
+        for step in 0..<16 {
+            for client in slow { try? client.send([head[step]]) }
+            if step == 5 {
+                // other clients are served while 200 connections trickle their heads
+                answeredMeanwhile = try server.get("/plaintext").status == 200
+            }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        #expect(answeredMeanwhile)
+        var timedOut = 0
+        for client in slow where (try? client.readResponse().status) == 408 && client.isClosedByServer() {
+            timedOut += 1
+        }
+        #expect(timedOut == 200)
+    }
+
     @Test func idleKeepAliveConnectionsAreClosed() throws {
         let server = try TestServer { $0.idleTimeout = .milliseconds(500) }
         let client = try TestClient(port: server.port)
