@@ -10,4 +10,4 @@ mkdir -p "$OUT/corpus"
 swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzParser \
     Tests/Fuzz/FuzzParser.swift Sources/HTTPServer/RequestParser.swift Sources/HTTPServer/HTTPTypes.swift \
     Sources/HTTPServer/Forms.swift -o "$OUT/fuzz-parser"
-"$OUT/fuzz-parser" -runs="$RUNS" -max_len=4096 -print_final_stats=1 ${FUZZ_FLAGS:-} "$OUT/corpus" Tests/Fuzz/corpus
+"$OUT/fuzz-parser" -runs="$RUNS" -artifact_prefix="$OUT/" -max_len=4096 -print_final_stats=1 ${FUZZ_FLAGS:-} "$OUT/corpus" Tests/Fuzz/corpus
