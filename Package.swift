@@ -34,7 +34,8 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            resources: [.copy("Features/Cities/cities.tsv")]
         ),
         // The thin executable: runs the command line defined in Weatherboard.
         .executableTarget(
@@ -63,7 +64,8 @@ let package = Package(
         ),
         .testTarget(
             name: "WeatherboardTests",
-            dependencies: ["Weatherboard", "HTTPServer", "HTTPTestSupport", "CLibXML2"]
+            dependencies: ["Weatherboard", "HTTPServer", "HTTPTestSupport", "CLibXML2"],
+            resources: [.copy("Fixtures")]
         ),
     ],
     swiftLanguageModes: [.v5]

@@ -64,6 +64,15 @@ extension WeatherboardCommand {
         @Option(help: "Most simultaneous connections; more are answered 503 (env WEATHERBOARD_MAX_CONNECTIONS).")
         var maxConnections: Int = Environment.value("WEATHERBOARD_MAX_CONNECTIONS").flatMap(Int.init) ?? 16_384
 
+        @Option(help: "Weather providers to try, in order, comma-separated: open-meteo, demo (env WEATHERBOARD_WEATHER).")
+        var weather: String = Environment.value("WEATHERBOARD_WEATHER") ?? "open-meteo,demo"
+
+        @Option(help: "Base URL of the Open-Meteo API, e.g. a proxy (env WEATHERBOARD_OPEN_METEO_URL).")
+        var openMeteoURL: String = Environment.value("WEATHERBOARD_OPEN_METEO_URL") ?? "https://api.open-meteo.com"
+
+        @Option(help: "Minutes a fetched forecast is served before asking again (env WEATHERBOARD_WEATHER_FRESH_MINUTES).")
+        var weatherFreshMinutes: Int = Environment.value("WEATHERBOARD_WEATHER_FRESH_MINUTES").flatMap(Int.init) ?? 30
+
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
@@ -82,6 +91,9 @@ extension WeatherboardCommand {
             if let workers { configuration.server.workerThreads = workers }
             configuration.server.headerTimeout = .seconds(headerTimeout)
             configuration.server.maxConnections = maxConnections
+            configuration.weatherProviders = weather.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            configuration.openMeteoURL = openMeteoURL
+            configuration.weatherFreshFor = TimeInterval(weatherFreshMinutes * 60)
             do {
                 let application = try Application(configuration: configuration)
                 for name in application.appliedMigrations { print("applied migration \(name)") }

@@ -16,12 +16,33 @@ final class AppHarness {
         var configuration = AppConfiguration()
         configuration.port = 0
         configuration.databasePath = folder + "/test.sqlite"
+        try FileManager.default.copyItem(atPath: AppHarness.templateDatabase, toPath: configuration.databasePath)
         configuration.logLevel = .warning
         configuration.server.eventLoops = 1
+        configuration.weatherProviders = ["demo"]
+        configuration.clock = { AppHarness.fixedNow }
         configure(&configuration)
         application = try Application(configuration: configuration)
         try application.start()
     }
+
+    /// 2026-11-22 05:45 UTC: 14:45 in Seoul, 18:45 in Auckland, and still the 21st in Honolulu.
+    static let fixedNow = Date(timeIntervalSince1970: 1_795_326_300)
+
+    /// A migrated database with the city catalog imported, made once and copied for each test
+    /// (the import is the slow part of start-up).
+    static let templateDatabase: String = {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("wb-template-\(UUID().uuidString).sqlite").path
+        do {
+            let (database, _) = try AppDatabase.open(path: path, migrationsDirectory: AppConfiguration.repositoryFolder("Migrations"))
+            try CityCatalog.importIfEmpty(into: database)
+            try database.pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+            try database.pool.close()
+        } catch {
+            fatalError("cannot prepare the template database: \(error)")
+        }
+        return path
+    }()
 
     deinit {
         application.server.shutdown()

@@ -16,6 +16,13 @@ public struct AppConfiguration: Sendable {
     public var logLevel = Logger.Level.info
     /// Settings of the HTTP server underneath (timeouts, limits, threads).
     public var server = ServerConfiguration()
+    /// Weather providers in the order tried: `open-meteo`, `demo`.
+    public var weatherProviders = ["open-meteo", "demo"]
+    public var openMeteoURL = "https://api.open-meteo.com"
+    /// How long a cached forecast is served without asking upstream.
+    public var weatherFreshFor: TimeInterval = 1800
+    /// The clock every feature reads (tests fix it).
+    public var clock: @Sendable () -> Date = { Date() }
 
     public init() {}
 

@@ -12,6 +12,9 @@ public final class Application: Sendable {
     /// Migrations applied when this application opened the database.
     public let appliedMigrations: [String]
 
+    public let cities: CityIndex
+    public let weather: WeatherService
+
     public init(configuration: AppConfiguration, logger: Logger? = nil) throws {
         var logger = logger ?? Logger(label: "weatherboard")
         logger.logLevel = configuration.logLevel
@@ -19,15 +22,31 @@ public final class Application: Sendable {
         (database, appliedMigrations) = try AppDatabase.open(path: configuration.databasePath,
                                                              migrationsDirectory: configuration.migrationsDirectory)
         let pages = Pages(renderer: try Renderer(templatesDirectory: configuration.templatesDirectory))
-        router = Application.makeRouter(configuration: configuration, database: database, pages: pages, logger: logger)
+        let imported = try CityCatalog.importIfEmpty(into: database)
+        if imported > 0 { logger.notice("imported \(imported) cities") }
+        cities = CityIndex(cities: try database.pool.read { try City.fetchAll($0) })
+        weather = WeatherService(providers: try Application.makeProviders(configuration), database: database,
+                                 freshFor: configuration.weatherFreshFor, logger: logger, clock: configuration.clock)
+        router = Application.makeRouter(configuration: configuration, database: database, pages: pages,
+                                        cities: cities, weather: weather, logger: logger)
         var serverConfiguration = configuration.server
         serverConfiguration.host = configuration.host
         serverConfiguration.port = configuration.port
         server = Server(configuration: serverConfiguration, logger: logger, responder: router.responder)
     }
 
+    static func makeProviders(_ configuration: AppConfiguration) throws -> [WeatherProvider] {
+        try configuration.weatherProviders.map { name -> WeatherProvider in
+            switch name {
+            case "open-meteo": return OpenMeteoProvider(baseURL: configuration.openMeteoURL)
+            case "demo": return DemoProvider()
+            default: throw StartupError("unknown weather provider '\(name)' (known: open-meteo, demo)")
+            }
+        }
+    }
+
     static func makeRouter(configuration: AppConfiguration, database: AppDatabase, pages: Pages,
-                           logger: Logger) -> Router<AppContext> {
+                           cities: CityIndex, weather: WeatherService, logger: Logger) -> Router<AppContext> {
         let router = Router<AppContext>()
         let errors = ErrorPages(pages: pages, logger: logger)
         // Outermost first: headers go on every response, error pages included.
@@ -39,7 +58,8 @@ public final class Application: Sendable {
         let files = StaticFiles(root: configuration.publicDirectory)
         router.get("/static/{path...}") { request, _ in try files.response(for: request.parameters["path"] ?? "", request: request) }
         HealthController(database: database).addRoutes(to: router)
-        HomeController(pages: pages).addRoutes(to: router)
+        HomeController(pages: pages, index: cities, weather: weather, clock: configuration.clock).addRoutes(to: router)
+        CitiesController(pages: pages, index: cities, weather: weather, clock: configuration.clock).addRoutes(to: router)
         return router
     }
 

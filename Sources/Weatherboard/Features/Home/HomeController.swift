@@ -1,14 +1,41 @@
+import Foundation
 import HTTPServer
 
-/// The home page.
+/// The home page: a few cities with today's temperature and its change from yesterday, search,
+/// and "use my location".
 struct HomeController {
     let pages: Pages
+    let index: CityIndex
+    let weather: WeatherService
+    let clock: @Sendable () -> Date
+    static let defaultCities = ["seoul", "busan", "tokyo", "new-york-city", "london"]
 
     func addRoutes(to router: Router<AppContext>) {
         router.get("/", home)
     }
 
     func home(_ request: Request, _ context: AppContext) throws -> Response {
-        pages.page("home", context)
+        let language = context.language
+        let cities = Self.defaultCities.compactMap(index.city(slug:))
+        let reports = weather.reports(for: cities)
+        let rows = zip(cities, reports).map { city, report -> [String: Any] in
+            var row: [String: Any] = ["slug": city.slug, "name": city.name(language)]
+            let local = LocalCalendar(city.timeZone)
+            let now = clock()
+            if let forecast = report?.forecast, let today = forecast.day(local.dateString(now)) {
+                let temperature = forecast.current?.temperature ?? today.high
+                row["temperature"] = temperature.map { String(Int($0.rounded())) } ?? "–"
+                row["chipClass"] = "chip-" + Palette.classSuffix(temperature ?? 0)
+                let condition = WeatherCondition.of(forecast.current?.weatherCode ?? today.weatherCode)
+                row["icon"] = condition.icon
+                row["condition"] = pages.string(condition.key, language)
+                if let high = today.high, let yesterday = forecast.day(local.dateString(now, offset: -1))?.high {
+                    let (key, degrees) = Comparison.phrase(today: high, reference: yesterday)
+                    row["change"] = pages.string(key, language, ["n": String(degrees)])
+                }
+            }
+            return row
+        }
+        return pages.page("home", context, ["cities": rows])
     }
 }

@@ -1,0 +1,75 @@
+import Foundation
+import HTTPServer
+
+/// City search, the nearest city, the city page and the palette stylesheet.
+struct CitiesController {
+    let pages: Pages
+    let index: CityIndex
+    let weather: WeatherService
+    let clock: @Sendable () -> Date
+    /// The palette stylesheet, generated once; its ETag is a hash of its text.
+    let paletteCSS: Response
+
+    init(pages: Pages, index: CityIndex, weather: WeatherService, clock: @escaping @Sendable () -> Date) {
+        self.pages = pages
+        self.index = index
+        self.weather = weather
+        self.clock = clock
+        let css = Palette.stylesheet()
+        var response = Response(headers: HTTPHeaders([("Content-Type", "text/css; charset=utf-8"),
+                                                      ("Cache-Control", "public, max-age=86400")]), body: Array(css.utf8))
+        response.headers.add("ETag", "\"\(String(css.utf8.reduce(UInt64(14695981039346656037)) { ($0 ^ UInt64($1)) &* 1099511628211 }, radix: 16))\"")
+        paletteCSS = response
+    }
+
+    func addRoutes(to router: Router<AppContext>) {
+        router.get("/palette.css") { request, _ in
+            if let tag = request.headers["If-None-Match"], tag == paletteCSS.headers["ETag"] {
+                return Response(status: .notModified, headers: HTTPHeaders([("ETag", tag)]))
+            }
+            return paletteCSS
+        }
+        router.get("/search", search)
+        router.get("/nearest", nearest)
+        router.get("/city/{slug}", show)
+    }
+
+    /// `GET /search?q=`: prefix search in Korean and English; a single exact hit goes straight there.
+    func search(_ request: Request, _ context: AppContext) throws -> Response {
+        let query = (try request.queryItems()["q"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        if let exact = index.exactMatch(query) { return .redirect(to: "/city/\(exact.slug)", status: .found) }
+        let language = context.language
+        let results = index.search(query).map { city -> [String: Any] in
+            ["slug": city.slug, "name": city.name(language), "otherName": language == .ko ? city.nameEn : (city.nameKo ?? ""),
+             "country": city.country]
+        }
+        return pages.page("search", context, title: pages.string("search_title", language), [
+            "query": query, "results": results, "hasQuery": !query.isEmpty, "noResults": !query.isEmpty && results.isEmpty,
+        ])
+    }
+
+    /// `GET /nearest?lat=&lon=` → 302 to the nearest city.
+    func nearest(_ request: Request, _ context: AppContext) throws -> Response {
+        let query = try request.queryItems()
+        guard let latitude = query["lat"].flatMap(Double.init), let longitude = query["lon"].flatMap(Double.init),
+              (-90...90).contains(latitude), (-180...180).contains(longitude),
+              let city = index.nearest(latitude: latitude, longitude: longitude)
+        else { throw HTTPError(.badRequest, message: "lat and lon must be numbers") }
+        return .redirect(to: "/city/\(city.slug)", status: .found)
+    }
+
+    /// `GET /city/{slug}`: today beside yesterday and tomorrow.
+    func show(_ request: Request, _ context: AppContext) throws -> Response {
+        guard let city = index.city(slug: request.parameters["slug"] ?? "") else { throw HTTPError(.notFound) }
+        let language = context.language
+        var data: [String: Any] = ["cityName": city.name(language), "country": city.country, "slug": city.slug]
+        if let report = weather.report(for: city) {
+            let view = CityWeatherView(city: city, report: report, now: clock(), language: language) { key, arguments in
+                pages.string(key, language, arguments)
+            }
+            data.merge(view.data) { $1 }
+            data["hasWeather"] = true
+        }
+        return pages.page("city", context, title: city.name(language), data)
+    }
+}

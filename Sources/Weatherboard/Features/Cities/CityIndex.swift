@@ -1,0 +1,91 @@
+import Foundation
+
+/// The whole catalog in memory (about 34,000 cities, a few MB), for prefix search and nearest-city
+/// look-ups without touching SQLite. Cities are ranked by population, so a city's position in
+/// `cities` is its rank and the first matches are the best.
+public final class CityIndex: Sendable {
+    public let cities: [City]
+    private let bySlug: [String: Int]
+    /// Folded names (English, Korean, slug words) as UTF-8, sorted bytewise, with the city's rank.
+    private let keys: [(key: [UInt8], rank: Int32)]
+
+    public init(cities unsorted: [City]) {
+        cities = unsorted.sorted { ($0.population, $1.id) > ($1.population, $0.id) }
+        var bySlug: [String: Int] = [:]
+        var keys: [(key: [UInt8], rank: Int32)] = []
+        keys.reserveCapacity(cities.count * 2)
+        for (rank, city) in cities.enumerated() {
+            bySlug[city.slug] = rank
+            var names = Set([CityIndex.fold(city.nameEn), CityIndex.fold(city.slug.replacingOccurrences(of: "-", with: " "))])
+            if let korean = city.nameKo { names.insert(CityIndex.fold(korean)) }
+            for name in names where !name.isEmpty { keys.append((Array(name.utf8), Int32(rank))) }
+        }
+        keys.sort { $0.key.lexicographicallyPrecedes($1.key) }
+        self.bySlug = bySlug
+        self.keys = keys
+    }
+
+    public func city(slug: String) -> City? { bySlug[slug].map { cities[$0] } }
+
+    /// Case- and accent-insensitive form used for matching: "São Paulo" → "sao paulo".
+    public static func fold(_ text: String) -> String {
+        text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
+            .precomposedStringWithCanonicalMapping
+            .split(whereSeparator: { $0.isWhitespace || $0 == "-" || $0 == "," })
+            .joined(separator: " ")
+    }
+
+    /// Cities whose English or Korean name starts with `query`, most populous first.
+    public func search(_ query: String, limit: Int = 20) -> [City] {
+        search(folded: Array(CityIndex.fold(query).utf8), limit: limit).map { cities[$0] }
+    }
+
+    /// The one city whose name is exactly `query`, when only one is.
+    public func exactMatch(_ query: String) -> City? {
+        let folded = CityIndex.fold(query)
+        let matches = search(query, limit: 50).filter { CityIndex.fold($0.nameEn) == folded || $0.nameKo.map(CityIndex.fold) == folded }
+        return matches.count == 1 ? matches[0] : nil
+    }
+
+    private func search(folded prefix: [UInt8], limit: Int) -> [Int] {
+        guard !prefix.isEmpty else { return [] }
+        var low = 0, high = keys.count
+        while low < high {
+            let middle = (low + high) / 2
+            if keys[middle].key.lexicographicallyPrecedes(prefix) { low = middle + 1 } else { high = middle }
+        }
+        var ranks: [Int32] = []
+        var i = low
+        while i < keys.count, keys[i].key.starts(with: prefix) {
+            ranks.append(keys[i].rank)
+            i += 1
+        }
+        ranks.sort()
+        var result: [Int] = []
+        var last: Int32 = -1
+        for rank in ranks where rank != last {
+            result.append(Int(rank))
+            last = rank
+            if result.count == limit { break }
+        }
+        return result
+    }
+
+    /// The city nearest to a point, by great-circle distance.
+    public func nearest(latitude: Double, longitude: Double) -> City? {
+        var best: (index: Int, distance: Double)?
+        for (index, city) in cities.enumerated() {
+            let d = CityIndex.haversine(latitude, longitude, city.latitude, city.longitude)
+            if best == nil || d < best!.distance { best = (index, d) }
+        }
+        return best.map { cities[$0.index] }
+    }
+
+    /// Great-circle distance in kilometres.
+    static func haversine(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {
+        let r = Double.pi / 180
+        let dLat = (lat2 - lat1) * r, dLon = (lon2 - lon1) * r
+        let a = sin(dLat / 2) * sin(dLat / 2) + cos(lat1 * r) * cos(lat2 * r) * sin(dLon / 2) * sin(dLon / 2)
+        return 2 * 6371.0088 * asin(min(1, sqrt(a)))
+    }
+}

@@ -1,0 +1,30 @@
+import Foundation
+
+/// Today against yesterday in words. The compared figures are the days' highs, and the page
+/// says so.
+public enum Comparison {
+    /// The catalog key and the whole-degree difference for `today` versus `reference`.
+    public static func phrase(today: Double, reference: Double) -> (key: String, degrees: Int) {
+        let difference = Int((today - reference).rounded())
+        if difference == 0 { return ("compare_same", 0) }
+        return difference > 0 ? ("compare_warmer", difference) : ("compare_colder", -difference)
+    }
+}
+
+/// WMO weather interpretation codes (as used by Open-Meteo) → icon file and catalog key.
+public enum WeatherCondition {
+    public static func of(_ code: Int?) -> (icon: String, key: String) {
+        switch code {
+        case 0?: return ("clear", "condition_clear")
+        case 1?, 2?: return ("partly", "condition_partly")
+        case 3?: return ("cloudy", "condition_cloudy")
+        case 45?, 48?: return ("fog", "condition_fog")
+        case 51?, 53?, 55?, 56?, 57?: return ("drizzle", "condition_drizzle")
+        case 61?, 63?, 65?, 66?, 67?: return ("rain", "condition_rain")
+        case 71?, 73?, 75?, 77?, 85?, 86?: return ("snow", "condition_snow")
+        case 80?, 81?, 82?: return ("showers", "condition_showers")
+        case 95?, 96?, 99?: return ("thunder", "condition_thunder")
+        default: return ("unknown", "condition_unknown")
+        }
+    }
+}

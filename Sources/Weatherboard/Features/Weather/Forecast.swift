@@ -1,0 +1,90 @@
+import Foundation
+
+/// A forecast as every provider delivers it: days and hours keyed by the city's local date and
+/// time strings (`2026-11-22`, `2026-11-22T15:00`), so that days are matched by date, never by
+/// position. Temperatures in °C; any value may be missing.
+public struct Forecast: Codable, Sendable, Equatable {
+    public var source: String
+    public var fetchedAt: Date
+    public var current: Current?
+    public var daily: [Day]
+    public var hourly: [Hour]
+
+    public struct Current: Codable, Sendable, Equatable {
+        public var time: String
+        public var temperature: Double?
+        public var apparentTemperature: Double?
+        public var weatherCode: Int?
+    }
+
+    public struct Day: Codable, Sendable, Equatable {
+        public var date: String
+        public var high: Double?
+        public var low: Double?
+        public var weatherCode: Int?
+        public var precipitationProbability: Int?
+    }
+
+    public struct Hour: Codable, Sendable, Equatable {
+        public var time: String
+        public var temperature: Double?
+        public var apparentTemperature: Double?
+        public var precipitationProbability: Int?
+        public var weatherCode: Int?
+    }
+
+    public func day(_ date: String) -> Day? { daily.first { $0.date == date } }
+
+    /// The hours of one local date, in order.
+    public func hours(on date: String) -> [Hour] { hourly.filter { $0.time.hasPrefix(date + "T") } }
+}
+
+/// Fetches forecasts for cities. Called on worker threads; may block (up to its timeout).
+public protocol WeatherProvider: Sendable {
+    /// `open-meteo`, `kma` or `demo`.
+    var id: String { get }
+    /// Whether this provider covers the city (KMA: Korean cities only).
+    func covers(_ city: City) -> Bool
+    func forecast(for city: City, now: Date) throws -> Forecast
+}
+
+/// A provider failed: the network, the upstream's answer, or its format.
+public struct UpstreamError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Local calendar dates of a city.
+public struct LocalCalendar: Sendable {
+    public let timeZone: TimeZone
+
+    public init(_ timeZone: TimeZone) { self.timeZone = timeZone }
+
+    private var calendar: Calendar {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        return calendar
+    }
+
+    /// `yyyy-MM-dd` of the local day `offset` days from the one containing `date`.
+    public func dateString(_ date: Date, offset: Int = 0) -> String {
+        let day = calendar.date(byAdding: .day, value: offset, to: date) ?? date
+        let c = calendar.dateComponents([.year, .month, .day], from: day)
+        return String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!)
+    }
+
+    /// The local hour (0–23) and minute of `date`.
+    public func hourMinute(_ date: Date) -> (hour: Int, minute: Int) {
+        let c = calendar.dateComponents([.hour, .minute], from: date)
+        return (c.hour!, c.minute!)
+    }
+
+    /// The instant of local midnight starting `dateString`'s day.
+    public func startOfDay(_ dateString: String) -> Date? {
+        let parts = dateString.split(separator: "-").compactMap { Int($0) }
+        guard parts.count == 3 else { return nil }
+        return calendar.date(from: DateComponents(year: parts[0], month: parts[1], day: parts[2]))
+    }
+
+    public func dayOfYear(_ date: Date) -> Int { calendar.ordinality(of: .day, in: .year, for: date) ?? 1 }
+}

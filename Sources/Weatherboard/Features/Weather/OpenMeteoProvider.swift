@@ -1,0 +1,128 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Open-Meteo's forecast API (no key): one call per city with yesterday, today and five more
+/// days, hourly and daily values and the current conditions, in the city's time zone.
+public struct OpenMeteoProvider: WeatherProvider {
+    public let id = "open-meteo"
+    public let baseURL: String
+    public let timeout: TimeInterval
+
+    public init(baseURL: String = "https://api.open-meteo.com", timeout: TimeInterval = 3) {
+        self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+        self.timeout = timeout
+    }
+
+    public func covers(_ city: City) -> Bool { true }
+
+    func url(for city: City) -> URL? {
+        var components = URLComponents(string: baseURL + "/v1/forecast")
+        components?.queryItems = [
+            URLQueryItem(name: "latitude", value: String(format: "%.4f", city.latitude)),
+            URLQueryItem(name: "longitude", value: String(format: "%.4f", city.longitude)),
+            URLQueryItem(name: "past_days", value: "1"),
+            URLQueryItem(name: "forecast_days", value: "6"),
+            URLQueryItem(name: "timezone", value: "auto"),
+            URLQueryItem(name: "current", value: "temperature_2m,apparent_temperature,weather_code"),
+            URLQueryItem(name: "hourly", value: "temperature_2m,apparent_temperature,precipitation_probability,weather_code"),
+            URLQueryItem(name: "daily", value: "temperature_2m_max,temperature_2m_min,weather_code,precipitation_probability_max"),
+        ]
+        return components?.url
+    }
+
+    public func forecast(for city: City, now: Date) throws -> Forecast {
+        guard let url = url(for: city) else { throw UpstreamError("open-meteo: bad base URL") }
+        let (status, body) = try HTTPFetch.get(url, timeout: timeout)
+        guard status == 200 else {
+            let reason = (try? JSONDecoder().decode(ErrorBody.self, from: body))?.reason ?? "no reason given"
+            throw UpstreamError("open-meteo answered \(status): \(reason)")
+        }
+        do {
+            return try Self.decode(body, fetchedAt: now)
+        } catch {
+            throw UpstreamError("open-meteo: the answer did not decode: \(error)")
+        }
+    }
+
+    static func decode(_ data: Data, fetchedAt: Date) throws -> Forecast {
+        let response = try JSONDecoder().decode(Response.self, from: data)
+        let daily = response.daily
+        guard daily.temperature_2m_max.count == daily.time.count, daily.temperature_2m_min.count == daily.time.count
+        else { throw UpstreamError("daily arrays differ in length") }
+        let hourly = response.hourly
+        guard hourly.temperature_2m.count == hourly.time.count else { throw UpstreamError("hourly arrays differ in length") }
+        func at<T>(_ array: [T?]?, _ i: Int) -> T? { array.flatMap { i < $0.count ? $0[i] : nil } }
+        return Forecast(
+            source: "open-meteo", fetchedAt: fetchedAt,
+            current: response.current.map {
+                Forecast.Current(time: $0.time, temperature: $0.temperature_2m, apparentTemperature: $0.apparent_temperature,
+                                 weatherCode: $0.weather_code)
+            },
+            daily: daily.time.indices.map { i in
+                Forecast.Day(date: daily.time[i], high: daily.temperature_2m_max[i], low: daily.temperature_2m_min[i],
+                             weatherCode: at(daily.weather_code, i), precipitationProbability: at(daily.precipitation_probability_max, i))
+            },
+            hourly: hourly.time.indices.map { i in
+                Forecast.Hour(time: hourly.time[i], temperature: hourly.temperature_2m[i],
+                              apparentTemperature: at(hourly.apparent_temperature, i),
+                              precipitationProbability: at(hourly.precipitation_probability, i), weatherCode: at(hourly.weather_code, i))
+            })
+    }
+
+    // The API's JSON, field names as sent.
+    struct Response: Decodable {
+        var current: CurrentBlock?
+        var hourly: HourlyBlock
+        var daily: DailyBlock
+    }
+    struct CurrentBlock: Decodable {
+        var time: String
+        var temperature_2m: Double?
+        var apparent_temperature: Double?
+        var weather_code: Int?
+    }
+    struct HourlyBlock: Decodable {
+        var time: [String]
+        var temperature_2m: [Double?]
+        var apparent_temperature: [Double?]?
+        var precipitation_probability: [Int?]?
+        var weather_code: [Int?]?
+    }
+    struct DailyBlock: Decodable {
+        var time: [String]
+        var temperature_2m_max: [Double?]
+        var temperature_2m_min: [Double?]
+        var weather_code: [Int?]?
+        var precipitation_probability_max: [Int?]?
+    }
+    struct ErrorBody: Decodable {
+        var error: Bool
+        var reason: String
+    }
+}
+
+/// A blocking GET through URLSession, bounded by `timeout`; handlers run on worker threads.
+enum HTTPFetch {
+    static func get(_ url: URL, timeout: TimeInterval) throws -> (Int, Data) {
+        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
+        request.setValue("Weatherboard/1.0", forHTTPHeaderField: "User-Agent")
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var outcome: Result<(Int, Data), Error> = .failure(UpstreamError("\(url.host ?? "upstream"): timed out"))
+        let task = URLSession.shared.dataTask(with: request) { data, response, error in
+            if let error {
+                outcome = .failure(UpstreamError("\(url.host ?? "upstream"): \(error.localizedDescription)"))
+            } else if let http = response as? HTTPURLResponse {
+                outcome = .success((http.statusCode, data ?? Data()))
+            }
+            done.signal()
+        }
+        task.resume()
+        if done.wait(timeout: .now() + timeout + 0.5) == .timedOut {
+            task.cancel()
+            throw UpstreamError("\(url.host ?? "upstream"): timed out after \(timeout) s")
+        }
+        return try outcome.get()
+    }
+}

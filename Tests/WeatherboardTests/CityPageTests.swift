@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+import HTTPTestSupport
+@testable import Weatherboard
+
+@Suite(.serialized) struct CityPageTests {
+    @Test func cityPageShowsTheRecordedProviderDataInTheMarkupContract() throws {
+        let stub = try UpstreamStub()
+        let app = try AppHarness { $0.weatherProviders = ["open-meteo"]; $0.openMeteoURL = stub.url }
+        let (response, page) = try app.page("/city/seoul")
+        #expect(response.status == 200)
+        let cards = page.nodes("//section[contains(@class,'day')][@data-day]")
+        #expect(cards.map { $0["data-day"] } == ["yesterday", "today", "tomorrow"])
+        #expect(cards.map { $0["data-date"] } == ["2026-11-21", "2026-11-22", "2026-11-23"])
+        #expect(cards.map { $0["data-high"] } == ["9", "12.5", "8.2"])
+        #expect(cards.map { $0["data-low"] } == ["-1", "2.5", "-1.8"])
+        // what is shown equals the recorded data, rounded to whole degrees
+        #expect(page.text("//section[@data-day='today']//span[@class='high']") == "High 13°")
+        #expect(page.text("//section[@data-day='today']//p[@class='now']/span[@class='value']") == "12°")
+        #expect(page.text("//section[@data-day='yesterday']//span[@class='low']") == "Low -1°")
+        #expect(page.text("//p[@class='headline']") == "4° warmer than yesterday")
+        #expect(page.text("//p[@class='basis']") == "Comparing the days' highs: today 12.5°, yesterday 9°.")
+        #expect(page.count("//svg[@class='hourly-chart']//polyline") == 3)
+        #expect(page.count("//svg[@class='hourly-chart']//line[@class='now-marker']") == 1)
+        #expect(page.count("//section[@class='strip']//li") == 5)
+        let provenance = try #require(page.nodes("//p[@class='provenance']").first)
+        #expect(provenance["data-source"] == "open-meteo")
+        #expect(provenance.text.hasPrefix("Open-Meteo · updated"))
+        #expect(page.count("//p[@class='demo-notice']") == 0)
+        // the card's colours are classes from the palette stylesheet, not inline styles
+        #expect(cards[1]["class"]?.contains("hi-13") == true)
+        #expect(page.count("//*[@style]") == 0)
+    }
+
+    @Test func koreanPageComparesInKorean() throws {
+        let stub = try UpstreamStub()
+        let app = try AppHarness { $0.weatherProviders = ["open-meteo"]; $0.openMeteoURL = stub.url }
+        let (_, page) = try app.page("/city/seoul?lang=ko")
+        #expect(page.text("//h1") == "서울 KR")
+        #expect(page.text("//p[@class='headline']") == "어제보다 4° 높아요")
+        #expect(page.text("//section[@data-day='today']/h2")?.hasPrefix("오늘") == true)
+    }
+
+    @Test func demoDataSaysSoAndDaysAreTheCitysLocalDays() throws {
+        let app = try AppHarness()
+        // 05:45 UTC on the 22nd is already 18:45 on the 22nd in Auckland and still the 21st in Honolulu.
+        let (_, auckland) = try app.page("/city/auckland")
+        #expect(auckland.nodes("//section[@data-day='today']").first?["data-date"] == "2026-11-22")
+        #expect(auckland.nodes("//section[@data-day='yesterday']").first?["data-date"] == "2026-11-21")
+        let (_, honolulu) = try app.page("/city/honolulu")
+        #expect(honolulu.nodes("//section[@data-day='today']").first?["data-date"] == "2026-11-21")
+        #expect(honolulu.nodes("//section[@data-day='tomorrow']").first?["data-date"] == "2026-11-22")
+        #expect(honolulu.nodes("//p[@class='provenance']").first?["data-source"] == "demo")
+        #expect(honolulu.count("//p[@class='demo-notice']") == 1)
+        let (_, korean) = try app.page("/city/honolulu?lang=ko")
+        #expect(korean.text("//p[@class='demo-notice']")?.contains("데모") == true)
+    }
+
+    @Test func numbersShownEqualTheDemoProvidersFigures() throws {
+        let app = try AppHarness()
+        let city = try #require(app.application.cities.city(slug: "busan"))
+        let forecast = try DemoProvider().forecast(for: city, now: AppHarness.fixedNow)
+        let (_, page) = try app.page("/city/busan")
+        for card in page.nodes("//section[@data-day]") {
+            let day = try #require(forecast.day(card["data-date"] ?? ""))
+            #expect(Double(card["data-high"] ?? "") == day.high)
+            #expect(Double(card["data-low"] ?? "") == day.low)
+        }
+    }
+
+    @Test func weatherDownStillGivesAPageNeverAnError() throws {
+        let stub = try UpstreamStub()
+        stub.mode = .unavailable
+        let app = try AppHarness { $0.weatherProviders = ["open-meteo"]; $0.openMeteoURL = stub.url }
+        let (response, page) = try app.page("/city/seoul")
+        #expect(response.status == 200)
+        #expect(page.count("//p[@class='weather-unavailable']") == 1)
+        let (fallback, fallbackPage) = try AppHarness { $0.weatherProviders = ["open-meteo", "demo"]; $0.openMeteoURL = stub.url }
+            .page("/city/seoul")
+        #expect(fallback.status == 200)
+        #expect(fallbackPage.nodes("//p[@class='provenance']").first?["data-source"] == "demo")
+    }
+
+    @Test func unknownCityIs404() throws {
+        let app = try AppHarness()
+        #expect(try app.get("/city/no-such-city-xyz").status == 404)
+    }
+
+    @Test func paletteStylesheetIsServedWithAnETag() throws {
+        let app = try AppHarness()
+        let css = try app.get("/palette.css")
+        #expect(css.status == 200)
+        #expect(css.headers["Content-Type"] == "text/css; charset=utf-8")
+        #expect(css.text.contains(".hi-m20{--hi:#4B3F9E}"))
+        let etag = try #require(css.headers["ETag"])
+        #expect(try app.get("/palette.css", headers: [("If-None-Match", etag)]).status == 304)
+    }
+}
+
+@Suite(.serialized) struct SearchTests {
+    @Test func oneExactHitRedirectsToTheCity() throws {
+        let app = try AppHarness()
+        let response = try app.get("/search?q=%EC%84%9C%EC%9A%B8") // 서울
+        #expect(response.status == 302)
+        #expect(response.headers["Location"] == "/city/seoul")
+    }
+
+    @Test func resultsAreRankedByPopulationWithTheirCountry() throws {
+        let app = try AppHarness()
+        let (response, page) = try app.page("/search?q=sao+pa")
+        #expect(response.status == 200)
+        let first = try #require(page.nodes("//ol[@class='results']/li/a").first)
+        #expect(first["data-slug"] == "sao-paulo")
+        #expect(page.text("//ol[@class='results']/li[1]/span[@class='country']") == "BR")
+        #expect(page.count("//ol[@class='results']/li") <= 20)
+        let (_, many) = try app.page("/search?q=s")
+        #expect(many.count("//ol[@class='results']/li") == 20)
+        let (_, none) = try app.page("/search?q=zzzzqx")
+        #expect(none.count("//p[@class='no-results']") == 1)
+        // the search box keeps what was typed
+        #expect(none.nodes("//input[@id='search-q']").first?["value"] == "zzzzqx")
+    }
+
+    @Test func nearestRedirectsAndRejectsNonsense() throws {
+        let app = try AppHarness()
+        let response = try app.get("/nearest?lat=37.57&lon=126.98")
+        #expect(response.status == 302)
+        #expect(response.headers["Location"] == "/city/seoul")
+        #expect(try app.get("/nearest?lat=abc&lon=1").status == 400)
+        #expect(try app.get("/nearest?lat=91&lon=1").status == 400)
+    }
+
+    @Test func homePageListsTheDefaultCitiesWithTodaysFigures() throws {
+        let app = try AppHarness()
+        let (_, page) = try app.page("/?lang=ko")
+        let rows = page.nodes("//li[@class='city-row']")
+        #expect(rows.map { $0["data-slug"] } == ["seoul", "busan", "tokyo", "new-york-city", "london"])
+        #expect(page.text("//li[@data-slug='seoul']//span[@class='city-name']") == "서울")
+        #expect(page.count("//li[@class='city-row']//span[@class='city-temp']") == 5)
+        #expect(page.count("//script[@src='/static/js/locate.js']") == 1)
+    }
+}

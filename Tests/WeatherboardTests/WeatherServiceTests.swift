@@ -1,0 +1,202 @@
+import Foundation
+import Testing
+import HTTPServer
+@testable import Weatherboard
+
+/// A stand-in for Open-Meteo on a local port, serving the recorded answer or a failure.
+final class UpstreamStub: @unchecked Sendable {
+    enum Mode { case ok, tooManyRequests, unavailable, malformed, slow(TimeInterval) }
+    private let lock = NSLock()
+    private var _mode = Mode.ok
+    private var _hits = 0
+    private var _delay: TimeInterval = 0
+    let server: Server
+    var url: String { "http://127.0.0.1:\(server.port)" }
+    static let recorded: [UInt8] = {
+        let url = Bundle.module.url(forResource: "open-meteo-seoul", withExtension: "json", subdirectory: "Fixtures")!
+        return [UInt8](try! Data(contentsOf: url))
+    }()
+
+    var mode: Mode {
+        get { lock.withLock { _mode } }
+        set { lock.withLock { _mode = newValue } }
+    }
+    var hits: Int { lock.withLock { _hits } }
+    /// Extra time before every answer (to make concurrent requests overlap).
+    var delay: TimeInterval {
+        get { lock.withLock { _delay } }
+        set { lock.withLock { _delay = newValue } }
+    }
+
+    init() throws {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.eventLoops = 1
+        configuration.workerThreads = 8
+        nonisolated(unsafe) var this: UpstreamStub?
+        server = Server(configuration: configuration) { request in
+            guard let stub = this else { return .text("not ready", status: .serviceUnavailable) }
+            let (mode, delay) = stub.lock.withLock { () -> (Mode, TimeInterval) in
+                stub._hits += 1
+                return (stub._mode, stub._delay)
+            }
+            if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+            let json = HTTPHeaders([("Content-Type", "application/json")])
+            switch mode {
+            case .ok:
+                guard request.path == "/v1/forecast", (try? request.queryItems()["past_days"]) == "1" else {
+                    return Response(status: .badRequest, headers: json, body: Array(#"{"error":true,"reason":"bad query"}"#.utf8))
+                }
+                return Response(headers: json, body: UpstreamStub.recorded)
+            case .tooManyRequests:
+                return Response(status: .tooManyRequests, headers: json, body: Array(#"{"error":true,"reason":"Too many concurrent requests"}"#.utf8))
+            case .unavailable:
+                return Response(status: .serviceUnavailable, headers: json, body: Array(#"{"error":true,"reason":"Service unavailable"}"#.utf8))
+            case .malformed:
+                return Response(headers: json, body: Array(#"{"latitude":37.5,"hourly":{"time":[1,2]"#.utf8))
+            case .slow(let seconds):
+                Thread.sleep(forTimeInterval: seconds)
+                return Response(headers: json, body: UpstreamStub.recorded)
+            }
+        }
+        this = self
+        try server.start()
+    }
+
+    deinit {
+        server.shutdown()
+        server.wait()
+    }
+}
+
+/// A clock tests move by hand.
+final class TestClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var now: Date
+    init(_ start: Date) { now = start }
+    func read() -> Date { lock.withLock { now } }
+    func advance(_ seconds: TimeInterval) { lock.withLock { now += seconds } }
+}
+
+@Suite(.serialized) struct OpenMeteoTests {
+    let seoul = CityIndexTests.index.city(slug: "seoul")!
+
+    @Test func decodesTheRecordedAnswerMatchingDaysByDate() throws {
+        let stub = try UpstreamStub()
+        let forecast = try OpenMeteoProvider(baseURL: stub.url).forecast(for: seoul, now: AppHarness.fixedNow)
+        #expect(forecast.source == "open-meteo")
+        #expect(forecast.day("2026-11-22")?.high == 12.5)
+        #expect(forecast.day("2026-11-21")?.low == -1.0)
+        #expect(forecast.day("2026-11-21")?.precipitationProbability == nil) // null in the answer
+        #expect(forecast.current?.temperature == 11.9)
+        #expect(forecast.hours(on: "2026-11-22").count == 24)
+        #expect(forecast.hours(on: "2026-11-22")[6].temperature == nil) // null hour
+        #expect(stub.hits == 1)
+    }
+
+    @Test("upstream failures are errors", arguments: [
+        (UpstreamStub.Mode.tooManyRequests, "Too many concurrent requests"),
+        (.unavailable, "Service unavailable"),
+        (.malformed, "did not decode"),
+        (.slow(2), "timed out"),
+    ])
+    func failures(mode: UpstreamStub.Mode, message: String) throws {
+        let stub = try UpstreamStub()
+        stub.mode = mode
+        let provider = OpenMeteoProvider(baseURL: stub.url, timeout: 0.5)
+        do {
+            _ = try provider.forecast(for: seoul, now: AppHarness.fixedNow)
+            Issue.record("expected a failure")
+        } catch let error as UpstreamError {
+            #expect(error.description.contains(message), "\(error)")
+        }
+    }
+}
+
+@Suite(.serialized) struct WeatherServiceTests {
+    let seoul = CityIndexTests.index.city(slug: "seoul")!
+    let busan = CityIndexTests.index.city(slug: "busan")!
+
+    func service(_ stub: UpstreamStub, fallback: Bool = true, clock: TestClock, breaker: TimeInterval = 60) throws -> WeatherService {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ws-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: AppHarness.templateDatabase, toPath: folder + "/db.sqlite")
+        let (database, _) = try AppDatabase.open(path: folder + "/db.sqlite", migrationsDirectory: AppConfiguration.repositoryFolder("Migrations"))
+        var providers: [WeatherProvider] = [OpenMeteoProvider(baseURL: stub.url, timeout: 2)]
+        if fallback { providers.append(DemoProvider()) }
+        return WeatherService(providers: providers, database: database, freshFor: 1800, breakerOpenFor: breaker,
+                              clock: { clock.read() })
+    }
+
+    @Test func fallsBackToDemoAndTheBreakerSkipsAFailingProvider() throws {
+        let stub = try UpstreamStub()
+        stub.mode = .unavailable
+        let clock = TestClock(AppHarness.fixedNow)
+        let weather = try service(stub, clock: clock)
+        #expect(weather.report(for: seoul)?.source == "demo")
+        #expect(stub.hits == 1)
+        // within the breaker's window the failing provider is not asked again
+        #expect(weather.report(for: busan)?.source == "demo")
+        #expect(stub.hits == 1)
+        // after it, it is
+        clock.advance(61)
+        stub.mode = .ok
+        let other = CityIndexTests.index.city(slug: "incheon")!
+        #expect(weather.report(for: other)?.source == "open-meteo")
+        #expect(stub.hits == 2)
+    }
+
+    @Test func concurrentRequestsForOneCityShareOneUpstreamCall() throws {
+        let stub = try UpstreamStub()
+        stub.delay = 0.3
+        let weather = try service(stub, clock: TestClock(AppHarness.fixedNow))
+        let group = DispatchGroup()
+        let sources = NSLock()
+        var seen: [String] = []
+        for _ in 0..<8 {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                let source = weather.report(for: seoul)?.source ?? "none"
+                sources.withLock { seen.append(source) }
+            }
+        }
+        group.wait()
+        #expect(stub.hits == 1)
+        #expect(seen == Array(repeating: "open-meteo", count: 8))
+    }
+
+    @Test func staleDataIsServedWhileOneRefreshRuns() throws {
+        let stub = try UpstreamStub()
+        let clock = TestClock(AppHarness.fixedNow)
+        let weather = try service(stub, clock: clock)
+        let first = try #require(weather.report(for: seoul))
+        #expect(stub.hits == 1)
+        #expect(weather.report(for: seoul)?.forecast == first.forecast) // fresh: no upstream call
+        #expect(stub.hits == 1)
+        clock.advance(1801)
+        stub.delay = 0.3
+        let stale = try #require(weather.report(for: seoul))
+        #expect(stale.forecast.fetchedAt == first.forecast.fetchedAt) // answered at once with the old data
+        Thread.sleep(forTimeInterval: 0.6)
+        #expect(stub.hits == 2)
+        #expect(weather.report(for: seoul)?.forecast.fetchedAt == clock.read())
+    }
+
+    @Test func errorsAreNotCachedAndOldDataIsShownWhenEveryProviderFails() throws {
+        let stub = try UpstreamStub()
+        stub.mode = .unavailable
+        let clock = TestClock(AppHarness.fixedNow)
+        let weather = try service(stub, fallback: false, clock: clock, breaker: 0)
+        #expect(weather.report(for: seoul) == nil)
+        stub.mode = .ok
+        #expect(weather.report(for: seoul)?.source == "open-meteo") // the failure was not remembered
+        clock.advance(1801)
+        stub.mode = .unavailable
+        _ = weather.report(for: seoul) // stale, refresh starts and fails
+        Thread.sleep(forTimeInterval: 0.3)
+        let report = try #require(weather.report(for: seoul))
+        #expect(report.source == "cache")
+        #expect(report.forecast.source == "open-meteo")
+    }
+}

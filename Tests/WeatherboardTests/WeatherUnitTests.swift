@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+@testable import Weatherboard
+
+@Suite struct PaletteTests {
+    @Test("palette vectors, ±1 per channel", arguments: [
+        (0.0, "#4FA3E0"), (3.0, "#60B8DC"), (12.3, "#9BD695"), (21.0, "#F3CB57"), (33.0, "#D74946"),
+        (-20.0, "#4B3F9E"), (40.0, "#8E1F5C"), (-35.0, "#4B3F9E"), (55.0, "#8E1F5C"),
+    ])
+    func vectors(celsius: Double, hex: String) throws {
+        let got = Palette.color(celsius)
+        let want = try #require(Palette.RGB(hex: hex))
+        for (a, b) in [(got.r, want.r), (got.g, want.g), (got.b, want.b)] {
+            #expect(abs(a * 255 - b * 255) <= 1.01, "\(celsius) °C → \(got.hex), want \(hex)")
+        }
+    }
+
+    @Test func textContrastIsAtLeast4_5AcrossTheRange() {
+        for tenth in -200...400 {
+            let color = Palette.color(Double(tenth) / 10)
+            let ink = Palette.ink(on: [color])
+            #expect(ink.contrast >= 4.5, "\(Double(tenth) / 10) °C: \(color.hex) gives only \(ink.contrast)")
+        }
+    }
+
+    @Test func stylesheetHasAClassPerDegree() {
+        let css = Palette.stylesheet()
+        #expect(css.contains(".hi-m20{--hi:#4B3F9E}"))
+        #expect(css.contains(".lo-0{--lo:#4FA3E0}"))
+        #expect(css.contains(".chip-40{background:#8E1F5C}"))
+    }
+}
+
+@Suite struct ComparisonTests {
+    @Test func wording() {
+        #expect(Comparison.phrase(today: 12.4, reference: 9.2) == ("compare_warmer", 3))
+        #expect(Comparison.phrase(today: 2, reference: 7.6) == ("compare_colder", 6))
+        #expect(Comparison.phrase(today: 5.2, reference: 4.9) == ("compare_same", 0))
+    }
+}
+
+@Suite struct KMAGridTests {
+    @Test("grid vectors", arguments: [
+        (37.5665, 126.9780, 60, 127), // Seoul City Hall
+        (35.1796, 129.0756, 98, 76),  // Busan
+        (33.4996, 126.5312, 53, 38),  // Jeju
+    ])
+    func vectors(latitude: Double, longitude: Double, nx: Int, ny: Int) {
+        let cell = KMAGrid.cell(latitude: latitude, longitude: longitude)
+        #expect(cell.nx == nx && cell.ny == ny, "got \(cell)")
+    }
+}
+
+@Suite struct CityIndexTests {
+    static let index: CityIndex = {
+        let url = CityCatalog.bundledFile!
+        return CityIndex(cities: try! CityCatalog.parse(String(contentsOf: url, encoding: .utf8)))
+    }()
+
+    @Test func prefixSearchInBothLanguagesRankedByPopulation() {
+        #expect(Self.index.search("sao paulo").first?.slug == "sao-paulo")
+        #expect(Self.index.search("São").first?.slug == "sao-paulo")
+        #expect(Self.index.search("서울").first?.slug == "seoul")
+        #expect(Self.index.search("new y").first?.slug == "new-york-city")
+        #expect(Self.index.search("s").count == 20)
+        let populations = Self.index.search("b").map(\.population)
+        #expect(populations == populations.sorted(by: >))
+        #expect(Self.index.search("").isEmpty)
+    }
+
+    @Test func exactHitAndNearest() {
+        #expect(Self.index.exactMatch("서울")?.slug == "seoul")
+        #expect(Self.index.nearest(latitude: 37.57, longitude: 126.98)?.slug == "seoul")
+        #expect(Self.index.nearest(latitude: 35.18, longitude: 129.07)?.slug == "busan")
+    }
+
+    @Test func koreanCitiesCarryTheirKMAGrid() {
+        let seoul = Self.index.city(slug: "seoul")
+        #expect(seoul?.nameKo == "서울")
+        #expect(seoul?.kmaNx == 60 && seoul?.kmaNy == 127)
+        #expect(Self.index.city(slug: "tokyo")?.kmaNx == nil)
+    }
+
+    /// Measured, not asserted: the README quotes this figure.
+    @Test func searchSpeedIsReported() {
+        let queries = ["s", "se", "seo", "서", "서울", "new", "sao paulo", "london", "b", "zzz"]
+        let clock = ContinuousClock()
+        let elapsed = clock.measure {
+            for _ in 0..<100 { for query in queries { _ = Self.index.search(query) } }
+        }
+        print("city search: \(elapsed / 1000) per query over \(Self.index.cities.count) cities")
+    }
+}
+
+@Suite struct DemoProviderTests {
+    @Test func isDeterministicAndCoversYesterdayToFiveDaysAhead() throws {
+        let city = try #require(CityIndexTests.index.city(slug: "seoul"))
+        let now = Date(timeIntervalSince1970: 1_795_000_000)
+        let a = try DemoProvider().forecast(for: city, now: now)
+        let b = try DemoProvider().forecast(for: city, now: now)
+        #expect(a == b)
+        #expect(a.daily.count == 7)
+        #expect(a.hourly.count == 7 * 24)
+        for day in a.daily {
+            let hours = a.hours(on: day.date).compactMap(\.temperature)
+            #expect(day.high == hours.max() && day.low == hours.min())
+        }
+    }
+}
