@@ -28,6 +28,7 @@ let package = Package(
             name: "Weatherboard",
             dependencies: [
                 "HTTPServer",
+                "CLibXML2",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -47,7 +48,7 @@ let package = Package(
             name: "HTTPServerBench",
             dependencies: ["HTTPServer"]
         ),
-        // libxml2, used by the tests to parse HTML and query it with XPath.
+        // libxml2: XML from the KMA, and HTML and XPath in tests.
         .systemLibrary(
             name: "CLibXML2",
             pkgConfig: "libxml-2.0",

@@ -8,7 +8,7 @@ public struct WeatherboardCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "weatherboard",
         abstract: "Weatherboard: today's weather compared with yesterday and tomorrow, and each city's board.",
-        subcommands: [Serve.self, Migrate.self],
+        subcommands: [Serve.self, Migrate.self, ImportCities.self],
         defaultSubcommand: Serve.self
     )
     public init() {}
@@ -70,6 +70,9 @@ extension WeatherboardCommand {
         @Option(help: "Base URL of the Open-Meteo API, e.g. a proxy (env WEATHERBOARD_OPEN_METEO_URL).")
         var openMeteoURL: String = Environment.value("WEATHERBOARD_OPEN_METEO_URL") ?? "https://api.open-meteo.com"
 
+        @Option(help: "Base URL of the KMA API gateway (env WEATHERBOARD_KMA_URL); the key comes only from WEATHERBOARD_KMA_KEY.")
+        var kmaURL: String = Environment.value("WEATHERBOARD_KMA_URL") ?? "https://apis.data.go.kr"
+
         @Option(help: "Minutes a fetched forecast is served before asking again (env WEATHERBOARD_WEATHER_FRESH_MINUTES).")
         var weatherFreshMinutes: Int = Environment.value("WEATHERBOARD_WEATHER_FRESH_MINUTES").flatMap(Int.init) ?? 30
 
@@ -93,6 +96,7 @@ extension WeatherboardCommand {
             configuration.server.maxConnections = maxConnections
             configuration.weatherProviders = weather.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
             configuration.openMeteoURL = openMeteoURL
+            configuration.kmaURL = kmaURL
             configuration.weatherFreshFor = TimeInterval(weatherFreshMinutes * 60)
             do {
                 let application = try Application(configuration: configuration)
@@ -122,6 +126,32 @@ extension WeatherboardCommand {
                 }
             } catch let error as MigrationError {
                 throw ValidationErrorExit(message: "cannot migrate: \(error)")
+            }
+        }
+    }
+}
+
+extension WeatherboardCommand {
+    /// `weatherboard import-cities`: loads the shipped GeoNames catalog (or another file in the
+    /// same format) into the database; cities already there are left alone.
+    struct ImportCities: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "import-cities",
+                                                        abstract: "Import the city catalog (serve does this on first start).")
+
+        @OptionGroup var database: DatabaseOptions
+
+        @Option(help: "A catalog file made by scripts/derive-cities.py (default: the one shipped).")
+        var file: String?
+
+        func run() throws {
+            do {
+                let (db, _) = try AppDatabase.open(path: database.database, migrationsDirectory: database.migrations)
+                let added = try CityCatalog.importCities(into: db, from: file.map { URL(fileURLWithPath: $0) } ?? CityCatalog.bundledFile)
+                print("imported \(added) cities")
+            } catch let error as MigrationError {
+                throw ValidationErrorExit(message: "cannot import: \(error)")
+            } catch let error as StartupError {
+                throw ValidationErrorExit(message: "cannot import: \(error)")
             }
         }
     }

@@ -55,8 +55,8 @@ final class AppHarness {
     }
 
     /// GETs an HTML page and parses it.
-    func page(_ target: String, headers: [(String, String)] = []) throws -> (WireResponse, HTMLDocument) {
+    func page(_ target: String, headers: [(String, String)] = []) throws -> (WireResponse, MarkupDocument) {
         let response = try get(target, headers: headers)
-        return (response, try HTMLDocument(response.body))
+        return (response, try MarkupDocument(response.body))
     }
 }

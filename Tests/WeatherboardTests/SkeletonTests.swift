@@ -86,7 +86,7 @@ import HTTPTestSupport
         let response = try TestClient.request(port: app.port, "POST", "/")
         #expect(response.status == 405)
         #expect(response.headers["Allow"] == "GET, HEAD")
-        #expect(try HTMLDocument(response.body).nodes("//section[@class='error-page']").first?["data-status"] == "405")
+        #expect(try MarkupDocument(response.body).nodes("//section[@class='error-page']").first?["data-status"] == "405")
     }
 
     @Test func staticFilesHaveAnETagAndRevalidateWith304() throws {

@@ -19,6 +19,10 @@ public struct AppConfiguration: Sendable {
     /// Weather providers in the order tried: `open-meteo`, `demo`.
     public var weatherProviders = ["open-meteo", "demo"]
     public var openMeteoURL = "https://api.open-meteo.com"
+    public var kmaURL = "https://apis.data.go.kr"
+    /// The KMA service key, from the environment only (`WEATHERBOARD_KMA_KEY`); when set, the KMA
+    /// is asked first for Korean cities.
+    public var kmaKey: String? = ProcessInfo.processInfo.environment["WEATHERBOARD_KMA_KEY"].flatMap { $0.isEmpty ? nil : $0 }
     /// How long a cached forecast is served without asking upstream.
     public var weatherFreshFor: TimeInterval = 1800
     /// The clock every feature reads (tests fix it).

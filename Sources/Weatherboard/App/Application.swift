@@ -36,11 +36,16 @@ public final class Application: Sendable {
     }
 
     static func makeProviders(_ configuration: AppConfiguration) throws -> [WeatherProvider] {
-        try configuration.weatherProviders.map { name -> WeatherProvider in
+        var names = configuration.weatherProviders
+        if configuration.kmaKey != nil && !names.contains("kma") { names.insert("kma", at: 0) }
+        return try names.map { name -> WeatherProvider in
             switch name {
             case "open-meteo": return OpenMeteoProvider(baseURL: configuration.openMeteoURL)
             case "demo": return DemoProvider()
-            default: throw StartupError("unknown weather provider '\(name)' (known: open-meteo, demo)")
+            case "kma":
+                guard let key = configuration.kmaKey else { throw StartupError("the kma provider needs WEATHERBOARD_KMA_KEY") }
+                return KMAProvider(baseURL: configuration.kmaURL, serviceKey: key)
+            default: throw StartupError("unknown weather provider '\(name)' (known: kma, open-meteo, demo)")
             }
         }
     }

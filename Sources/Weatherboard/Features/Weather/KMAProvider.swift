@@ -1,0 +1,152 @@
+import Foundation
+
+/// The Korea Meteorological Administration's short-range forecast (단기예보,
+/// `VilageFcstInfoService_2.0/getVilageFcst`) for Korean cities, by KMA grid cell. Answers are
+/// XML, read with libxml2; the gateway reports key and quota errors in its own XML envelope
+/// whatever format was asked for. Yesterday comes from yesterday's 02:00 run, today onwards from
+/// the latest published run.
+public struct KMAProvider: WeatherProvider {
+    public let id = "kma"
+    let baseURL: String
+    let serviceKey: String
+    let timeout: TimeInterval
+    static let korea = TimeZone(identifier: "Asia/Seoul")!
+
+    public init(baseURL: String = "https://apis.data.go.kr", serviceKey: String, timeout: TimeInterval = 3) {
+        self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+        self.serviceKey = serviceKey
+        self.timeout = timeout
+    }
+
+    public func covers(_ city: City) -> Bool { city.kmaNx != nil && city.kmaNy != nil }
+
+    /// The newest run published by `now`: runs are at 02, 05, 08, 11, 14, 17, 20 and 23 KST and
+    /// are served from ten minutes past the hour.
+    static func latestRun(at now: Date) -> (date: String, time: String) {
+        let local = LocalCalendar(korea)
+        let (hour, minute) = local.hourMinute(now)
+        let minutes = hour * 60 + minute
+        let runs = [2, 5, 8, 11, 14, 17, 20, 23]
+        if let run = runs.last(where: { $0 * 60 + 10 <= minutes }) {
+            return (local.dateString(now).replacingOccurrences(of: "-", with: ""), String(format: "%02d00", run))
+        }
+        return (local.dateString(now, offset: -1).replacingOccurrences(of: "-", with: ""), "2300")
+    }
+
+    func url(for city: City, run: (date: String, time: String)) -> URL? {
+        var components = URLComponents(string: baseURL + "/1360000/VilageFcstInfoService_2.0/getVilageFcst")
+        components?.queryItems = [
+            URLQueryItem(name: "serviceKey", value: serviceKey), URLQueryItem(name: "pageNo", value: "1"),
+            URLQueryItem(name: "numOfRows", value: "1000"), URLQueryItem(name: "dataType", value: "XML"),
+            URLQueryItem(name: "base_date", value: run.date), URLQueryItem(name: "base_time", value: run.time),
+            URLQueryItem(name: "nx", value: String(city.kmaNx ?? 0)), URLQueryItem(name: "ny", value: String(city.kmaNy ?? 0)),
+        ]
+        return components?.url
+    }
+
+    public func forecast(for city: City, now: Date) throws -> Forecast {
+        guard covers(city) else { throw UpstreamError("kma: \(city.slug) has no KMA grid cell") }
+        let latest = try items(city, run: Self.latestRun(at: now))
+        let yesterdayRun = (LocalCalendar(Self.korea).dateString(now, offset: -1).replacingOccurrences(of: "-", with: ""), "0200")
+        // Yesterday is a bonus: the service keeps runs for about a day, so its absence is no failure.
+        let earlier = (try? items(city, run: yesterdayRun)) ?? []
+        return Self.forecast(from: earlier + latest, now: now, city: city)
+    }
+
+    /// One forecast value: category (TMP, TMN, TMX, SKY, PTY, POP…), local date and time, value.
+    struct Item: Equatable {
+        var category: String
+        var date: String // yyyyMMdd
+        var time: String // HHmm
+        var value: Double?
+    }
+
+    private func items(_ city: City, run: (date: String, time: String)) throws -> [Item] {
+        guard let url = url(for: city, run: run) else { throw UpstreamError("kma: bad base URL") }
+        let (status, body) = try HTTPFetch.get(url, timeout: timeout)
+        guard status == 200 else { throw UpstreamError("kma answered \(status)") }
+        return try Self.parse([UInt8](body))
+    }
+
+    /// Reads an answer, or throws the error it carries (service envelope or result code).
+    static func parse(_ bytes: [UInt8]) throws -> [Item] {
+        guard let document = try? MarkupDocument(bytes, as: .xml) else { throw UpstreamError("kma: the answer is not XML") }
+        if document.count("/OpenAPI_ServiceResponse") > 0 {
+            let reason = document.text("//returnAuthMsg") ?? document.text("//errMsg") ?? "unknown"
+            throw UpstreamError("kma gateway error: \(reason)")
+        }
+        guard let code = document.text("/response/header/resultCode") else { throw UpstreamError("kma: no result code") }
+        guard code == "00" else {
+            throw UpstreamError("kma error \(code): \(document.text("/response/header/resultMsg") ?? "")")
+        }
+        var items: [Item] = []
+        // Each field is read with one XPath query, in document order; an item lacking a field
+        // would misalign them, so the counts must agree.
+        let categories = document.nodes("/response/body/items/item/category").map(\.text)
+        let dates = document.nodes("/response/body/items/item/fcstDate").map(\.text)
+        let times = document.nodes("/response/body/items/item/fcstTime").map(\.text)
+        let values = document.nodes("/response/body/items/item/fcstValue").map(\.text)
+        guard categories.count == dates.count, dates.count == times.count, times.count == values.count else {
+            throw UpstreamError("kma: items with missing fields")
+        }
+        for i in categories.indices {
+            var value = Double(values[i])
+            if let v = value, v >= 900 || v <= -900 { value = nil } // the service's "missing"
+            items.append(Item(category: categories[i], date: dates[i], time: times[i], value: value))
+        }
+        return items
+    }
+
+    static func forecast(from items: [Item], now: Date, city: City) -> Forecast {
+        func dash(_ date: String) -> String { "\(date.prefix(4))-\(date.dropFirst(4).prefix(2))-\(date.suffix(2))" }
+        // Later runs overwrite earlier ones for the same hour.
+        var byHour: [String: [String: Double]] = [:]
+        for item in items {
+            guard let value = item.value else { continue }
+            let key = "\(dash(item.date))T\(item.time.prefix(2)):00"
+            byHour[key, default: [:]][item.category] = value
+        }
+        let hours = byHour.keys.sorted().map { time -> Forecast.Hour in
+            let v = byHour[time]!
+            return Forecast.Hour(time: time, temperature: v["TMP"], apparentTemperature: nil,
+                                 precipitationProbability: v["POP"].map { Int($0) }, weatherCode: weatherCode(sky: v["SKY"], rain: v["PTY"]))
+        }
+        let dates = Set(hours.map { String($0.time.prefix(10)) }).sorted()
+        let daily = dates.map { date -> Forecast.Day in
+            let dayHours = hours.filter { $0.time.hasPrefix(date) }
+            let values = byHour.filter { $0.key.hasPrefix(date) }.map(\.value)
+            let temperatures = dayHours.compactMap(\.temperature)
+            let high = values.compactMap { $0["TMX"] }.first ?? temperatures.max()
+            let low = values.compactMap { $0["TMN"] }.first ?? temperatures.min()
+            let codes = dayHours.compactMap(\.weatherCode)
+            return Forecast.Day(date: date, high: high, low: low, weatherCode: codes.max(),
+                                precipitationProbability: dayHours.compactMap(\.precipitationProbability).max())
+        }
+        let local = LocalCalendar(korea)
+        let (hour, _) = local.hourMinute(now)
+        let currentKey = local.dateString(now) + String(format: "T%02d:00", hour)
+        let current = hours.first { $0.time == currentKey }.map {
+            Forecast.Current(time: $0.time, temperature: $0.temperature, apparentTemperature: nil, weatherCode: $0.weatherCode)
+        }
+        return Forecast(source: "kma", fetchedAt: now, current: current, daily: daily, hourly: hours)
+    }
+
+    /// SKY (1 clear, 3 mostly cloudy, 4 overcast) and PTY (1 rain, 2 rain and snow, 3 snow,
+    /// 4 showers) as a WMO code.
+    static func weatherCode(sky: Double?, rain: Double?) -> Int? {
+        switch rain.map(Int.init) {
+        case 1?: return 61
+        case 2?: return 67
+        case 3?: return 71
+        case 4?: return 80
+        default: break
+        }
+        switch sky.map(Int.init) {
+        case 1?: return 0
+        case 3?: return 2
+        case 4?: return 3
+        default: return nil
+        }
+    }
+}
+
