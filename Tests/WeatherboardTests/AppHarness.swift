@@ -2,12 +2,15 @@ import Foundation
 import HTTPServer
 import HTTPTestSupport
 import Logging
+import GRDB
 @testable import Weatherboard
 
 /// The real application on an ephemeral port with a fresh database in a temporary folder.
 final class AppHarness {
     let application: Application
     let folder: String
+    /// The application's clock; tests move it.
+    let clock = TestClock(AppHarness.fixedNow)
     var port: Int { application.server.port }
 
     init(configure: (inout AppConfiguration) -> Void = { _ in }) throws {
@@ -20,7 +23,9 @@ final class AppHarness {
         configuration.logLevel = .warning
         configuration.server.eventLoops = 1
         configuration.weatherProviders = ["demo"]
-        configuration.clock = { AppHarness.fixedNow }
+        let clock = self.clock
+        configuration.clock = { clock.read() }
+        configuration.passwordCost = 1 << 10 // fast hashes in tests; production uses 2^15
         configure(&configuration)
         application = try Application(configuration: configuration)
         try application.start()
@@ -50,6 +55,14 @@ final class AppHarness {
         try? FileManager.default.removeItem(atPath: folder)
     }
 
+    /// A browser with its own cookie jar.
+    func browser() -> Browser { Browser(port: port) }
+
+    /// Runs SQL against the application's database (Given steps and Then checks).
+    func count(_ sql: String, _ arguments: StatementArguments = []) throws -> Int {
+        try application.database.pool.read { try Int.fetchOne($0, sql: sql, arguments: arguments) ?? 0 }
+    }
+
     func get(_ target: String, headers: [(String, String)] = []) throws -> WireResponse {
         try TestClient.request(port: port, "GET", target, headers: headers)
     }
@@ -58,5 +71,76 @@ final class AppHarness {
     func page(_ target: String, headers: [(String, String)] = []) throws -> (WireResponse, MarkupDocument) {
         let response = try get(target, headers: headers)
         return (response, try MarkupDocument(response.body))
+    }
+}
+
+/// A cookie-keeping client that fills in the CSRF token from the last page it saw, like a
+/// browser submitting the page's forms.
+final class Browser {
+    let port: Int
+    var cookies: [String: String] = [:]
+    var lastPage: MarkupDocument?
+    var acceptLanguage: String?
+
+    init(port: Int) { self.port = port }
+
+    var csrfToken: String? { lastPage?.nodes("//input[@name='csrf_token']").first?["value"] }
+
+    private var headers: [(String, String)] {
+        var headers: [(String, String)] = []
+        if !cookies.isEmpty { headers.append(("Cookie", cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; "))) }
+        if let acceptLanguage { headers.append(("Accept-Language", acceptLanguage)) }
+        return headers
+    }
+
+    private func keepCookies(_ response: WireResponse) {
+        for value in response.headers.values("Set-Cookie") {
+            let pair = value.split(separator: ";")[0].split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(pair[0]), cookieValue = pair.count > 1 ? String(pair[1]) : ""
+            if value.contains("Max-Age=0") { cookies[name] = nil } else { cookies[name] = cookieValue }
+        }
+    }
+
+    @discardableResult
+    func get(_ target: String) throws -> (WireResponse, MarkupDocument) {
+        let response = try TestClient.request(port: port, "GET", target, headers: headers)
+        keepCookies(response)
+        let page = try MarkupDocument(response.body.isEmpty ? Array("<html></html>".utf8) : response.body)
+        if response.headers["Content-Type"]?.hasPrefix("text/html") == true { lastPage = page }
+        return (response, page)
+    }
+
+    /// Posts a form; the CSRF token comes from the last page unless `csrf` says otherwise.
+    @discardableResult
+    func post(_ target: String, _ fields: [(String, String)], csrf: String? = nil, withToken: Bool = true) throws -> (WireResponse, MarkupDocument?) {
+        var all = fields
+        if withToken { all.append(("csrf_token", csrf ?? csrfToken ?? "")) }
+        let body = all.map { "\(percentEncode($0.0))=\(percentEncode($0.1))" }.joined(separator: "&")
+        var headers = self.headers
+        headers.append(("Content-Type", "application/x-www-form-urlencoded"))
+        let response = try TestClient.request(port: port, "POST", target, headers: headers, body: Array(body.utf8))
+        keepCookies(response)
+        var page: MarkupDocument?
+        if response.headers["Content-Type"]?.hasPrefix("text/html") == true, !response.body.isEmpty {
+            page = try MarkupDocument(response.body)
+            lastPage = page
+        }
+        return (response, page)
+    }
+
+    /// Signs up through the form and stays signed in.
+    @discardableResult
+    func signUp(_ username: String, displayName: String? = nil, password: String = "correct horse battery") throws -> WireResponse {
+        try get("/signup")
+        let (response, _) = try post("/signup", [("username", username), ("display_name", displayName ?? username.capitalized),
+                                                 ("password", password)])
+        return response
+    }
+
+    /// Posts on a city board from its page.
+    @discardableResult
+    func postOnBoard(_ slug: String, _ text: String) throws -> (WireResponse, MarkupDocument?) {
+        try get("/city/\(slug)")
+        return try post("/city/\(slug)/posts", [("body", text)])
     }
 }

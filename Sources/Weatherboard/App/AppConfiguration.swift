@@ -25,10 +25,31 @@ public struct AppConfiguration: Sendable {
     public var kmaKey: String? = ProcessInfo.processInfo.environment["WEATHERBOARD_KMA_KEY"].flatMap { $0.isEmpty ? nil : $0 }
     /// How long a cached forecast is served without asking upstream.
     public var weatherFreshFor: TimeInterval = 1800
+    /// Abuse limits (documented in the README).
+    public var limits = Limits()
+    /// scrypt's cost for new password hashes (tests lower it to stay fast).
+    public var passwordCost = 1 << 15
     /// The clock every feature reads (tests fix it).
     public var clock: @Sendable () -> Date = { Date() }
 
     public init() {}
+
+    /// Every abuse limit in one place; each has a flag and an environment variable.
+    public struct Limits: Sendable {
+        /// Sign-in attempts per account and per client address, per minute.
+        public var signInsPerMinute = 6
+        /// Sign-ups per client address, per hour.
+        public var signUpsPerHour = 10
+        /// Seconds between two posts by one person.
+        public var secondsBetweenPosts = 10
+        /// Posts per person per day.
+        public var postsPerDay = 50
+        /// Reports per person per day.
+        public var reportsPerDay = 20
+        /// Distinct reporters that hide a post pending review.
+        public var reportThreshold = 3
+        public init() {}
+    }
 
     /// A top-level folder of this repository: found next to the working directory first, else
     /// relative to this source file, so that `swift run` works from the repository root and

@@ -1,12 +1,23 @@
 import HTTPServer
 
-/// What the application knows about one request, worked out once before any handler runs.
+/// What the application knows about one request, worked out once before any handler runs:
+/// language here; identity, CSRF token and form by `Identity`'s middleware.
 public final class AppContext: RequestContext {
     public let request: Request
     /// The page language: `?lang=`, else the `lang` cookie, else `Accept-Language`, else English.
     public let language: Language
     /// Set when `?lang=` chose the language, so that the choice is remembered in a cookie.
     let languageChosenByQuery: Bool
+    /// The signed-in person, if any.
+    public internal(set) var user: User?
+    /// The session's digest (to revoke it at sign-out or rotation).
+    var sessionTokenHash: String?
+    /// The token every form carries: the session's CSRF secret, or a guest's cookie.
+    public internal(set) var csrfToken = ""
+    /// A guest token made for this request, to be set as a cookie.
+    var newGuestToken: String?
+    /// The decoded form of a POST (checked for CSRF before any handler sees it).
+    public internal(set) var form = URLEncodedForm()
 
     public init(request: Request) {
         self.request = request
@@ -24,4 +35,18 @@ public final class AppContext: RequestContext {
     }
 
     static let languageCookie = "lang"
+
+    /// The signed-in user, or a 303 to the sign-in page that comes back here.
+    func requireUser() throws -> User {
+        guard let user else {
+            throw Redirect(to: "/login?next=" + percentEncode(request.method == "GET" ? request.target : "/"))
+        }
+        return user
+    }
+}
+
+/// Thrown to answer with a redirect from deep inside a handler (e.g. "sign in first").
+struct Redirect: Error {
+    let location: String
+    init(to location: String) { self.location = location }
 }

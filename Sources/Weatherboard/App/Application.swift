@@ -63,8 +63,21 @@ public final class Application: Sendable {
         let files = StaticFiles(root: configuration.publicDirectory)
         router.get("/static/{path...}") { request, _ in try files.response(for: request.parameters["path"] ?? "", request: request) }
         HealthController(database: database).addRoutes(to: router)
-        HomeController(pages: pages, index: cities, weather: weather, clock: configuration.clock).addRoutes(to: router)
-        CitiesController(pages: pages, index: cities, weather: weather, clock: configuration.clock).addRoutes(to: router)
+        let clock = configuration.clock
+        let sessions = SessionStore(database: database)
+        let identity = Identity(sessions: sessions, secureCookies: configuration.secureCookies, clock: clock)
+        router.use(identity.middleware)
+        let board = BoardView(database: database, pages: pages, clock: clock)
+        let bookmarks = Bookmarks(database: database, index: cities, clock: clock, secureCookies: configuration.secureCookies)
+        bookmarks.addRoutes(to: router)
+        let citiesController = CitiesController(pages: pages, index: cities, weather: weather, board: board, bookmarks: bookmarks, clock: clock)
+        HomeController(pages: pages, index: cities, weather: weather, bookmarks: bookmarks, clock: clock).addRoutes(to: router)
+        citiesController.addRoutes(to: router)
+        BoardController(pages: pages, database: database, cities: citiesController, board: board, limits: configuration.limits,
+                        clock: clock).addRoutes(to: router)
+        SafetyController(pages: pages, database: database, board: board, limits: configuration.limits, clock: clock).addRoutes(to: router)
+        AccountsController(pages: pages, database: database, identity: identity, hasher: PasswordHasher(cost: configuration.passwordCost),
+                           limits: configuration.limits, clock: clock).addRoutes(to: router)
         return router
     }
 

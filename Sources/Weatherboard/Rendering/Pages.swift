@@ -12,6 +12,15 @@ public struct Pages: Sendable {
         var view = data
         let language = context.language
         view["pageTitle"] = title.map { "\($0) · \(string("site_name", language))" } ?? string("site_name", language)
+        view["csrfToken"] = context.csrfToken
+        if let user = context.user {
+            view["currentUser"] = ["username": user.username, "displayName": user.displayName, "isAdmin": user.isAdmin]
+        } else {
+            let here = context.request.method == "GET" && !context.request.path.hasPrefix("/login")
+                && !context.request.path.hasPrefix("/signup") ? context.request.target : "/"
+            view["signInHref"] = "/login?next=" + percentEncode(here)
+            view["signUpHref"] = "/signup?next=" + percentEncode(here)
+        }
         view["languages"] = Language.allCases.map { option -> [String: Any] in
             ["code": option.rawValue, "label": string("language_name_\(option.rawValue)", language),
              "href": Self.url(context.request, settingQuery: "lang", to: option.rawValue), "current": option == language]

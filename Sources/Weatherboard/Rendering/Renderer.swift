@@ -9,7 +9,9 @@ public final class Renderer: Sendable {
     private let library: MustacheLibrary
     public let localization: Localization
     /// Templates the application renders by name; a missing one stops start-up.
-    public static let requiredTemplates = ["layout", "home", "error"]
+    public static let requiredTemplates = [
+        "layout", "home", "error", "search", "city", "post", "feed", "signup", "login", "settings", "profile", "edit", "my_reports",
+    ]
 
     public init(templatesDirectory: String) throws {
         MustacheContentTypes.register(HTMLEscaper(), named: "HTMLBYTES")

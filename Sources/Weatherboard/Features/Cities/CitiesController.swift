@@ -7,11 +7,16 @@ struct CitiesController {
     let index: CityIndex
     let weather: WeatherService
     let clock: @Sendable () -> Date
+    let board: BoardView
+    let bookmarks: Bookmarks
     /// The palette stylesheet, generated once; its ETag is a hash of its text.
     let paletteCSS: Response
 
-    init(pages: Pages, index: CityIndex, weather: WeatherService, clock: @escaping @Sendable () -> Date) {
+    init(pages: Pages, index: CityIndex, weather: WeatherService, board: BoardView, bookmarks: Bookmarks,
+         clock: @escaping @Sendable () -> Date) {
         self.pages = pages
+        self.board = board
+        self.bookmarks = bookmarks
         self.index = index
         self.weather = weather
         self.clock = clock
@@ -40,7 +45,7 @@ struct CitiesController {
         if let exact = index.exactMatch(query) { return .redirect(to: "/city/\(exact.slug)", status: .found) }
         let language = context.language
         let results = index.search(query).map { city -> [String: Any] in
-            ["slug": city.slug, "name": city.name(language), "otherName": language == .ko ? city.nameEn : (city.nameKo ?? ""),
+            ["slug": city.slug, "name": city.name(language), "otherName": (language == .ko ? city.nameEn : city.nameKo) as Any,
              "country": city.country]
         }
         return pages.page("search", context, title: pages.string("search_title", language), [
@@ -61,8 +66,18 @@ struct CitiesController {
     /// `GET /city/{slug}`: today beside yesterday and tomorrow.
     func show(_ request: Request, _ context: AppContext) throws -> Response {
         guard let city = index.city(slug: request.parameters["slug"] ?? "") else { throw HTTPError(.notFound) }
+        let before = try request.queryItems()["before"].map { value -> Int64 in
+            guard let id = Int64(value) else { throw HTTPError(.badRequest, message: "before must be a post id") }
+            return id
+        }
+        return try page(city, context, before: before, composer: nil)
+    }
+
+    /// The city page; also re-rendered by the board when a post is refused, with the text kept.
+    func page(_ city: City, _ context: AppContext, before: Int64?, composer: Composer?, status: HTTPStatus = .ok) throws -> Response {
         let language = context.language
-        var data: [String: Any] = ["cityName": city.name(language), "country": city.country, "slug": city.slug]
+        var data: [String: Any] = ["cityName": city.name(language), "country": city.country, "slug": city.slug,
+                                   "bookmarked": try bookmarks.contains(city, for: context)]
         if let report = weather.report(for: city) {
             let view = CityWeatherView(city: city, report: report, now: clock(), language: language) { key, arguments in
                 pages.string(key, language, arguments)
@@ -70,6 +85,7 @@ struct CitiesController {
             data.merge(view.data) { $1 }
             data["hasWeather"] = true
         }
-        return pages.page("city", context, title: city.name(language), data)
+        data["board"] = try board.data(city: city, context: context, before: before, composer: composer)
+        return pages.page("city", context, title: city.name(language), status: status, data)
     }
 }

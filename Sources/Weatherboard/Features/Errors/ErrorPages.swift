@@ -16,6 +16,7 @@ struct ErrorPages {
     }
 
     func response(for error: Error, _ context: AppContext) -> Response {
+        if let redirect = error as? Redirect { return .redirect(to: redirect.location) }
         let http: HTTPError
         if let known = error as? HTTPError {
             http = known

@@ -7,6 +7,7 @@ struct HomeController {
     let pages: Pages
     let index: CityIndex
     let weather: WeatherService
+    let bookmarks: Bookmarks
     let clock: @Sendable () -> Date
     static let defaultCities = ["seoul", "busan", "tokyo", "new-york-city", "london"]
 
@@ -16,10 +17,12 @@ struct HomeController {
 
     func home(_ request: Request, _ context: AppContext) throws -> Response {
         let language = context.language
-        let cities = Self.defaultCities.compactMap(index.city(slug:))
+        let bookmarked = try bookmarks.cities(for: context)
+        let cities = bookmarked.isEmpty ? Self.defaultCities.compactMap(index.city(slug:)) : bookmarked
         let reports = weather.reports(for: cities)
         let rows = zip(cities, reports).map { city, report -> [String: Any] in
-            var row: [String: Any] = ["slug": city.slug, "name": city.name(language)]
+            var row: [String: Any] = ["slug": city.slug, "name": city.name(language), "bookmarked": !bookmarked.isEmpty,
+                                      "csrfToken": context.csrfToken]
             let local = LocalCalendar(city.timeZone)
             let now = clock()
             if let forecast = report?.forecast, let today = forecast.day(local.dateString(now)) {
@@ -36,6 +39,6 @@ struct HomeController {
             }
             return row
         }
-        return pages.page("home", context, ["cities": rows])
+        return pages.page("home", context, ["cities": rows, "hasBookmarks": !bookmarked.isEmpty])
     }
 }

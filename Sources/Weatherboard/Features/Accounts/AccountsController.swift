@@ -1,0 +1,209 @@
+import Foundation
+import GRDB
+import HTTPServer
+
+/// Sign-up, sign-in, sign-out and settings.
+struct AccountsController {
+    let pages: Pages
+    let database: AppDatabase
+    let identity: Identity
+    let hasher: PasswordHasher
+    let limits: AppConfiguration.Limits
+    let clock: @Sendable () -> Date
+
+    func addRoutes(to router: Router<AppContext>) {
+        router.get("/signup", showSignUp)
+        router.post("/signup", signUp)
+        router.get("/login", showSignIn)
+        router.post("/login", signIn)
+        router.post("/logout", signOut)
+        router.get("/settings", settings)
+        router.post("/settings/profile", updateProfile)
+        router.post("/settings/password", changePassword)
+        router.post("/settings/delete", deleteAccount)
+    }
+
+    // MARK: - Sign-up
+
+    func showSignUp(_ request: Request, _ context: AppContext) throws -> Response {
+        let next = safeReturnPath(try request.queryItems()["next"])
+        return signUpPage(context, values: ["next": next], errors: [:])
+    }
+
+    private func signUpPage(_ context: AppContext, values: [String: String], errors: [String: String], status: HTTPStatus = .ok) -> Response {
+        pages.page("signup", context, title: pages.string("sign_up", context.language), status: status, [
+            "values": values, "errors": errors, "hasErrors": !errors.isEmpty,
+        ])
+    }
+
+    func signUp(_ request: Request, _ context: AppContext) throws -> Response {
+        let form = context.form
+        let username = (form["username"] ?? "").trimmingCharacters(in: .whitespaces)
+        let displayName = (form["display_name"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
+        let password = form["password"] ?? ""
+        let next = safeReturnPath(form["next"])
+        let language = context.language
+        var errors: [String: String] = [:]
+        if let problem = Validation.username(username) { errors["username"] = pages.string(problem, language) }
+        if let problem = Validation.displayName(displayName) { errors["display_name"] = pages.string(problem, language) }
+        if let problem = Validation.password(password, username: username) { errors["password"] = pages.string(problem, language) }
+        let values = ["username": username, "display_name": displayName, "next": next]
+        if !errors.isEmpty { return signUpPage(context, values: values, errors: errors, status: .unprocessableContent) }
+        let now = clock()
+        try database.pool.write { db in
+            try RateLimit(limit: limits.signUpsPerHour, window: 3600).hit("signup:ip:\(request.remoteAddress)", now: now, db)
+        }
+        let hash = try hasher.hash(password)
+        let token: String? = try database.pool.write { db in
+            guard try User.find(username: username, db) == nil else { return nil }
+            var user = User(id: nil, username: username, usernameKey: username.lowercased(), displayName: displayName,
+                            passwordHash: hash, role: "user", createdAt: now)
+            try user.insert(db)
+            return try identity.sessions.create(userID: user.id!, now: now, db)
+        }
+        guard let token else {
+            errors["username"] = pages.string("error_username_taken", language)
+            return signUpPage(context, values: values, errors: errors, status: .unprocessableContent)
+        }
+        if let old = context.sessionTokenHash { try identity.sessions.revoke(tokenHash: old) }
+        var response = Response.redirect(to: next)
+        response.setCookie(identity.sessionCookie(token))
+        return response
+    }
+
+    // MARK: - Sign-in
+
+    func showSignIn(_ request: Request, _ context: AppContext) throws -> Response {
+        signInPage(context, username: "", next: safeReturnPath(try request.queryItems()["next"]), error: nil)
+    }
+
+    private func signInPage(_ context: AppContext, username: String, next: String, error: String?, status: HTTPStatus = .ok) -> Response {
+        var data: [String: Any] = ["values": ["username": username, "next": next]]
+        if let error { data["error"] = error }
+        return pages.page("login", context, title: pages.string("sign_in", context.language), status: status, data)
+    }
+
+    func signIn(_ request: Request, _ context: AppContext) throws -> Response {
+        let form = context.form
+        let username = (form["username"] ?? "").trimmingCharacters(in: .whitespaces)
+        let password = form["password"] ?? ""
+        let next = safeReturnPath(form["next"])
+        let now = clock()
+        // Both limits are counted before the password is checked, and whatever the outcome.
+        try database.pool.write { db in
+            let limit = RateLimit(limit: limits.signInsPerMinute, window: 60)
+            try limit.hit("login:ip:\(request.remoteAddress)", now: now, db)
+            try limit.hit("login:user:\(username.lowercased())", now: now, db)
+        }
+        let user = try database.pool.read { try User.find(username: username, $0) }
+        guard let user, hasher.verify(password, against: user.passwordHash) else {
+            return signInPage(context, username: username, next: next, error: pages.string("error_sign_in", context.language),
+                              status: .unprocessableContent)
+        }
+        let token = try database.pool.write { db in
+            // Rotation: the session the browser had (if any) ends, a new one starts.
+            if let old = context.sessionTokenHash {
+                try db.execute(sql: "DELETE FROM sessions WHERE token_hash = ?", arguments: [old])
+            }
+            return try identity.sessions.create(userID: user.id!, now: now, db)
+        }
+        var response = Response.redirect(to: next)
+        response.setCookie(identity.sessionCookie(token))
+        return response
+    }
+
+    func signOut(_ request: Request, _ context: AppContext) throws -> Response {
+        if let hash = context.sessionTokenHash { try identity.sessions.revoke(tokenHash: hash) }
+        var response = Response.redirect(to: "/")
+        response.setCookie(.expired(SessionStore.cookieName))
+        return response
+    }
+
+    // MARK: - Settings
+
+    func settings(_ request: Request, _ context: AppContext) throws -> Response {
+        let user = try context.requireUser()
+        return try settingsPage(context, user: user, data: [:])
+    }
+
+    private func settingsPage(_ context: AppContext, user: User, data: [String: Any], status: HTTPStatus = .ok) throws -> Response {
+        let blocked = try database.pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT u.username, u.display_name FROM blocks b JOIN users u ON u.id = b.blocked_id
+                WHERE b.blocker_id = ? ORDER BY b.created_at DESC
+                """, arguments: [user.id]).map { ["username": $0["username"] as String, "displayName": $0["display_name"] as String] }
+        }
+        var view: [String: Any] = ["displayName": user.displayName, "blocked": blocked, "hasBlocked": !blocked.isEmpty]
+        view.merge(data) { $1 }
+        return pages.page("settings", context, title: pages.string("settings", context.language), status: status, view)
+    }
+
+    func updateProfile(_ request: Request, _ context: AppContext) throws -> Response {
+        let user = try context.requireUser()
+        let displayName = (context.form["display_name"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
+        if let problem = Validation.displayName(displayName) {
+            return try settingsPage(context, user: user, data: ["profileError": pages.string(problem, context.language),
+                                                                "displayName": displayName], status: .unprocessableContent)
+        }
+        try database.pool.write { db in
+            try db.execute(sql: "UPDATE users SET display_name = ? WHERE id = ?", arguments: [displayName, user.id])
+        }
+        return .redirect(to: "/settings")
+    }
+
+    func changePassword(_ request: Request, _ context: AppContext) throws -> Response {
+        let user = try context.requireUser()
+        let current = context.form["current_password"] ?? ""
+        let new = context.form["new_password"] ?? ""
+        let language = context.language
+        guard hasher.verify(current, against: user.passwordHash) else {
+            return try settingsPage(context, user: user, data: ["passwordError": pages.string("error_password_wrong", language)],
+                                    status: .unprocessableContent)
+        }
+        if let problem = Validation.password(new, username: user.username) {
+            return try settingsPage(context, user: user, data: ["passwordError": pages.string(problem, language)], status: .unprocessableContent)
+        }
+        let hash = try hasher.hash(new)
+        try database.pool.write { db in
+            try db.execute(sql: "UPDATE users SET password_hash = ? WHERE id = ?", arguments: [hash, user.id])
+            // Other sessions end with the old password; this one stays.
+            try db.execute(sql: "DELETE FROM sessions WHERE user_id = ? AND token_hash <> ?", arguments: [user.id, context.sessionTokenHash])
+        }
+        return .redirect(to: "/settings")
+    }
+
+    func deleteAccount(_ request: Request, _ context: AppContext) throws -> Response {
+        let user = try context.requireUser()
+        guard hasher.verify(context.form["password"] ?? "", against: user.passwordHash) else {
+            return try settingsPage(context, user: user, data: ["deleteError": pages.string("error_password_wrong", context.language)],
+                                    status: .unprocessableContent)
+        }
+        // Sessions, blocks, reports and bookmarks go with the row; posts stay as "deleted user".
+        try database.pool.write { db in _ = try User.deleteOne(db, key: user.id) }
+        var response = Response.redirect(to: "/")
+        response.setCookie(.expired(SessionStore.cookieName))
+        return response
+    }
+}
+
+/// Form rules; each returns the catalog key of its message, or nil when the value is fine.
+enum Validation {
+    static func username(_ value: String) -> String? {
+        guard (3...20).contains(value.count) else { return "error_username_length" }
+        guard value.unicodeScalars.allSatisfy({ ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || $0 == "_" })
+        else { return "error_username_characters" }
+        return nil
+    }
+
+    static func displayName(_ value: String) -> String? {
+        guard (1...40).contains(value.count) else { return "error_display_name_length" }
+        guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return "error_display_name_length" }
+        return nil
+    }
+
+    static func password(_ value: String, username: String) -> String? {
+        guard value.count >= 10 else { return "error_password_length" }
+        guard value.lowercased() != username.lowercased() else { return "error_password_username" }
+        return nil
+    }
+}

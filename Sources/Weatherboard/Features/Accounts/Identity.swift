@@ -1,0 +1,57 @@
+import Foundation
+import HTTPServer
+
+/// Fills the request context with the signed-in person and the CSRF token, and refuses any
+/// POST whose form does not carry that token (403, nothing changes).
+struct Identity {
+    let sessions: SessionStore
+    let secureCookies: Bool
+    let clock: @Sendable () -> Date
+    static let guestCookie = "csrf"
+
+    /// Paths that never show forms or personal data: no session look-up for them.
+    static let anonymousPrefixes = ["/static/", "/healthz", "/palette.css"]
+
+    func middleware(_ request: Request, _ context: AppContext, _ next: Router<AppContext>.Handler) throws -> Response {
+        if request.method != "POST" && Self.anonymousPrefixes.contains(where: { request.path.hasPrefix($0) }) {
+            return try next(request, context)
+        }
+        if let token = request.cookies[SessionStore.cookieName], let session = try sessions.find(token: token, now: clock()) {
+            context.user = session.user
+            context.sessionTokenHash = session.tokenHash
+            context.csrfToken = session.csrfSecret
+        } else if let guest = request.cookies[Self.guestCookie], guest.utf8.count >= 32 {
+            context.csrfToken = guest
+        } else {
+            let token = Tokens.random()
+            context.csrfToken = token
+            context.newGuestToken = token
+        }
+        if request.method == "POST" {
+            context.form = try request.formBody()
+            let sent = Array((context.form["csrf_token"] ?? "").utf8)
+            guard !sent.isEmpty, constantTimeEquals(sent, Array(context.csrfToken.utf8)) else {
+                throw HTTPError(.forbidden, message: "csrf")
+            }
+        }
+        var response = try next(request, context)
+        if let token = context.newGuestToken, context.user == nil {
+            response.setCookie(SetCookie(name: Self.guestCookie, value: token, maxAge: 7 * 24 * 3600, secure: secureCookies))
+        }
+        return response
+    }
+
+    /// The cookie that carries a session token.
+    func sessionCookie(_ token: String) -> SetCookie {
+        SetCookie(name: SessionStore.cookieName, value: token, maxAge: Int(sessions.idleLimit), secure: secureCookies)
+    }
+}
+
+/// A relative path to return to after signing in; anything else (other hosts, `//host`,
+/// backslashes, control characters) becomes `/`.
+func safeReturnPath(_ candidate: String?) -> String {
+    guard let path = candidate, path.hasPrefix("/"), !path.hasPrefix("//"), !path.hasPrefix("/\\"),
+          !path.unicodeScalars.contains(where: { $0.value < 0x20 || $0 == "\\" || $0.value == 0x7F })
+    else { return "/" }
+    return path
+}

@@ -1,0 +1,112 @@
+import Foundation
+import GRDB
+import HTTPServer
+
+/// A person with an account.
+public struct User: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
+    public static let databaseTableName = "users"
+
+    public var id: Int64?
+    public var username: String
+    public var usernameKey: String
+    public var displayName: String
+    public var passwordHash: String
+    public var role: String
+    public var createdAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case id, username, role
+        case usernameKey = "username_key", displayName = "display_name", passwordHash = "password_hash", createdAt = "created_at"
+    }
+
+    public var isAdmin: Bool { role == "admin" }
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+
+    public static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy { .timeIntervalSince1970 }
+    public static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy { .timeIntervalSince1970 }
+}
+
+extension User {
+    static func find(username: String, _ db: Database) throws -> User? {
+        try User.filter(Column("username_key") == username.lowercased()).fetchOne(db)
+    }
+
+    static func find(id: Int64, _ db: Database) throws -> User? { try User.fetchOne(db, key: id) }
+}
+
+/// Sessions: a random token in a cookie, only its digest in the database, expiring after
+/// `idleLimit` without use, with the CSRF secret of the session.
+struct SessionStore: Sendable {
+    let database: AppDatabase
+    var idleLimit: TimeInterval = 30 * 24 * 3600
+    static let cookieName = "session"
+
+    struct Session {
+        let tokenHash: String
+        let user: User
+        let csrfSecret: String
+    }
+
+    /// Starts a session for `userID`; returns the cookie token. Any previous session token the
+    /// browser had is revoked by the caller (rotation at sign-in).
+    func create(userID: Int64, now: Date, _ db: Database) throws -> String {
+        let token = Tokens.random()
+        try db.execute(sql: "INSERT INTO sessions (token_hash, user_id, csrf_secret, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)",
+                       arguments: [Tokens.digest(token), userID, Tokens.random(), now.timeIntervalSince1970, now.timeIntervalSince1970])
+        return token
+    }
+
+    /// The live session for a cookie token; touches it at most once an hour.
+    func find(token: String, now: Date) throws -> Session? {
+        let hash = Tokens.digest(token)
+        let found = try database.pool.read { db -> (User, String, Double)? in
+            guard let row = try Row.fetchOne(db, sql: "SELECT user_id, csrf_secret, last_seen_at FROM sessions WHERE token_hash = ?",
+                                             arguments: [hash]),
+                  let user = try User.find(id: row["user_id"], db) else { return nil }
+            return (user, row["csrf_secret"], row["last_seen_at"])
+        }
+        guard let (user, csrf, lastSeen) = found else { return nil }
+        if now.timeIntervalSince1970 - lastSeen > idleLimit {
+            try revoke(tokenHash: hash)
+            return nil
+        }
+        if now.timeIntervalSince1970 - lastSeen > 3600 {
+            try database.pool.write { db in
+                try db.execute(sql: "UPDATE sessions SET last_seen_at = ? WHERE token_hash = ?", arguments: [now.timeIntervalSince1970, hash])
+            }
+        }
+        return Session(tokenHash: hash, user: user, csrfSecret: csrf)
+    }
+
+    func revoke(tokenHash: String) throws {
+        try database.pool.write { db in try db.execute(sql: "DELETE FROM sessions WHERE token_hash = ?", arguments: [tokenHash]) }
+    }
+
+    static func revokeAll(userID: Int64, _ db: Database) throws {
+        try db.execute(sql: "DELETE FROM sessions WHERE user_id = ?", arguments: [userID])
+    }
+}
+
+/// Rate limits kept in SQLite, so they hold across restarts and every worker thread sees them.
+public struct RateLimit: Sendable {
+    public var limit: Int
+    public var window: TimeInterval
+
+    public init(limit: Int, window: TimeInterval) {
+        self.limit = limit
+        self.window = window
+    }
+
+    /// Records an attempt in `bucket`; throws 429 with `Retry-After` when over the limit.
+    func hit(_ bucket: String, now: Date, _ db: Database) throws {
+        let since = now.timeIntervalSince1970 - window
+        try db.execute(sql: "DELETE FROM rate_events WHERE bucket = ? AND at <= ?", arguments: [bucket, since])
+        let times = try Double.fetchAll(db, sql: "SELECT at FROM rate_events WHERE bucket = ? ORDER BY at", arguments: [bucket])
+        if times.count >= limit, let oldest = times.first {
+            let retry = max(1, Int((oldest + window - now.timeIntervalSince1970).rounded(.up)))
+            throw HTTPError(.tooManyRequests, headers: HTTPHeaders([("Retry-After", String(retry))]))
+        }
+        try db.execute(sql: "INSERT INTO rate_events (bucket, at) VALUES (?, ?)", arguments: [bucket, now.timeIntervalSince1970])
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import GRDB
+import HTTPServer
+
+/// What the post form shows when it comes back: the text as typed and why it was refused.
+struct Composer {
+    var text: String
+    var error: String
+}
+
+/// A city's board as template data: one page of posts and the form to post.
+struct BoardView {
+    let database: AppDatabase
+    let pages: Pages
+    let clock: @Sendable () -> Date
+
+    func data(city: City, context: AppContext, before: Int64?, composer: Composer?) throws -> [String: Any] {
+        let posts = try database.pool.read { db in
+            try BoardQueries.board(cityID: city.id, viewer: context.user, before: before, limit: BoardQueries.pageSize + 1, db)
+        }
+        let presenter = presenter(context)
+        let shown = posts.prefix(BoardQueries.pageSize)
+        var data: [String: Any] = [
+            "posts": shown.map { presenter.view($0, returnTo: "/city/\(city.slug)") },
+            "hasPosts": !shown.isEmpty,
+            "canPost": context.user != nil,
+            "composerText": composer?.text ?? "",
+            "feedHref": "/city/\(city.slug)/feed.atom",
+        ]
+        if let error = composer?.error { data["composerError"] = error }
+        if posts.count > BoardQueries.pageSize, let last = shown.last { data["olderHref"] = "/city/\(city.slug)?before=\(last.id)#board" }
+        if before != nil { data["newestHref"] = "/city/\(city.slug)#board" }
+        return data
+    }
+
+    func presenter(_ context: AppContext) -> PostPresenter {
+        PostPresenter(viewer: context.user, csrfToken: context.csrfToken, language: context.language, now: clock()) { key, arguments in
+            pages.string(key, context.language, arguments)
+        }
+    }
+}
+
+/// Posting, editing and deleting posts, and the board's Atom feed.
+struct BoardController {
+    let pages: Pages
+    let database: AppDatabase
+    let cities: CitiesController
+    let board: BoardView
+    let limits: AppConfiguration.Limits
+    let clock: @Sendable () -> Date
+
+    func addRoutes(to router: Router<AppContext>) {
+        router.post("/city/{slug}/posts", create)
+        router.get("/city/{slug}/feed.atom", feed)
+        router.get("/posts/{id}/edit", showEdit)
+        router.post("/posts/{id}/edit", edit)
+        router.post("/posts/{id}/delete", delete)
+    }
+
+    /// The body as stored: trimmed, NFC; or the key of what is wrong with it.
+    static func normalise(_ text: String?) -> Result<String, BodyProblem> {
+        let body = (text ?? "").replacingOccurrences(of: "\r\n", with: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+            .precomposedStringWithCanonicalMapping
+        if body.isEmpty { return .failure(BodyProblem(key: "error_post_empty")) }
+        if body.unicodeScalars.count > 500 { return .failure(BodyProblem(key: "error_post_long")) }
+        return .success(body)
+    }
+
+    struct BodyProblem: Error { let key: String }
+
+    func create(_ request: Request, _ context: AppContext) throws -> Response {
+        guard let city = cities.index.city(slug: request.parameters["slug"] ?? "") else { throw HTTPError(.notFound) }
+        let user = try context.requireUser()
+        let typed = context.form["body"] ?? ""
+        func refuse(_ key: String, _ arguments: [String: String] = [:], status: HTTPStatus = .unprocessableContent) throws -> Response {
+            try cities.page(city, context, before: nil, composer: Composer(text: typed, error: pages.string(key, context.language, arguments)),
+                            status: status)
+        }
+        let body: String
+        switch Self.normalise(typed) {
+        case .success(let text): body = text
+        case .failure(let problem): return try refuse(problem.key)
+        }
+        let now = clock().timeIntervalSince1970
+        // The checks and the insert share one write transaction, so two quick posts cannot both pass.
+        let refusal: (String, [String: String])? = try database.pool.write { db in
+            let last = try Double.fetchOne(db, sql: "SELECT max(created_at) FROM posts WHERE user_id = ?", arguments: [user.id])
+            if let last, now - last < Double(limits.secondsBetweenPosts) {
+                return ("error_post_too_fast", ["n": String(Int((Double(limits.secondsBetweenPosts) - (now - last)).rounded(.up)))])
+            }
+            let today = try Int.fetchOne(db, sql: "SELECT count(*) FROM posts WHERE user_id = ? AND created_at > ?",
+                                         arguments: [user.id, now - 86400]) ?? 0
+            if today >= limits.postsPerDay { return ("error_post_daily", ["n": String(limits.postsPerDay)]) }
+            let same = try Int.fetchOne(db, sql: "SELECT count(*) FROM posts WHERE user_id = ? AND body = ? AND created_at > ?",
+                                        arguments: [user.id, body, now - 300]) ?? 0
+            if same > 0 { return ("error_post_duplicate", [:]) }
+            try db.execute(sql: "INSERT INTO posts (city_id, user_id, body, created_at) VALUES (?, ?, ?, ?)",
+                           arguments: [city.id, user.id, body, now])
+            return nil
+        }
+        if let (key, arguments) = refusal {
+            return try refuse(key, arguments, status: key == "error_post_duplicate" ? .unprocessableContent : .tooManyRequests)
+        }
+        return .redirect(to: "/city/\(city.slug)#board")
+    }
+
+    /// The author's own post, or 404 (others' posts are not theirs to touch, and saying so
+    /// would tell them it exists).
+    private func ownPost(_ request: Request, _ context: AppContext) throws -> PostRow {
+        let user = try context.requireUser()
+        guard let id = Int64(request.parameters["id"] ?? ""),
+              let post = try database.pool.read({ try BoardQueries.post(id: id, viewer: user, $0) }),
+              post.userID == user.id else { throw HTTPError(.notFound) }
+        return post
+    }
+
+    func showEdit(_ request: Request, _ context: AppContext) throws -> Response {
+        let post = try ownPost(request, context)
+        return editPage(post, context, text: post.body, error: nil)
+    }
+
+    private func editPage(_ post: PostRow, _ context: AppContext, text: String, error: String?, status: HTTPStatus = .ok) -> Response {
+        let open = clock().timeIntervalSince(post.createdAt) < PostPresenter.editWindow
+        var data: [String: Any] = ["postID": post.id, "text": text, "open": open, "citySlug": post.citySlug]
+        if let error { data["error"] = error }
+        return pages.page("edit", context, title: pages.string("edit_post", context.language), status: status, data)
+    }
+
+    func edit(_ request: Request, _ context: AppContext) throws -> Response {
+        let post = try ownPost(request, context)
+        let typed = context.form["body"] ?? ""
+        guard clock().timeIntervalSince(post.createdAt) < PostPresenter.editWindow else {
+            return editPage(post, context, text: typed, error: pages.string("error_edit_window", context.language), status: .forbidden)
+        }
+        switch Self.normalise(typed) {
+        case .failure(let problem):
+            return editPage(post, context, text: typed, error: pages.string(problem.key, context.language), status: .unprocessableContent)
+        case .success(let body):
+            try database.pool.write { db in
+                try db.execute(sql: "UPDATE posts SET body = ?, edited_at = ? WHERE id = ? AND user_id = ?",
+                               arguments: [body, clock().timeIntervalSince1970, post.id, post.userID])
+            }
+            return .redirect(to: "/city/\(post.citySlug)#post-\(post.id)")
+        }
+    }
+
+    func delete(_ request: Request, _ context: AppContext) throws -> Response {
+        let post = try ownPost(request, context)
+        try database.pool.write { db in
+            try db.execute(sql: "DELETE FROM posts WHERE id = ? AND user_id = ?", arguments: [post.id, post.userID])
+        }
+        return .redirect(to: "/city/\(post.citySlug)#board")
+    }
+
+    /// `GET /city/{slug}/feed.atom`: the board's visible posts for whoever asks (with their session).
+    func feed(_ request: Request, _ context: AppContext) throws -> Response {
+        guard let city = cities.index.city(slug: request.parameters["slug"] ?? "") else { throw HTTPError(.notFound) }
+        let posts = try database.pool.read { db in try BoardQueries.board(cityID: city.id, viewer: context.user, before: nil, db) }
+        let host = request.headers["Host"].flatMap { $0.allSatisfy { $0.isLetter || $0.isNumber || ".-:[]".contains($0) } ? $0 : nil } ?? "localhost"
+        let base = "http://\(host)"
+        let iso = ISO8601DateFormatter()
+        let entries = posts.filter { $0.reportedByViewerAt == nil }.map { post -> [String: Any] in
+            let updated = post.editedAt ?? post.createdAt
+            return ["id": "tag:weatherboard,2026:post/\(post.id)", "title": String(post.body.prefix(60)),
+                    "author": post.displayName ?? pages.string("deleted_user", context.language),
+                    "published": iso.string(from: post.createdAt), "updated": iso.string(from: updated),
+                    "link": "\(base)/city/\(city.slug)#post-\(post.id)", "body": post.body]
+        }
+        let updated = posts.map { $0.editedAt ?? $0.createdAt }.max() ?? Date(timeIntervalSince1970: 0)
+        let bytes = pages.renderer.render("feed", language: context.language, [
+            "id": "tag:weatherboard,2026:city/\(city.slug)", "title": pages.string("feed_title", context.language, ["city": city.name(context.language)]),
+            "updated": iso.string(from: updated), "self": "\(base)/city/\(city.slug)/feed.atom", "alternate": "\(base)/city/\(city.slug)",
+            "entries": entries,
+        ])
+        return Response(headers: HTTPHeaders([("Content-Type", "application/atom+xml; charset=utf-8")]), body: bytes)
+    }
+}

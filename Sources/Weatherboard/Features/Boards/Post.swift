@@ -1,0 +1,77 @@
+import Foundation
+import GRDB
+
+/// A post as a viewer may see it, with its author and the viewer's relation to it.
+struct PostRow: FetchableRecord, Sendable {
+    var id: Int64
+    var cityID: Int64
+    var userID: Int64?
+    var username: String?
+    var displayName: String?
+    var authorIsAdmin: Bool
+    var body: String
+    var createdAt: Date
+    var editedAt: Date?
+    var hiddenAt: Date?
+    var citySlug: String
+    var cityNameEn: String
+    var cityNameKo: String?
+    /// When the viewer reported it (they see a placeholder instead).
+    var reportedByViewerAt: Date?
+
+    init(row: Row) throws {
+        id = row["id"]
+        cityID = row["city_id"]
+        userID = row["user_id"]
+        username = row["username"]
+        displayName = row["display_name"]
+        authorIsAdmin = (row["role"] as String?) == "admin"
+        body = row["body"]
+        createdAt = Date(timeIntervalSince1970: row["created_at"])
+        editedAt = (row["edited_at"] as Double?).map(Date.init(timeIntervalSince1970:))
+        hiddenAt = (row["hidden_at"] as Double?).map(Date.init(timeIntervalSince1970:))
+        citySlug = row["slug"]
+        cityNameEn = row["name_en"]
+        cityNameKo = row["name_ko"]
+        reportedByViewerAt = (row["reported_at"] as Double?).map(Date.init(timeIntervalSince1970:))
+    }
+}
+
+/// The queries that list posts. Every list goes through `visibleSQL`, so the rules — no posts
+/// by people the viewer blocked; hidden posts only for their author and admins — hold on every
+/// page, profile and feed alike.
+enum BoardQueries {
+    static let pageSize = 20
+
+    private static let visibleSQL = """
+        SELECT p.*, u.username, u.display_name, u.role, c.slug, c.name_en, c.name_ko,
+               (SELECT r.created_at FROM reports r WHERE r.post_id = p.id AND r.reporter_id = :viewer) AS reported_at
+        FROM posts p
+        LEFT JOIN users u ON u.id = p.user_id
+        JOIN cities c ON c.id = p.city_id
+        WHERE (p.hidden_at IS NULL OR p.user_id = :viewer OR :isAdmin)
+          AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = :viewer AND b.blocked_id = p.user_id)
+        """
+
+    /// A board page, newest first, before the post `before` (the cursor).
+    static func board(cityID: Int64, viewer: User?, before: Int64?, limit: Int = pageSize, _ db: Database) throws -> [PostRow] {
+        try PostRow.fetchAll(db, sql: visibleSQL + " AND p.city_id = :city AND p.id < :before ORDER BY p.id DESC LIMIT :limit",
+                             arguments: arguments(viewer, ["city": cityID, "before": before ?? Int64.max, "limit": limit]))
+    }
+
+    /// A person's recent posts on every board.
+    static func byAuthor(userID: Int64, viewer: User?, limit: Int = pageSize, _ db: Database) throws -> [PostRow] {
+        try PostRow.fetchAll(db, sql: visibleSQL + " AND p.user_id = :author ORDER BY p.id DESC LIMIT :limit",
+                             arguments: arguments(viewer, ["author": userID, "limit": limit]))
+    }
+
+    static func post(id: Int64, viewer: User?, _ db: Database) throws -> PostRow? {
+        try PostRow.fetchOne(db, sql: visibleSQL + " AND p.id = :id", arguments: arguments(viewer, ["id": id]))
+    }
+
+    private static func arguments(_ viewer: User?, _ more: [String: (any DatabaseValueConvertible)?]) -> StatementArguments {
+        var values: [String: (any DatabaseValueConvertible)?] = ["viewer": viewer?.id ?? -1, "isAdmin": viewer?.isAdmin == true]
+        values.merge(more) { $1 }
+        return StatementArguments(values)
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import GRDB
+import HTTPServer
+
+/// Profiles, blocking and reporting: the tools people use to shape what they read.
+struct SafetyController {
+    let pages: Pages
+    let database: AppDatabase
+    let board: BoardView
+    let limits: AppConfiguration.Limits
+    let clock: @Sendable () -> Date
+
+    func addRoutes(to router: Router<AppContext>) {
+        router.get("/users/{username}", profile)
+        router.post("/users/{username}/block", block)
+        router.post("/users/{username}/unblock", unblock)
+        router.post("/posts/{id}/report", report)
+        router.post("/posts/{id}/report/withdraw", withdraw)
+        router.get("/settings/reports", myReports)
+    }
+
+    private func person(_ request: Request) throws -> User {
+        guard let user = try database.pool.read({ try User.find(username: request.parameters["username"] ?? "", $0) }) else {
+            throw HTTPError(.notFound)
+        }
+        return user
+    }
+
+    /// `GET /users/{username}`: display name, join date, recent posts as the viewer may see them.
+    func profile(_ request: Request, _ context: AppContext) throws -> Response {
+        let person = try person(request)
+        let viewer = context.user
+        let (posts, blockedByMe) = try database.pool.read { db in
+            (try BoardQueries.byAuthor(userID: person.id!, viewer: viewer, db),
+             try Bool.fetchOne(db, sql: "SELECT 1 FROM blocks WHERE blocker_id = ? AND blocked_id = ?", arguments: [viewer?.id, person.id]) ?? false)
+        }
+        let presenter = board.presenter(context)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: context.language == .ko ? "ko_KR" : "en_GB")
+        formatter.dateStyle = .long
+        let isMe = viewer?.id == person.id
+        return pages.page("profile", context, title: person.displayName, [
+            "username": person.username, "displayName": person.displayName, "joined": formatter.string(from: person.createdAt),
+            "isAdmin": person.isAdmin, "blockedByMe": blockedByMe,
+            "posts": blockedByMe ? [] : posts.map { presenter.view($0, returnTo: "/users/\(person.username)") },
+            "hasPosts": !blockedByMe && !posts.isEmpty,
+            "canBlock": viewer != nil && !isMe && !person.isAdmin && !blockedByMe,
+        ])
+    }
+
+    func block(_ request: Request, _ context: AppContext) throws -> Response {
+        let user = try context.requireUser()
+        let target = try person(request)
+        guard target.id != user.id else { throw HTTPError(.badRequest, message: "You cannot block yourself.") }
+        guard !target.isAdmin else { throw HTTPError(.forbidden, message: "Moderators cannot be blocked.") }
+        try database.pool.write { db in
+            try db.execute(sql: "INSERT OR IGNORE INTO blocks (blocker_id, blocked_id, created_at) VALUES (?, ?, ?)",
+                           arguments: [user.id, target.id, clock().timeIntervalSince1970])
+        }
+        return .redirect(to: safeReturnPath(context.form["return_to"] ?? "/users/\(target.username)"))
+    }
+
+    func unblock(_ request: Request, _ context: AppContext) throws -> Response {
+        let user = try context.requireUser()
+        let target = try person(request)
+        try database.pool.write { db in
+            try db.execute(sql: "DELETE FROM blocks WHERE blocker_id = ? AND blocked_id = ?", arguments: [user.id, target.id])
+        }
+        return .redirect(to: safeReturnPath(context.form["return_to"] ?? "/users/\(target.username)"))
+    }
+
+    /// `POST /posts/{id}/report`: one report per person per post; the threshold-crossing report
+    /// hides the post for everyone but its author and admins, in the same transaction.
+    func report(_ request: Request, _ context: AppContext) throws -> Response {
+        let user = try context.requireUser()
+        guard let id = Int64(request.parameters["id"] ?? ""),
+              let post = try database.pool.read({ try BoardQueries.post(id: id, viewer: user, $0) }) else { throw HTTPError(.notFound) }
+        let returnTo = safeReturnPath(context.form["return_to"] ?? "/city/\(post.citySlug)")
+        guard post.userID != user.id else { throw HTTPError(.badRequest, message: "You cannot report your own post.") }
+        guard let reason = ReportReason(rawValue: context.form["reason"] ?? "") else {
+            throw HTTPError(.badRequest, message: "Choose a reason from the list.")
+        }
+        let detail = (context.form["detail"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        guard detail.count <= 1000 else { throw HTTPError(.badRequest, message: "The detail is limited to 1,000 characters.") }
+        guard reason != .other || !detail.isEmpty else { throw HTTPError(.badRequest, message: "Say what is wrong when the reason is “other”.") }
+        let now = clock().timeIntervalSince1970
+        try database.pool.write { db in
+            let already = try Bool.fetchOne(db, sql: "SELECT 1 FROM reports WHERE post_id = ? AND reporter_id = ?", arguments: [post.id, user.id]) ?? false
+            if already { return } // a second report is a friendly no-op
+            let today = try Int.fetchOne(db, sql: "SELECT count(*) FROM reports WHERE reporter_id = ? AND created_at > ?",
+                                         arguments: [user.id, now - 86400]) ?? 0
+            if today >= limits.reportsPerDay {
+                throw HTTPError(.tooManyRequests, message: "At most \(limits.reportsPerDay) reports a day.",
+                                headers: HTTPHeaders([("Retry-After", "3600")]))
+            }
+            try db.execute(sql: "INSERT INTO reports (post_id, reporter_id, reason, detail, created_at) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [post.id, user.id, reason.rawValue, detail, now])
+            try Self.applyThreshold(postID: post.id, threshold: limits.reportThreshold, now: now, db)
+        }
+        return .redirect(to: returnTo + "#post-\(post.id)")
+    }
+
+    /// Hides a post once enough distinct people report it (pending reports only); shows it
+    /// again when withdrawals bring it under the threshold.
+    static func applyThreshold(postID: Int64, threshold: Int, now: Double, _ db: Database) throws {
+        let reporters = try Int.fetchOne(db, sql: "SELECT count(DISTINCT reporter_id) FROM reports WHERE post_id = ? AND outcome = 'pending'",
+                                         arguments: [postID]) ?? 0
+        if reporters >= threshold {
+            try db.execute(sql: "UPDATE posts SET hidden_at = ? WHERE id = ? AND hidden_at IS NULL", arguments: [now, postID])
+        } else {
+            try db.execute(sql: "UPDATE posts SET hidden_at = NULL WHERE id = ?", arguments: [postID])
+        }
+    }
+
+    func withdraw(_ request: Request, _ context: AppContext) throws -> Response {
+        let user = try context.requireUser()
+        guard let id = Int64(request.parameters["id"] ?? "") else { throw HTTPError(.notFound) }
+        let now = clock().timeIntervalSince1970
+        let slug: String? = try database.pool.write { db in
+            guard let created = try Double.fetchOne(db, sql: "SELECT created_at FROM reports WHERE post_id = ? AND reporter_id = ? AND outcome = 'pending'",
+                                                    arguments: [id, user.id]) else { return nil }
+            guard now - created < PostPresenter.withdrawWindow else {
+                throw HTTPError(.forbidden, message: "Reports can be withdrawn for 10 minutes.")
+            }
+            try db.execute(sql: "DELETE FROM reports WHERE post_id = ? AND reporter_id = ?", arguments: [id, user.id])
+            try Self.applyThreshold(postID: id, threshold: limits.reportThreshold, now: now, db)
+            return try String.fetchOne(db, sql: "SELECT c.slug FROM posts p JOIN cities c ON c.id = p.city_id WHERE p.id = ?", arguments: [id])
+        }
+        guard let slug else { throw HTTPError(.notFound) }
+        return .redirect(to: safeReturnPath(context.form["return_to"] ?? "/city/\(slug)") + "#post-\(id)")
+    }
+
+    /// `GET /settings/reports`: what I reported and what became of it.
+    func myReports(_ request: Request, _ context: AppContext) throws -> Response {
+        let user = try context.requireUser()
+        let rows = try database.pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT r.post_id, r.reason, r.outcome, r.created_at, p.body, c.slug
+                FROM reports r JOIN posts p ON p.id = r.post_id JOIN cities c ON c.id = p.city_id
+                WHERE r.reporter_id = ? ORDER BY r.created_at DESC LIMIT 100
+                """, arguments: [user.id])
+        }
+        let language = context.language
+        let reports = rows.map { row -> [String: Any] in
+            let outcome: String = row["outcome"]
+            return ["postID": row["post_id"] as Int64, "reason": pages.string("reason_\(row["reason"] as String)", language),
+                    "outcome": outcome, "outcomeText": pages.string("outcome_\(outcome)", language),
+                    "excerpt": String((row["body"] as String).prefix(80)), "citySlug": row["slug"] as String]
+        }
+        return pages.page("my_reports", context, title: pages.string("my_reports", language), ["reports": reports, "hasReports": !reports.isEmpty])
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import GRDB
+import HTTPServer
+
+/// Bookmarked cities: in the database for signed-in people, in a cookie for guests.
+struct Bookmarks {
+    let database: AppDatabase
+    let index: CityIndex
+    let clock: @Sendable () -> Date
+    let secureCookies: Bool
+    static let cookie = "bookmarks"
+    static let limit = 20
+
+    func addRoutes(to router: Router<AppContext>) {
+        router.post("/bookmarks/{slug}", add)
+        router.post("/bookmarks/{slug}/delete", remove)
+    }
+
+    /// The viewer's bookmarked cities, oldest first.
+    func cities(for context: AppContext) throws -> [City] {
+        if let user = context.user {
+            let ids = try database.pool.read { db in
+                try Int64.fetchAll(db, sql: "SELECT city_id FROM bookmarks WHERE user_id = ? ORDER BY created_at", arguments: [user.id])
+            }
+            let wanted = Set(ids)
+            let found = Dictionary(uniqueKeysWithValues: index.cities.filter { wanted.contains($0.id) }.map { ($0.id, $0) })
+            return ids.compactMap { found[$0] }
+        }
+        return guestSlugs(context.request).compactMap(index.city(slug:))
+    }
+
+    func contains(_ city: City, for context: AppContext) throws -> Bool {
+        try cities(for: context).contains { $0.id == city.id }
+    }
+
+    private func guestSlugs(_ request: Request) -> [String] {
+        (request.cookies[Self.cookie] ?? "").split(separator: ".").map(String.init).filter { index.city(slug: $0) != nil }
+    }
+
+    private func city(_ request: Request) throws -> City {
+        guard let city = index.city(slug: request.parameters["slug"] ?? "") else { throw HTTPError(.notFound) }
+        return city
+    }
+
+    func add(_ request: Request, _ context: AppContext) throws -> Response {
+        let city = try city(request)
+        var response = Response.redirect(to: safeReturnPath(context.form["return_to"] ?? "/city/\(city.slug)"))
+        if let user = context.user {
+            try database.pool.write { db in
+                let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM bookmarks WHERE user_id = ?", arguments: [user.id]) ?? 0
+                guard count < Self.limit else { return }
+                try db.execute(sql: "INSERT OR IGNORE INTO bookmarks (user_id, city_id, created_at) VALUES (?, ?, ?)",
+                               arguments: [user.id, city.id, clock().timeIntervalSince1970])
+            }
+        } else {
+            var slugs = guestSlugs(request)
+            if !slugs.contains(city.slug) && slugs.count < Self.limit { slugs.append(city.slug) }
+            response.setCookie(cookie(slugs))
+        }
+        return response
+    }
+
+    func remove(_ request: Request, _ context: AppContext) throws -> Response {
+        let city = try city(request)
+        var response = Response.redirect(to: safeReturnPath(context.form["return_to"] ?? "/"))
+        if let user = context.user {
+            try database.pool.write { db in
+                try db.execute(sql: "DELETE FROM bookmarks WHERE user_id = ? AND city_id = ?", arguments: [user.id, city.id])
+            }
+        } else {
+            response.setCookie(cookie(guestSlugs(request).filter { $0 != city.slug }))
+        }
+        return response
+    }
+
+    private func cookie(_ slugs: [String]) -> SetCookie {
+        SetCookie(name: Self.cookie, value: slugs.joined(separator: "."), maxAge: 365 * 24 * 3600, secure: secureCookies)
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import Testing
+import HTTPTestSupport
+@testable import Weatherboard
+
+@Suite(.serialized) struct AccountTests {
+    @Test func signUpValidationExplainsEachFieldInBothLanguagesAndKeepsWhatWasTyped() throws {
+        let app = try AppHarness()
+        let browser = app.browser()
+        try browser.get("/signup")
+        let (response, page) = try browser.post("/signup", [("username", "a!"), ("display_name", "Ann"), ("password", "short")])
+        #expect(response.status == 422)
+        #expect(page?.text("//span[@id='username-error']") == "A username has 3 to 20 characters.")
+        #expect(page?.text("//span[@id='password-error']") == "A password has at least 10 characters.")
+        #expect(page?.nodes("//input[@id='username']").first?["value"] == "a!")
+        #expect(page?.nodes("//input[@id='display_name']").first?["value"] == "Ann")
+        #expect(page?.nodes("//input[@id='password']").first?["value"] == nil) // never echoed
+        #expect(try app.count("SELECT count(*) FROM users") == 0)
+
+        let korean = app.browser()
+        korean.acceptLanguage = "ko"
+        try korean.get("/signup")
+        let (_, koPage) = try korean.post("/signup", [("username", "bob_two"), ("display_name", "Bob"), ("password", "bob_two")])
+        #expect(koPage?.text("//span[@id='password-error']") == "비밀번호는 10자 이상이어야 해요.")
+    }
+
+    @Test func signUpStartsAHardenedSessionAndUsernamesAreUniqueIgnoringCase() throws {
+        let app = try AppHarness { $0.secureCookies = true }
+        let browser = app.browser()
+        try browser.get("/signup?next=/city/busan")
+        let (response, _) = try browser.post("/signup", [("username", "Alice_1"), ("display_name", "  Ａlice  "),
+                                                         ("password", "correct horse battery"), ("next", "/city/busan")])
+        #expect(response.status == 303)
+        #expect(response.headers["Location"] == "/city/busan")
+        let cookie = try #require(response.headers.values("Set-Cookie").first { $0.hasPrefix("session=") })
+        for attribute in ["HttpOnly", "SameSite=Lax", "Path=/", "Secure"] { #expect(cookie.contains(attribute), "\(cookie)") }
+        #expect(try app.count("SELECT count(*) FROM sessions") == 1)
+        // only a digest of the token is stored
+        let token = try #require(browser.cookies["session"])
+        #expect(try app.count("SELECT count(*) FROM sessions WHERE token_hash = ?", [token]) == 0)
+        let (_, page) = try browser.get("/")
+        #expect(page.text("//a[@class='me']") == "Ａlice")
+
+        let other = app.browser()
+        try other.get("/signup")
+        let (taken, takenPage) = try other.post("/signup", [("username", "alice_1"), ("display_name", "A"), ("password", "another password!")])
+        #expect(taken.status == 422)
+        #expect(takenPage?.text("//span[@id='username-error']") == "That username is taken.")
+    }
+
+    @Test func signInRotatesTheSessionAndReturnsOnlyToLocalPaths() throws {
+        let app = try AppHarness()
+        let first = app.browser()
+        try first.signUp("carol")
+        let oldToken = try #require(first.cookies["session"])
+        // sign in again from the same browser: the old session ends
+        try first.get("/login?next=/settings")
+        let (response, _) = try first.post("/login", [("username", "CAROL"), ("password", "correct horse battery"), ("next", "/settings")])
+        #expect(response.status == 303)
+        #expect(response.headers["Location"] == "/settings")
+        #expect(first.cookies["session"] != oldToken)
+        let replay = app.browser()
+        replay.cookies["session"] = oldToken
+        #expect(try replay.get("/settings").0.headers["Location"]?.hasPrefix("/login") == true)
+
+        for evil in ["//evil.example/x", "https://evil.example/", "/\\evil.example", "javascript:alert(1)"] {
+            let browser = app.browser()
+            try browser.get("/login")
+            let (answer, _) = try browser.post("/login", [("username", "carol"), ("password", "correct horse battery"), ("next", evil)])
+            #expect(answer.headers["Location"] == "/", "\(evil)")
+        }
+    }
+
+    @Test func wrongPasswordsAreThrottledWith429AndRetryAfter() throws {
+        let app = try AppHarness()
+        try app.browser().signUp("dave")
+        let browser = app.browser()
+        for attempt in 1...6 {
+            try browser.get("/login")
+            let (response, page) = try browser.post("/login", [("username", "dave"), ("password", "wrong password \(attempt)")])
+            #expect(response.status == 422)
+            #expect(page?.text("//p[@class='form-error']") == "Wrong username or password.")
+            #expect(page?.nodes("//input[@id='username']").first?["value"] == "dave")
+        }
+        try browser.get("/login")
+        let (limited, page) = try browser.post("/login", [("username", "dave"), ("password", "correct horse battery")])
+        #expect(limited.status == 429)
+        #expect(Int(limited.headers["Retry-After"] ?? "") ?? 0 > 0)
+        #expect(page?.nodes("//section[@class='error-page']").first?["data-status"] == "429")
+        // a minute later it works
+        app.clock.advance(61)
+        try browser.get("/login")
+        #expect(try browser.post("/login", [("username", "dave"), ("password", "correct horse battery")]).0.status == 303)
+    }
+
+    @Test func signOutRevokesTheSession() throws {
+        let app = try AppHarness()
+        let browser = app.browser()
+        try browser.signUp("erin")
+        let token = try #require(browser.cookies["session"])
+        try browser.get("/")
+        let (response, _) = try browser.post("/logout", [])
+        #expect(response.status == 303)
+        #expect(browser.cookies["session"] == nil)
+        #expect(try app.count("SELECT count(*) FROM sessions") == 0)
+        let replay = app.browser()
+        replay.cookies["session"] = token
+        #expect(try replay.get("/").1.count("//a[@class='me']") == 0)
+    }
+
+    @Test func sessionsExpireAfterThirtyDaysIdle() throws {
+        let app = try AppHarness()
+        let browser = app.browser()
+        try browser.signUp("frank")
+        app.clock.advance(29 * 86400)
+        #expect(try browser.get("/").1.count("//a[@class='me']") == 1)
+        app.clock.advance(31 * 86400)
+        #expect(try browser.get("/").1.count("//a[@class='me']") == 0)
+    }
+
+    @Test func everyPostWithoutTheRightTokenIs403AndChangesNothing() throws {
+        let app = try AppHarness()
+        let browser = app.browser()
+        try browser.signUp("grace")
+        try browser.get("/city/seoul")
+        let (missing, page) = try browser.post("/city/seoul/posts", [("body", "hello")], withToken: false)
+        #expect(missing.status == 403)
+        #expect(page?.nodes("//section[@class='error-page']").first?["data-status"] == "403")
+        let (wrong, _) = try browser.post("/city/seoul/posts", [("body", "hello")], csrf: "not-the-token-not-the-token-not-the")
+        #expect(wrong.status == 403)
+        #expect(try app.count("SELECT count(*) FROM posts") == 0)
+        // a guest's token does not work for a signed-in person
+        let guest = app.browser()
+        try guest.get("/")
+        #expect(try browser.post("/city/seoul/posts", [("body", "hello")], csrf: try #require(guest.cookies["csrf"])).0.status == 403)
+        let signUp = app.browser()
+        try signUp.get("/signup")
+        #expect(try signUp.post("/signup", [("username", "mallory"), ("display_name", "M"), ("password", "long enough pw")],
+                                withToken: false).0.status == 403)
+        #expect(try app.count("SELECT count(*) FROM users") == 1)
+    }
+
+    @Test func settingsChangeTheNameAndPasswordAndDeleteTheAccount() throws {
+        let app = try AppHarness()
+        let browser = app.browser()
+        try browser.signUp("heidi")
+        try browser.postOnBoard("seoul", "Heidi was here")
+        try browser.get("/settings")
+        #expect(try browser.post("/settings/profile", [("display_name", "")]).0.status == 422)
+        try browser.get("/settings")
+        #expect(try browser.post("/settings/profile", [("display_name", "Heidi K")]).0.status == 303)
+        try browser.get("/settings")
+        let (wrong, wrongPage) = try browser.post("/settings/password", [("current_password", "nope nope nope"), ("new_password", "brand new secret")])
+        #expect(wrong.status == 422)
+        #expect(wrongPage?.text("//p[@class='form-error']") == "That password is not right.")
+        try browser.get("/settings")
+        #expect(try browser.post("/settings/password", [("current_password", "correct horse battery"), ("new_password", "brand new secret")]).0.status == 303)
+        try browser.get("/settings")
+        #expect(try browser.post("/settings/delete", [("password", "brand new secret")]).0.status == 303)
+        #expect(try app.count("SELECT count(*) FROM users") == 0)
+        let (_, board) = try app.browser().get("/city/seoul")
+        #expect(board.text("//article[@class='post']//span[contains(@class,'deleted')]") == "deleted user")
+        #expect(board.text("//article[@class='post']//p[@class='post-body']") == "Heidi was here")
+    }
+}
