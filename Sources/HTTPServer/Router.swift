@@ -84,6 +84,15 @@ public final class Router<Context: RequestContext>: @unchecked Sendable {
         }
     }
 
+    /// Whether a route answers this request's method and path (so middleware can leave 404 and
+    /// 405 to the router instead of, say, checking a form that no handler would read).
+    public func hasRoute(for request: Request) -> Bool {
+        guard let segments = PercentDecoding.pathSegments(request.path) else { return false }
+        var parameters: [String: String] = [:]
+        guard let node = root.match(segments[...], &parameters) else { return false }
+        return node.handlers[request.method] != nil || (request.method == "HEAD" && node.handlers["GET"] != nil)
+    }
+
     private func route(_ request: Request, _ context: Context) throws -> Response {
         guard let segments = PercentDecoding.pathSegments(request.path) else {
             throw HTTPError(.badRequest, message: "Invalid path encoding")

@@ -65,7 +65,8 @@ public final class Application: Sendable {
         HealthController(database: database).addRoutes(to: router)
         let clock = configuration.clock
         let sessions = SessionStore(database: database)
-        let identity = Identity(sessions: sessions, secureCookies: configuration.secureCookies, clock: clock)
+        let identity = Identity(sessions: sessions, secureCookies: configuration.secureCookies, clock: clock,
+                                routeExists: { [unowned router] in router.hasRoute(for: $0) })
         router.use(identity.middleware)
         let board = BoardView(database: database, pages: pages, clock: clock)
         let bookmarks = Bookmarks(database: database, index: cities, clock: clock, secureCookies: configuration.secureCookies)

@@ -7,6 +7,8 @@ struct Identity {
     let sessions: SessionStore
     let secureCookies: Bool
     let clock: @Sendable () -> Date
+    /// Whether a handler exists for the request; a POST nobody handles is the router's 404/405.
+    let routeExists: @Sendable (Request) -> Bool
     static let guestCookie = "csrf"
 
     /// Paths that never show forms or personal data: no session look-up for them.
@@ -27,7 +29,7 @@ struct Identity {
             context.csrfToken = token
             context.newGuestToken = token
         }
-        if request.method == "POST" {
+        if request.method == "POST" && routeExists(request) {
             context.form = try request.formBody()
             let sent = Array((context.form["csrf_token"] ?? "").utf8)
             guard !sent.isEmpty, constantTimeEquals(sent, Array(context.csrfToken.utf8)) else {
