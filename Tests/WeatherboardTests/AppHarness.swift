@@ -103,6 +103,8 @@ final class Browser {
 
     @discardableResult
     func get(_ target: String) throws -> (WireResponse, MarkupDocument) {
+        // Like a browser, never send the fragment.
+        let target = target.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? target
         let response = try TestClient.request(port: port, "GET", target, headers: headers)
         keepCookies(response)
         let page = try MarkupDocument(response.body.isEmpty ? Array("<html></html>".utf8) : response.body)

@@ -73,8 +73,15 @@ struct SafetyController {
     /// hides the post for everyone but its author and admins, in the same transaction.
     func report(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireUser()
-        guard let id = Int64(request.parameters["id"] ?? ""),
-              let post = try database.pool.read({ try BoardQueries.post(id: id, viewer: user, $0) }) else { throw HTTPError(.notFound) }
+        guard let id = Int64(request.parameters["id"] ?? "") else { throw HTTPError(.notFound) }
+        let (post, alreadyReported) = try database.pool.read { db in
+            (try BoardQueries.post(id: id, viewer: user, db),
+             try Bool.fetchOne(db, sql: "SELECT 1 FROM reports WHERE post_id = ? AND reporter_id = ?", arguments: [id, user.id]) ?? false)
+        }
+        if alreadyReported { // a second report is a friendly no-op, even once the post is hidden
+            return .redirect(to: safeReturnPath(context.form["return_to"] ?? "/") + "#post-\(id)")
+        }
+        guard let post else { throw HTTPError(.notFound) }
         let returnTo = safeReturnPath(context.form["return_to"] ?? "/city/\(post.citySlug)")
         guard post.userID != user.id else { throw HTTPError(.badRequest, message: "You cannot report your own post.") }
         guard let reason = ReportReason(rawValue: context.form["reason"] ?? "") else {
@@ -85,15 +92,13 @@ struct SafetyController {
         guard reason != .other || !detail.isEmpty else { throw HTTPError(.badRequest, message: "Say what is wrong when the reason is “other”.") }
         let now = clock().timeIntervalSince1970
         try database.pool.write { db in
-            let already = try Bool.fetchOne(db, sql: "SELECT 1 FROM reports WHERE post_id = ? AND reporter_id = ?", arguments: [post.id, user.id]) ?? false
-            if already { return } // a second report is a friendly no-op
             let today = try Int.fetchOne(db, sql: "SELECT count(*) FROM reports WHERE reporter_id = ? AND created_at > ?",
                                          arguments: [user.id, now - 86400]) ?? 0
             if today >= limits.reportsPerDay {
                 throw HTTPError(.tooManyRequests, message: "At most \(limits.reportsPerDay) reports a day.",
                                 headers: HTTPHeaders([("Retry-After", "3600")]))
             }
-            try db.execute(sql: "INSERT INTO reports (post_id, reporter_id, reason, detail, created_at) VALUES (?, ?, ?, ?, ?)",
+            try db.execute(sql: "INSERT OR IGNORE INTO reports (post_id, reporter_id, reason, detail, created_at) VALUES (?, ?, ?, ?, ?)",
                            arguments: [post.id, user.id, reason.rawValue, detail, now])
             try Self.applyThreshold(postID: post.id, threshold: limits.reportThreshold, now: now, db)
         }

@@ -20,7 +20,7 @@ struct Bookmarks {
     func cities(for context: AppContext) throws -> [City] {
         if let user = context.user {
             let ids = try database.pool.read { db in
-                try Int64.fetchAll(db, sql: "SELECT city_id FROM bookmarks WHERE user_id = ? ORDER BY created_at", arguments: [user.id])
+                try Int64.fetchAll(db, sql: "SELECT city_id FROM bookmarks WHERE user_id = ? ORDER BY created_at, city_id", arguments: [user.id])
             }
             let wanted = Set(ids)
             let found = Dictionary(uniqueKeysWithValues: index.cities.filter { wanted.contains($0.id) }.map { ($0.id, $0) })
