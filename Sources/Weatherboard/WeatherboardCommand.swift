@@ -8,7 +8,7 @@ public struct WeatherboardCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "weatherboard",
         abstract: "Weatherboard: today's weather compared with yesterday and tomorrow, and each city's board.",
-        subcommands: [Serve.self, Migrate.self, ImportCities.self],
+        subcommands: [Serve.self, Migrate.self, ImportCities.self, CreateAdmin.self, DemoteAdmin.self],
         defaultSubcommand: Serve.self
     )
     public init() {}
@@ -153,6 +153,70 @@ extension WeatherboardCommand {
             } catch let error as StartupError {
                 throw ValidationErrorExit(message: "cannot import: \(error)")
             }
+        }
+    }
+}
+
+extension WeatherboardCommand {
+    /// `weatherboard create-admin <username>`: creates an admin, or promotes an existing user.
+    /// The password for a new account comes from `WEATHERBOARD_ADMIN_PASSWORD` or standard
+    /// input, never from the command line (where other users and shell history would see it).
+    struct CreateAdmin: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "create-admin",
+            abstract: "Create an admin account, or promote an existing user to admin.",
+            discussion: "For a new account the password is read from WEATHERBOARD_ADMIN_PASSWORD, else from the first line of standard input.")
+
+        @Argument(help: "The username.")
+        var username: String
+
+        @OptionGroup var database: DatabaseOptions
+
+        func run() throws {
+            let (db, _) = try AppDatabase.open(path: database.database, migrationsDirectory: database.migrations)
+            if try db.pool.read({ try User.find(username: username, $0) }) != nil {
+                try db.pool.write { try $0.execute(sql: "UPDATE users SET role = 'admin' WHERE username_key = ?", arguments: [username.lowercased()]) }
+                print("\(username) is now an admin")
+                return
+            }
+            if let problem = Validation.username(username) { throw ValidationErrorExit(message: "invalid username: \(problem)") }
+            guard let password = Environment.value("WEATHERBOARD_ADMIN_PASSWORD") ?? readLine(strippingNewline: true), !password.isEmpty else {
+                throw ValidationErrorExit(message: "no password: set WEATHERBOARD_ADMIN_PASSWORD or pipe it on standard input")
+            }
+            if let problem = Validation.password(password, username: username) {
+                throw ValidationErrorExit(message: "the password is not acceptable (\(problem))")
+            }
+            let hash = try PasswordHasher().hash(password)
+            try db.pool.write { db in
+                var user = User(id: nil, username: username, usernameKey: username.lowercased(), displayName: username,
+                                passwordHash: hash, role: "admin", createdAt: Date())
+                try user.insert(db)
+            }
+            print("created admin \(username)")
+        }
+    }
+
+    /// `weatherboard demote-admin <username>`: makes an admin a regular user again; the last
+    /// admin stays.
+    struct DemoteAdmin: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "demote-admin", abstract: "Make an admin a regular user (not the last admin).")
+
+        @Argument(help: "The username.")
+        var username: String
+
+        @OptionGroup var database: DatabaseOptions
+
+        func run() throws {
+            let (db, _) = try AppDatabase.open(path: database.database, migrationsDirectory: database.migrations)
+            try db.pool.write { db in
+                guard let user = try User.find(username: username, db), user.isAdmin else {
+                    throw ValidationErrorExit(message: "\(username) is not an admin")
+                }
+                let admins = try Int.fetchOne(db, sql: "SELECT count(*) FROM users WHERE role = 'admin'") ?? 0
+                guard admins > 1 else { throw ValidationErrorExit(message: "\(username) is the last admin and stays one") }
+                try db.execute(sql: "UPDATE users SET role = 'user' WHERE id = ?", arguments: [user.id])
+            }
+            print("\(username) is no longer an admin")
         }
     }
 }

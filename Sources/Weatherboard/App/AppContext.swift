@@ -10,6 +10,8 @@ public final class AppContext: RequestContext {
     let languageChosenByQuery: Bool
     /// The signed-in person, if any.
     public internal(set) var user: User?
+    /// The ban in force for the signed-in person, if any.
+    public internal(set) var ban: Ban?
     /// The session's digest (to revoke it at sign-out or rotation).
     var sessionTokenHash: String?
     /// The token every form carries: the session's CSRF secret, or a guest's cookie.
@@ -41,6 +43,13 @@ public final class AppContext: RequestContext {
         guard let user else {
             throw Redirect(to: "/login?next=" + percentEncode(request.method == "GET" ? request.target : "/"))
         }
+        return user
+    }
+
+    /// The signed-in user who may change things: not banned.
+    func requireActiveUser() throws -> User {
+        let user = try requireUser()
+        if let ban { throw BannedError(ban: ban) }
         return user
     }
 }

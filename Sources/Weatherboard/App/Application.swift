@@ -77,6 +77,8 @@ public final class Application: Sendable {
         BoardController(pages: pages, database: database, cities: citiesController, board: board, limits: configuration.limits,
                         clock: clock).addRoutes(to: router)
         SafetyController(pages: pages, database: database, board: board, limits: configuration.limits, clock: clock).addRoutes(to: router)
+        AdminController(pages: pages, database: database, clock: clock).addRoutes(to: router)
+        TransparencyController(pages: pages, database: database, index: cities).addRoutes(to: router)
         AccountsController(pages: pages, database: database, identity: identity, hasher: PasswordHasher(cost: configuration.passwordCost),
                            limits: configuration.limits, clock: clock).addRoutes(to: router)
         return router

@@ -11,6 +11,7 @@ public final class Renderer: Sendable {
     /// Templates the application renders by name; a missing one stops start-up.
     public static let requiredTemplates = [
         "layout", "home", "error", "search", "city", "post", "feed", "signup", "login", "settings", "profile", "edit", "my_reports",
+        "admin_queue", "admin_log", "admin_user", "moderation",
     ]
 
     public init(templatesDirectory: String) throws {

@@ -107,6 +107,14 @@ struct AccountsController {
             }
             return try identity.sessions.create(userID: user.id!, now: now, db)
         }
+        // A banned person may sign in to read; the sign-in page tells them why and until when.
+        if let ban = try database.pool.read({ try Ban.active(userID: user.id!, now: now, $0) }) {
+            var response = pages.page("login", context, title: pages.string("sign_in", context.language), [
+                "banNotice": ban.explanation(pages, context.language), "continueHref": next, "values": ["username": username, "next": next],
+            ])
+            response.setCookie(identity.sessionCookie(token))
+            return response
+        }
         var response = Response.redirect(to: next)
         response.setCookie(identity.sessionCookie(token))
         return response

@@ -70,7 +70,7 @@ struct BoardController {
 
     func create(_ request: Request, _ context: AppContext) throws -> Response {
         guard let city = cities.index.city(slug: request.parameters["slug"] ?? "") else { throw HTTPError(.notFound) }
-        let user = try context.requireUser()
+        let user = try context.requireActiveUser()
         let typed = context.form["body"] ?? ""
         func refuse(_ key: String, _ arguments: [String: String] = [:], status: HTTPStatus = .unprocessableContent) throws -> Response {
             try cities.page(city, context, before: nil, composer: Composer(text: typed, error: pages.string(key, context.language, arguments)),
@@ -106,8 +106,8 @@ struct BoardController {
 
     /// The author's own post, or 404 (others' posts are not theirs to touch, and saying so
     /// would tell them it exists).
-    private func ownPost(_ request: Request, _ context: AppContext) throws -> PostRow {
-        let user = try context.requireUser()
+    private func ownPost(_ request: Request, _ context: AppContext, changing: Bool = false) throws -> PostRow {
+        let user = try changing ? context.requireActiveUser() : context.requireUser()
         guard let id = Int64(request.parameters["id"] ?? ""),
               let post = try database.pool.read({ try BoardQueries.post(id: id, viewer: user, $0) }),
               post.userID == user.id else { throw HTTPError(.notFound) }
@@ -127,7 +127,7 @@ struct BoardController {
     }
 
     func edit(_ request: Request, _ context: AppContext) throws -> Response {
-        let post = try ownPost(request, context)
+        let post = try ownPost(request, context, changing: true)
         let typed = context.form["body"] ?? ""
         guard clock().timeIntervalSince(post.createdAt) < PostPresenter.editWindow else {
             return editPage(post, context, text: typed, error: pages.string("error_edit_window", context.language), status: .forbidden)

@@ -13,6 +13,8 @@ struct PostRow: FetchableRecord, Sendable {
     var createdAt: Date
     var editedAt: Date?
     var hiddenAt: Date?
+    var removedAt: Date?
+    var removedReason: String?
     var citySlug: String
     var cityNameEn: String
     var cityNameKo: String?
@@ -30,6 +32,8 @@ struct PostRow: FetchableRecord, Sendable {
         createdAt = Date(timeIntervalSince1970: row["created_at"])
         editedAt = (row["edited_at"] as Double?).map(Date.init(timeIntervalSince1970:))
         hiddenAt = (row["hidden_at"] as Double?).map(Date.init(timeIntervalSince1970:))
+        removedAt = (row["removed_at"] as Double?).map(Date.init(timeIntervalSince1970:))
+        removedReason = row["removed_reason"]
         citySlug = row["slug"]
         cityNameEn = row["name_en"]
         cityNameKo = row["name_ko"]
@@ -38,8 +42,9 @@ struct PostRow: FetchableRecord, Sendable {
 }
 
 /// The queries that list posts. Every list goes through `visibleSQL`, so the rules — no posts
-/// by people the viewer blocked; hidden posts only for their author and admins — hold on every
-/// page, profile and feed alike.
+/// by people the viewer blocked; hidden posts only for their author and admins; removed posts
+/// for nobody (their author sees a notice on their own profile) — hold on every page, profile
+/// and feed alike.
 enum BoardQueries {
     static let pageSize = 20
 
@@ -50,6 +55,7 @@ enum BoardQueries {
         LEFT JOIN users u ON u.id = p.user_id
         JOIN cities c ON c.id = p.city_id
         WHERE (p.hidden_at IS NULL OR p.user_id = :viewer OR :isAdmin)
+          AND (p.removed_at IS NULL OR (:includeOwnRemoved AND p.user_id = :viewer))
           AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = :viewer AND b.blocked_id = p.user_id)
         """
 
@@ -60,9 +66,10 @@ enum BoardQueries {
     }
 
     /// A person's recent posts on every board.
+    /// A person's recent posts on every board; on their own profile they also see what was removed.
     static func byAuthor(userID: Int64, viewer: User?, limit: Int = pageSize, _ db: Database) throws -> [PostRow] {
         try PostRow.fetchAll(db, sql: visibleSQL + " AND p.user_id = :author ORDER BY p.id DESC LIMIT :limit",
-                             arguments: arguments(viewer, ["author": userID, "limit": limit]))
+                             arguments: arguments(viewer, ["author": userID, "limit": limit, "includeOwnRemoved": viewer?.id == userID]))
     }
 
     static func post(id: Int64, viewer: User?, _ db: Database) throws -> PostRow? {
@@ -70,7 +77,8 @@ enum BoardQueries {
     }
 
     private static func arguments(_ viewer: User?, _ more: [String: (any DatabaseValueConvertible)?]) -> StatementArguments {
-        var values: [String: (any DatabaseValueConvertible)?] = ["viewer": viewer?.id ?? -1, "isAdmin": viewer?.isAdmin == true]
+        var values: [String: (any DatabaseValueConvertible)?] = ["viewer": viewer?.id ?? -1, "isAdmin": viewer?.isAdmin == true,
+                                                                 "includeOwnRemoved": false]
         values.merge(more) { $1 }
         return StatementArguments(values)
     }

@@ -22,6 +22,10 @@ struct PostPresenter {
             "citySlug": post.citySlug, "cityName": language == .ko ? (post.cityNameKo ?? post.cityNameEn) : post.cityNameEn,
             "returnTo": returnTo,
         ]
+        if post.removedAt != nil {
+            view["removedNotice"] = strings("removed_notice", ["reason": post.removedReason ?? ""])
+            return view
+        }
         if let reported = post.reportedByViewerAt {
             view["reportedByMe"] = true
             view["canWithdraw"] = now.timeIntervalSince(reported) < Self.withdrawWindow

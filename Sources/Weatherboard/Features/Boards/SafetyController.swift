@@ -49,7 +49,7 @@ struct SafetyController {
     }
 
     func block(_ request: Request, _ context: AppContext) throws -> Response {
-        let user = try context.requireUser()
+        let user = try context.requireActiveUser()
         let target = try person(request)
         guard target.id != user.id else { throw HTTPError(.badRequest, message: "You cannot block yourself.") }
         guard !target.isAdmin else { throw HTTPError(.forbidden, message: "Moderators cannot be blocked.") }
@@ -72,7 +72,7 @@ struct SafetyController {
     /// `POST /posts/{id}/report`: one report per person per post; the threshold-crossing report
     /// hides the post for everyone but its author and admins, in the same transaction.
     func report(_ request: Request, _ context: AppContext) throws -> Response {
-        let user = try context.requireUser()
+        let user = try context.requireActiveUser()
         guard let id = Int64(request.parameters["id"] ?? "") else { throw HTTPError(.notFound) }
         let (post, alreadyReported) = try database.pool.read { db in
             (try BoardQueries.post(id: id, viewer: user, db),

@@ -17,6 +17,12 @@ struct ErrorPages {
 
     func response(for error: Error, _ context: AppContext) -> Response {
         if let redirect = error as? Redirect { return .redirect(to: redirect.location) }
+        if let banned = error as? BannedError {
+            let language = context.language
+            return pages.page("error", context, title: pages.string("banned_title", language), status: .forbidden, [
+                "status": 403, "heading": pages.string("banned_title", language), "message": banned.ban.explanation(pages, language),
+            ])
+        }
         let http: HTTPError
         if let known = error as? HTTPError {
             http = known

@@ -1,0 +1,34 @@
+import Foundation
+import GRDB
+
+/// A ban in force: the person may read but not post, edit, report or block.
+public struct Ban: Sendable, Equatable {
+    public let reason: String
+    /// nil for a permanent ban.
+    public let until: Date?
+
+    /// The ban in force for `userID` at `now`, if any.
+    static func active(userID: Int64, now: Date, _ db: Database) throws -> Ban? {
+        let row = try Row.fetchOne(db, sql: """
+            SELECT reason, until FROM bans
+            WHERE user_id = ? AND lifted_at IS NULL AND (until IS NULL OR until > ?)
+            ORDER BY until IS NULL DESC, until DESC LIMIT 1
+            """, arguments: [userID, now.timeIntervalSince1970])
+        return row.map { Ban(reason: $0["reason"], until: ($0["until"] as Double?).map(Date.init(timeIntervalSince1970:))) }
+    }
+
+    /// "until 29 Nov 2026 05:45 UTC: reason" in the viewer's language.
+    func explanation(_ pages: Pages, _ language: Language) -> String {
+        guard let until else { return pages.string("ban_permanent", language, ["reason": reason]) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: language == .ko ? "ko_KR" : "en_GB")
+        formatter.timeZone = .gmt
+        formatter.dateFormat = language == .ko ? "yyyy년 M월 d일 HH:mm 'UTC'" : "d MMM yyyy HH:mm 'UTC'"
+        return pages.string("ban_until", language, ["until": formatter.string(from: until), "reason": reason])
+    }
+}
+
+/// Thrown when a banned person tries to change anything; shown as a 403 that says why.
+struct BannedError: Error {
+    let ban: Ban
+}
