@@ -76,7 +76,31 @@ extension WeatherboardCommand {
         @Option(help: "Minutes a fetched forecast is served before asking again (env WEATHERBOARD_WEATHER_FRESH_MINUTES).")
         var weatherFreshMinutes: Int = Environment.value("WEATHERBOARD_WEATHER_FRESH_MINUTES").flatMap(Int.init) ?? 30
 
+        @Option(help: "Sign-in attempts allowed per account and per address each minute (env WEATHERBOARD_SIGN_INS_PER_MINUTE).")
+        var signInsPerMinute: Int = Environment.value("WEATHERBOARD_SIGN_INS_PER_MINUTE").flatMap(Int.init) ?? 6
+
+        @Option(help: "Sign-ups allowed per address each hour (env WEATHERBOARD_SIGN_UPS_PER_HOUR).")
+        var signUpsPerHour: Int = Environment.value("WEATHERBOARD_SIGN_UPS_PER_HOUR").flatMap(Int.init) ?? 10
+
+        @Option(help: "Seconds between two posts by one person (env WEATHERBOARD_SECONDS_BETWEEN_POSTS).")
+        var secondsBetweenPosts: Int = Environment.value("WEATHERBOARD_SECONDS_BETWEEN_POSTS").flatMap(Int.init) ?? 10
+
+        @Option(help: "Posts per person per day (env WEATHERBOARD_POSTS_PER_DAY).")
+        var postsPerDay: Int = Environment.value("WEATHERBOARD_POSTS_PER_DAY").flatMap(Int.init) ?? 50
+
+        @Option(help: "Reports per person per day (env WEATHERBOARD_REPORTS_PER_DAY).")
+        var reportsPerDay: Int = Environment.value("WEATHERBOARD_REPORTS_PER_DAY").flatMap(Int.init) ?? 20
+
+        @Option(help: "Distinct reporters that hide a post pending review (env WEATHERBOARD_REPORT_THRESHOLD).")
+        var reportThreshold: Int = Environment.value("WEATHERBOARD_REPORT_THRESHOLD").flatMap(Int.init) ?? 3
+
         func validate() throws {
+            for (name, value) in [("--sign-ins-per-minute", signInsPerMinute), ("--sign-ups-per-hour", signUpsPerHour),
+                                  ("--posts-per-day", postsPerDay), ("--reports-per-day", reportsPerDay),
+                                  ("--report-threshold", reportThreshold)] where value < 1 {
+                throw ValidationError("\(name) must be at least 1")
+            }
+            guard secondsBetweenPosts >= 0 else { throw ValidationError("--seconds-between-posts cannot be negative") }
             guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
         }
@@ -98,6 +122,12 @@ extension WeatherboardCommand {
             configuration.openMeteoURL = openMeteoURL
             configuration.kmaURL = kmaURL
             configuration.weatherFreshFor = TimeInterval(weatherFreshMinutes * 60)
+            configuration.limits.signInsPerMinute = signInsPerMinute
+            configuration.limits.signUpsPerHour = signUpsPerHour
+            configuration.limits.secondsBetweenPosts = secondsBetweenPosts
+            configuration.limits.postsPerDay = postsPerDay
+            configuration.limits.reportsPerDay = reportsPerDay
+            configuration.limits.reportThreshold = reportThreshold
             do {
                 let application = try Application(configuration: configuration)
                 for name in application.appliedMigrations { print("applied migration \(name)") }
