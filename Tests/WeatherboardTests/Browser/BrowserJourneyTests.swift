@@ -47,6 +47,14 @@ import Testing
         try browser.wait("signed in") { try browser.findAll("a.me").count == 1 }
     }
 
+    static func signIn(_ browser: WebDriver, _ base: String, _ username: String) throws {
+        try browser.go(base + "/login")
+        try browser.type("#username", username)
+        try browser.type("#password", "correct horse battery")
+        try browser.click("form[action='/login'] button")
+        try browser.wait("signed in") { try browser.findAll("a.me").count == 1 }
+    }
+
     static func signOut(_ browser: WebDriver) throws {
         try browser.click("form[action='/logout'] button")
         try browser.wait("signed out") { try browser.findAll("a.sign-in").count == 1 }
@@ -99,11 +107,7 @@ import Testing
         let (app, browser, base) = (site.app, site.browser, site.base)
         try Self.signUp(browser, base, "walker")
         try Self.signOut(browser)
-        try browser.go(base + "/login")
-        try browser.type("#username", "walker")
-        try browser.type("#password", "correct horse battery")
-        try browser.click("form[action='/login'] button")
-        try browser.wait("signed in") { try browser.findAll("a.me").count == 1 }
+        try Self.signIn(browser, base, "walker")
         try Self.post(browser, base, city: "seoul", "Crisp and clear this morning")
         #expect(try browser.text("#board article.post p.post-body") == "Crisp and clear this morning")
         app.clock.advance(11)
@@ -166,11 +170,7 @@ import Testing
         #expect(try browser.text("li.moderation-entry").hasPrefix("A post by seller was removed: Advertising"))
         try Self.signOut(browser)
 
-        try browser.go(base + "/login")
-        try browser.type("#username", "reporter1")
-        try browser.type("#password", "correct horse battery")
-        try browser.click("form[action='/login'] button")
-        try browser.wait("signed in") { try browser.findAll("a.me").count == 1 }
+        try Self.signIn(browser, base, "reporter1")
         try browser.go(base + "/settings/reports")
         #expect(try browser.text("li.my-report strong") == "Removed by a moderator")
         try Self.expectCleanConsole(browser)

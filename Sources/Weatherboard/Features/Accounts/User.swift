@@ -33,6 +33,14 @@ extension User {
     }
 
     static func find(id: Int64, _ db: Database) throws -> User? { try User.fetchOne(db, key: id) }
+
+    /// The person a `/users/{username}`-style route names, or 404.
+    static func named(_ request: Request, in database: AppDatabase) throws -> User {
+        guard let user = try database.pool.read({ try User.find(username: request.parameters["username"] ?? "", $0) }) else {
+            throw HTTPError(.notFound)
+        }
+        return user
+    }
 }
 
 /// Sessions: a random token in a cookie, only its digest in the database, expiring after

@@ -19,16 +19,9 @@ struct SafetyController {
         router.get("/settings/reports", myReports)
     }
 
-    private func person(_ request: Request) throws -> User {
-        guard let user = try database.pool.read({ try User.find(username: request.parameters["username"] ?? "", $0) }) else {
-            throw HTTPError(.notFound)
-        }
-        return user
-    }
-
     /// `GET /users/{username}`: display name, join date, recent posts as the viewer may see them.
     func profile(_ request: Request, _ context: AppContext) throws -> Response {
-        let person = try person(request)
+        let person = try User.named(request, in: database)
         let viewer = context.user
         let (posts, blockedByMe) = try database.pool.read { db in
             (try BoardQueries.byAuthor(userID: person.id!, viewer: viewer, db),
@@ -50,7 +43,7 @@ struct SafetyController {
 
     func block(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireActiveUser()
-        let target = try person(request)
+        let target = try User.named(request, in: database)
         guard target.id != user.id else { throw HTTPError(.badRequest, message: "You cannot block yourself.") }
         guard !target.isAdmin else { throw HTTPError(.forbidden, message: "Moderators cannot be blocked.") }
         try database.pool.write { db in
@@ -62,7 +55,7 @@ struct SafetyController {
 
     func unblock(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireUser()
-        let target = try person(request)
+        let target = try User.named(request, in: database)
         try database.pool.write { db in
             try db.execute(sql: "DELETE FROM blocks WHERE blocker_id = ? AND blocked_id = ?", arguments: [user.id, target.id])
         }

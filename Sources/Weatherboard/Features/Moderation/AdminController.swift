@@ -168,9 +168,7 @@ struct AdminController {
 
     func ban(_ request: Request, _ context: AppContext) throws -> Response {
         let admin = try context.requireUser()
-        guard let target = try database.pool.read({ try User.find(username: request.parameters["username"] ?? "", $0) }) else {
-            throw HTTPError(.notFound)
-        }
+        let target = try User.named(request, in: database)
         let language = context.language
         let reason = reason(context)
         let postID = Int64(context.form["post_id"] ?? "")
@@ -197,9 +195,7 @@ struct AdminController {
 
     func unban(_ request: Request, _ context: AppContext) throws -> Response {
         let admin = try context.requireUser()
-        guard let target = try database.pool.read({ try User.find(username: request.parameters["username"] ?? "", $0) }) else {
-            throw HTTPError(.notFound)
-        }
+        let target = try User.named(request, in: database)
         let reason = reason(context)
         guard !reason.isEmpty else {
             return try lookUpPage(target, context, problem: pages.string("error_reason_required", context.language), status: .unprocessableContent)
@@ -251,10 +247,7 @@ struct AdminController {
     }
 
     func lookUp(_ request: Request, _ context: AppContext) throws -> Response {
-        guard let person = try database.pool.read({ try User.find(username: request.parameters["username"] ?? "", $0) }) else {
-            throw HTTPError(.notFound)
-        }
-        return try lookUpPage(person, context, problem: nil)
+        try lookUpPage(try User.named(request, in: database), context, problem: nil)
     }
 
     private func lookUpPage(_ person: User, _ context: AppContext, problem: String?, status: HTTPStatus = .ok) throws -> Response {
