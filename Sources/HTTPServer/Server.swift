@@ -27,7 +27,7 @@ public struct ServerConfiguration: Sendable {
     /// How long shutdown waits for requests in flight.
     public var shutdownTimeout: Duration = .seconds(10)
     /// The `Server` field of every response.
-    public var serverName = "weatherboard"
+    public var serverName = "HTTPServer"
     public var backlog: Int32 = 1024
 
     public init() {}

@@ -53,12 +53,12 @@ final class TestServer {
 
 @Suite(.serialized) struct ServerTests {
     @Test func answersWithDateServerAndContentLength() throws {
-        let server = try TestServer()
+        let server = try TestServer { $0.serverName = "test-server" }
         let response = try server.get("/plaintext")
         #expect(response.status == 200)
         #expect(response.text == "Hello, World!")
         #expect(response.headers["Content-Length"] == "13")
-        #expect(response.headers["Server"] == "weatherboard")
+        #expect(response.headers["Server"] == "test-server")
         #expect(response.headers["Date"].flatMap(parseHTTPDate) != nil)
     }
 

@@ -32,6 +32,7 @@ public final class Application: Sendable {
         var serverConfiguration = configuration.server
         serverConfiguration.host = configuration.host
         serverConfiguration.port = configuration.port
+        serverConfiguration.serverName = "weatherboard"
         server = Server(configuration: serverConfiguration, logger: logger, responder: router.responder)
     }
 
