@@ -3,6 +3,13 @@ import Testing
 import HTTPServer
 import HTTPTestSupport
 
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func increment() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
+}
+
 final class EmptyContext: RequestContext {
     init(request: Request) {}
 }
@@ -301,6 +308,31 @@ final class TestServer {
         #expect(idle.isClosedByServer())
         server.wait()
         #expect(throws: TestClientError.self) { try TestClient(port: server.port) }
+    }
+
+    @Test func aClientThatStopsReadingGetsBackPressureNotBuffering() throws {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.eventLoops = 1
+        let handled = Counter()
+        let big = Response(body: [UInt8](repeating: 0x61, count: 1 << 20))
+        let router = Router<EmptyContext>()
+        router.get("/big") { _, _ in
+            handled.increment()
+            return big
+        }
+        let server = Server(configuration: configuration, responder: router.responder)
+        try server.start()
+        defer { server.shutdown(); server.wait() }
+        let client = try TestClient(port: server.port, timeout: 10)
+        let request = "GET /big HTTP/1.1\r\nHost: x\r\n\r\n"
+        try client.send(String(repeating: request, count: 100))
+        Thread.sleep(forTimeInterval: 1)
+        // 100 MiB were asked for; with nobody reading, the server stops after what the socket
+        // buffers hold instead of queueing every response in memory.
+        #expect(handled.value < 20, "handled \(handled.value) of 100 while the client was not reading")
+        for _ in 0..<100 { #expect(try client.readResponse().body.count == 1 << 20) }
+        #expect(handled.value == 100)
     }
 
     @Test func listensOnIPv6() throws {

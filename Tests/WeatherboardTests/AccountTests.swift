@@ -93,6 +93,18 @@ import HTTPTestSupport
         #expect(try browser.post("/login", [("username", "dave"), ("password", "correct horse battery")]).0.status == 303)
     }
 
+    @Test func signUpsPerAddressAreLimited() throws {
+        let app = try AppHarness { $0.limits.signUpsPerHour = 2 }
+        #expect(try app.browser().signUp("first_one").status == 303)
+        #expect(try app.browser().signUp("second_one").status == 303)
+        let third = try app.browser().signUp("third_one")
+        #expect(third.status == 429)
+        #expect(Int(third.headers["Retry-After"] ?? "") ?? 0 > 3000)
+        #expect(try app.count("SELECT count(*) FROM users") == 2)
+        app.clock.advance(3601)
+        #expect(try app.browser().signUp("third_one").status == 303)
+    }
+
     @Test func signOutRevokesTheSession() throws {
         let app = try AppHarness()
         let browser = app.browser()
