@@ -388,3 +388,45 @@ final class TestServer {
         #expect(!response.text.contains("secret"))
     }
 }
+
+/// Runs the bare server binary in its own process with a tiny descriptor limit, so that running
+/// out of descriptors does not disturb the test process.
+@Suite(.serialized) struct DescriptorExhaustionTests {
+    @Test func theAcceptLoopSurvivesRunningOutOfDescriptors() throws {
+        let binary = Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("HTTPServerBench").path
+        let fallback = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(".build/debug/HTTPServerBench").path
+        let path = FileManager.default.isExecutableFile(atPath: binary) ? binary : fallback
+        #expect(FileManager.default.isExecutableFile(atPath: path), "build HTTPServerBench first")
+        let port = Int.random(in: 41000...49000)
+        var pid: pid_t = 0
+        let command = "ulimit -n 48 && exec '\(path)' --port \(port) --loops 1 --workers 2"
+        var argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(command), nil]
+        defer { argv.forEach { free($0) } }
+        guard posix_spawn(&pid, "/bin/sh", nil, nil, &argv, environ) == 0 else {
+            Issue.record("cannot start the server")
+            return
+        }
+        defer {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+        }
+        var up = false
+        for _ in 0..<100 where !up {
+            up = (try? TestClient.request(port: port, "GET", "/healthz").status) == 200
+            if !up { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        #expect(up)
+        // Far more connections than descriptors: the extra ones are accepted and closed at once.
+        var clients: [TestClient] = []
+        for _ in 0..<80 { if let client = try? TestClient(port: port, timeout: 0.2) { clients.append(client) } }
+        Thread.sleep(forTimeInterval: 0.3)
+        let refused = clients.filter { $0.isClosedByServer() }.count
+        #expect(refused > 0, "some connections must have been turned away")
+        clients.removeAll()
+        Thread.sleep(forTimeInterval: 0.3)
+        // and once they are gone the server answers again
+        #expect(try TestClient.request(port: port, "GET", "/healthz").text == "ok")
+    }
+}
