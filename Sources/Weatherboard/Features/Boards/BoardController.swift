@@ -158,18 +158,17 @@ struct BoardController {
         let posts = try database.pool.read { db in try BoardQueries.board(cityID: city.id, viewer: context.user, before: nil, db) }
         let host = request.headers["Host"].flatMap { $0.allSatisfy { $0.isLetter || $0.isNumber || ".-:[]".contains($0) } ? $0 : nil } ?? "localhost"
         let base = "http://\(host)"
-        let iso = ISO8601DateFormatter()
         let entries = posts.filter { $0.reportedByViewerAt == nil }.map { post -> [String: Any] in
             let updated = post.editedAt ?? post.createdAt
             return ["id": "tag:weatherboard,2026:post/\(post.id)", "title": String(post.body.prefix(60)),
                     "author": post.displayName ?? pages.string("deleted_user", context.language),
-                    "published": iso.string(from: post.createdAt), "updated": iso.string(from: updated),
+                    "published": DateFormatting.iso8601(post.createdAt), "updated": DateFormatting.iso8601(updated),
                     "link": "\(base)/city/\(city.slug)#post-\(post.id)", "body": post.body]
         }
         let updated = posts.map { $0.editedAt ?? $0.createdAt }.max() ?? Date(timeIntervalSince1970: 0)
         let bytes = pages.renderer.render("feed", language: context.language, [
             "id": "tag:weatherboard,2026:city/\(city.slug)", "title": pages.string("feed_title", context.language, ["city": city.name(context.language)]),
-            "updated": iso.string(from: updated), "self": "\(base)/city/\(city.slug)/feed.atom", "alternate": "\(base)/city/\(city.slug)",
+            "updated": DateFormatting.iso8601(updated), "self": "\(base)/city/\(city.slug)/feed.atom", "alternate": "\(base)/city/\(city.slug)",
             "entries": entries,
         ])
         return Response(headers: HTTPHeaders([("Content-Type", "application/atom+xml; charset=utf-8")]), body: bytes)

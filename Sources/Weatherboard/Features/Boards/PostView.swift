@@ -16,7 +16,7 @@ struct PostPresenter {
         var view: [String: Any] = [
             "id": post.id, "author": post.username ?? "", "hasAuthor": post.username != nil,
             "displayName": post.displayName ?? strings("deleted_user", [:]),
-            "datetime": ISO8601DateFormatter().string(from: post.createdAt),
+            "datetime": DateFormatting.iso8601(post.createdAt),
             "relativeTime": relativeTime(post.createdAt), "edited": post.editedAt != nil,
             "parts": Self.parts(of: post.body), "isHidden": post.hiddenAt != nil, "csrfToken": csrfToken,
             "citySlug": post.citySlug, "cityName": language == .ko ? (post.cityNameKo ?? post.cityNameEn) : post.cityNameEn,

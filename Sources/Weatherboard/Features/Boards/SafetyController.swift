@@ -28,12 +28,9 @@ struct SafetyController {
              try Bool.fetchOne(db, sql: "SELECT 1 FROM blocks WHERE blocker_id = ? AND blocked_id = ?", arguments: [viewer?.id, person.id]) ?? false)
         }
         let presenter = board.presenter(context)
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: context.language == .ko ? "ko_KR" : "en_GB")
-        formatter.dateStyle = .long
         let isMe = viewer?.id == person.id
         return pages.page("profile", context, title: person.displayName, [
-            "username": person.username, "displayName": person.displayName, "joined": formatter.string(from: person.createdAt),
+            "username": person.username, "displayName": person.displayName, "joined": DateFormatting.string(person.createdAt, style: .long, language: context.language),
             "isAdmin": person.isAdmin, "blockedByMe": blockedByMe,
             "posts": blockedByMe ? [] : posts.map { presenter.view($0, returnTo: "/users/\(person.username)") },
             "hasPosts": !blockedByMe && !posts.isEmpty,

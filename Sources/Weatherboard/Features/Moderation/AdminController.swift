@@ -104,7 +104,7 @@ struct AdminController {
 
     static func timestamp(_ seconds: Double?) -> String {
         guard let seconds else { return "" }
-        return ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: seconds))
+        return DateFormatting.iso8601(Date(timeIntervalSince1970: seconds))
     }
 
     // MARK: - Actions
@@ -310,10 +310,6 @@ struct TransparencyController {
     func show(_ request: Request, _ context: AppContext) throws -> Response {
         guard let city = index.city(slug: request.parameters["slug"] ?? "") else { throw HTTPError(.notFound) }
         let language = context.language
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: language == .ko ? "ko_KR" : "en_GB")
-        formatter.timeZone = city.timeZone
-        formatter.dateStyle = .medium
         let rows = try database.pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT action, username, reason, created_at FROM moderation_log
@@ -325,7 +321,8 @@ struct TransparencyController {
             let key = row["action"] == "remove" ? "public_removed" : "public_banned"
             return ["action": row["action"] as String,
                     "text": pages.string(key, language, ["user": user, "reason": row["reason"] as String,
-                                                         "date": formatter.string(from: Date(timeIntervalSince1970: row["created_at"]))])]
+                                                         "date": DateFormatting.string(Date(timeIntervalSince1970: row["created_at"]), style: .medium,
+                                                                                       language: language, timeZone: city.timeZone)])]
         }
         return pages.page("moderation", context, title: pages.string("moderation_title", language, ["city": city.name(language)]), [
             "cityName": city.name(language), "slug": city.slug, "entries": entries, "hasEntries": !entries.isEmpty,

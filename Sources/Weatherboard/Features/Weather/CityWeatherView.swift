@@ -83,11 +83,8 @@ struct CityWeatherView {
 
     private func dayLabel(_ date: String, local: LocalCalendar) -> String {
         guard let start = local.startOfDay(date) else { return date }
-        let formatter = DateFormatter()
-        formatter.timeZone = city.timeZone
-        formatter.locale = Locale(identifier: language == .ko ? "ko_KR" : "en_GB")
-        formatter.dateFormat = language == .ko ? "M월 d일 (E)" : "EEE d MMM"
-        return formatter.string(from: start.addingTimeInterval(12 * 3600))
+        return DateFormatting.string(start.addingTimeInterval(12 * 3600), pattern: language == .ko ? "M월 d일 (E)" : "EEE d MMM",
+                                     language: language, timeZone: city.timeZone)
     }
 
     // MARK: - Chart

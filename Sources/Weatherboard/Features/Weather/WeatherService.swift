@@ -47,29 +47,35 @@ public final class WeatherService: @unchecked Sendable {
 
     /// The forecast to show for `city`, or nil when no provider answers and nothing is cached.
     public func report(for city: City) -> WeatherReport? {
-        let now = clock()
-        if let cached = cachedForecast(city) {
-            if now.timeIntervalSince(cached.fetchedAt) < freshFor {
-                return WeatherReport(forecast: cached, source: cached.source)
-            }
-            refreshInBackground(city)
-            let failed = lock.withLock { lastRefreshFailed.contains(city.id) }
-            return WeatherReport(forecast: cached, source: failed ? "cache" : cached.source)
-        }
-        return fetchShared(city).map { WeatherReport(forecast: $0, source: $0.source) }
+        cachedReport(for: city) ?? fetchShared(city).map { WeatherReport(forecast: $0, source: $0.source) }
     }
 
-    /// Reports for several cities, fetching missing ones in parallel, at most `concurrency` at once.
+    /// What the cache can answer at once: fresh data, or stale data while a refresh starts.
+    private func cachedReport(for city: City) -> WeatherReport? {
+        guard let cached = cachedForecast(city) else { return nil }
+        if clock().timeIntervalSince(cached.fetchedAt) < freshFor {
+            return WeatherReport(forecast: cached, source: cached.source)
+        }
+        refreshInBackground(city)
+        let failed = lock.withLock { lastRefreshFailed.contains(city.id) }
+        return WeatherReport(forecast: cached, source: failed ? "cache" : cached.source)
+    }
+
+    /// Reports for several cities: cached ones at once, missing ones fetched in parallel, at most
+    /// `concurrency` at a time.
     public func reports(for cities: [City], concurrency: Int = 4) -> [WeatherReport?] {
-        var results = [WeatherReport?](repeating: nil, count: cities.count)
+        var results = cities.map(cachedReport(for:))
+        let missing = results.indices.filter { results[$0] == nil }
+        guard !missing.isEmpty else { return results }
         let resultsLock = NSLock()
         let slots = DispatchSemaphore(value: concurrency)
         let group = DispatchGroup()
-        for (index, city) in cities.enumerated() {
+        for index in missing {
             slots.wait()
             group.enter()
+            let city = cities[index]
             Self.detach {
-                let report = self.report(for: city)
+                let report = self.fetchShared(city).map { WeatherReport(forecast: $0, source: $0.source) }
                 resultsLock.withLock { results[index] = report }
                 slots.signal()
                 group.leave()
