@@ -131,6 +131,7 @@ import Testing
         try browser.wait("blocked") { try browser.findAll("article.post[data-author=loud]").isEmpty }
         try browser.go(base + "/settings")
         try browser.click("ul.blocked-list form button")
+        try browser.wait("the unblock to land") { try browser.findAll("ul.blocked-list li").isEmpty }
         try browser.go(base + "/city/tokyo")
         #expect(try browser.findAll("article.post[data-author=loud]").count == 1)
         try Self.expectCleanConsole(browser)

@@ -34,7 +34,7 @@ final class WebDriver {
 
     /// Starts chromedriver and a headless Chromium session.
     init(width: Int = 1280, height: Int = 900, acceptLanguage: String = "en-GB,en") throws {
-        port = Int.random(in: 20000...40000)
+        port = Self.freePort()
         // posix_spawn rather than Foundation's Process, whose waitUntilExit hung here when called
         // from a test's thread.
         let arguments = [Self.chromedriver, "--port=\(port)", "--silent"]
@@ -49,9 +49,10 @@ final class WebDriver {
             throw Failure(description: "cannot start \(Self.chromedriver)")
         }
         var ready = false
-        for _ in 0..<100 {
+        // Up to 30 s: on a busy two-core machine (other suites run alongside) start-up is slow.
+        for _ in 0..<300 {
             if (try? call("GET", "/status")) != nil { ready = true; break }
-            Thread.sleep(forTimeInterval: 0.05)
+            Thread.sleep(forTimeInterval: 0.1)
         }
         guard ready else { throw Failure(description: "chromedriver did not start") }
         let capabilities: [String: Any] = ["capabilities": ["alwaysMatch": [
@@ -78,6 +79,20 @@ final class WebDriver {
             var status: Int32 = 0
             waitpid(driverPID, &status, 0)
         }
+    }
+
+    /// A port nothing listens on right now (the kernel's pick for port 0).
+    private static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     // MARK: - Protocol

@@ -27,6 +27,9 @@ public final class WeatherService: @unchecked Sendable {
     private var inFlight: [Int64: Flight] = [:]
     private var breakerOpenUntil: [String: Date] = [:]
     private var lastRefreshFailed: Set<Int64> = []
+    /// The newest cached forecast per city, decoded: SQLite keeps them across restarts, but
+    /// decoding the JSON on every page view cost more than the rest of the page's work.
+    private var decoded: [Int64: Forecast] = [:]
 
     /// One upstream fetch that several requests may wait for.
     private final class Flight: @unchecked Sendable {
@@ -146,15 +149,28 @@ public final class WeatherService: @unchecked Sendable {
     // MARK: - Cache
 
     private func cachedForecast(_ city: City) -> Forecast? {
+        if let forecast = lock.withLock({ decoded[city.id] }) { return forecast }
         let payload = try? database.pool.read { db in
             try String.fetchOne(db, sql: "SELECT payload FROM weather_cache WHERE city_id = ? ORDER BY fetched_at DESC LIMIT 1",
                                 arguments: [city.id])
         }
-        guard let payload = payload ?? nil else { return nil }
-        return try? Self.decoder.decode(Forecast.self, from: Data(payload.utf8))
+        guard let payload = payload ?? nil, let forecast = try? Self.decoder.decode(Forecast.self, from: Data(payload.utf8)) else {
+            return nil
+        }
+        remember(forecast, for: city)
+        return forecast
+    }
+
+    /// Keeps the newest forecast for the city in memory.
+    private func remember(_ forecast: Forecast, for city: City) {
+        lock.withLock {
+            if let known = decoded[city.id], known.fetchedAt > forecast.fetchedAt { return }
+            decoded[city.id] = forecast
+        }
     }
 
     private func store(_ forecast: Forecast, for city: City) {
+        remember(forecast, for: city)
         guard let data = try? Self.encoder.encode(forecast) else { return }
         do {
             try database.pool.write { db in
