@@ -22,7 +22,7 @@ struct Identity {
             context.user = session.user
             context.sessionTokenHash = session.tokenHash
             context.csrfToken = session.csrfSecret
-            context.ban = try sessions.database.pool.read { try Ban.active(userID: session.user.id!, now: clock(), $0) }
+            context.ban = session.ban
         } else if let guest = request.cookies[Self.guestCookie], guest.utf8.count >= 32 {
             context.csrfToken = guest
         } else {

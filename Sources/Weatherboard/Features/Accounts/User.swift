@@ -54,6 +54,8 @@ struct SessionStore: Sendable {
         let tokenHash: String
         let user: User
         let csrfSecret: String
+        /// The ban in force for the user, read in the same transaction.
+        let ban: Ban?
     }
 
     /// Starts a session for `userID`; returns the cookie token. Any previous session token the
@@ -68,13 +70,13 @@ struct SessionStore: Sendable {
     /// The live session for a cookie token; touches it at most once an hour.
     func find(token: String, now: Date) throws -> Session? {
         let hash = Tokens.digest(token)
-        let found = try database.pool.read { db -> (User, String, Double)? in
+        let found = try database.pool.read { db -> (User, String, Double, Ban?)? in
             guard let row = try Row.fetchOne(db, sql: "SELECT user_id, csrf_secret, last_seen_at FROM sessions WHERE token_hash = ?",
                                              arguments: [hash]),
                   let user = try User.find(id: row["user_id"], db) else { return nil }
-            return (user, row["csrf_secret"], row["last_seen_at"])
+            return (user, row["csrf_secret"], row["last_seen_at"], try Ban.active(userID: user.id!, now: now, db))
         }
-        guard let (user, csrf, lastSeen) = found else { return nil }
+        guard let (user, csrf, lastSeen, ban) = found else { return nil }
         if now.timeIntervalSince1970 - lastSeen > idleLimit {
             try revoke(tokenHash: hash)
             return nil
@@ -84,7 +86,7 @@ struct SessionStore: Sendable {
                 try db.execute(sql: "UPDATE sessions SET last_seen_at = ? WHERE token_hash = ?", arguments: [now.timeIntervalSince1970, hash])
             }
         }
-        return Session(tokenHash: hash, user: user, csrfSecret: csrf)
+        return Session(tokenHash: hash, user: user, csrfSecret: csrf, ban: ban)
     }
 
     func revoke(tokenHash: String) throws {

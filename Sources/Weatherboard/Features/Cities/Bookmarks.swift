@@ -22,9 +22,7 @@ struct Bookmarks {
             let ids = try database.pool.read { db in
                 try Int64.fetchAll(db, sql: "SELECT city_id FROM bookmarks WHERE user_id = ? ORDER BY created_at, city_id", arguments: [user.id])
             }
-            let wanted = Set(ids)
-            let found = Dictionary(uniqueKeysWithValues: index.cities.filter { wanted.contains($0.id) }.map { ($0.id, $0) })
-            return ids.compactMap { found[$0] }
+            return ids.compactMap(index.city(id:))
         }
         return guestSlugs(context.request).compactMap(index.city(slug:))
     }

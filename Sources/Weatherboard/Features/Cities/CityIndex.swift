@@ -6,26 +6,32 @@ import Foundation
 public final class CityIndex: Sendable {
     public let cities: [City]
     private let bySlug: [String: Int]
+    private let byID: [Int64: Int]
     /// Folded names (English, Korean, slug words) as UTF-8, sorted bytewise, with the city's rank.
     private let keys: [(key: [UInt8], rank: Int32)]
 
     public init(cities unsorted: [City]) {
         cities = unsorted.sorted { ($0.population, $1.id) > ($1.population, $0.id) }
         var bySlug: [String: Int] = [:]
+        var byID: [Int64: Int] = [:]
         var keys: [(key: [UInt8], rank: Int32)] = []
         keys.reserveCapacity(cities.count * 2)
         for (rank, city) in cities.enumerated() {
             bySlug[city.slug] = rank
+            byID[city.id] = rank
             var names = Set([CityIndex.fold(city.nameEn), CityIndex.fold(city.slug.replacingOccurrences(of: "-", with: " "))])
             if let korean = city.nameKo { names.insert(CityIndex.fold(korean)) }
             for name in names where !name.isEmpty { keys.append((Array(name.utf8), Int32(rank))) }
         }
         keys.sort { $0.key.lexicographicallyPrecedes($1.key) }
         self.bySlug = bySlug
+        self.byID = byID
         self.keys = keys
     }
 
     public func city(slug: String) -> City? { bySlug[slug].map { cities[$0] } }
+
+    public func city(id: Int64) -> City? { byID[id].map { cities[$0] } }
 
     /// Case- and accent-insensitive form used for matching: "São Paulo" → "sao paulo".
     public static func fold(_ text: String) -> String {
