@@ -10,7 +10,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
-        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", exact: "2.1.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", exact: "4.5.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
@@ -30,13 +29,22 @@ let package = Package(
                 "HTTPServer",
                 "CLibXML2",
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            resources: [.copy("Features/Cities/cities.tsv")]
+            resources: [.copy("Features/Cities/cities.tsv")],
+            plugins: ["CompileTemplatesPlugin"]
+        ),
+        // Templates/*.mustache into Swift at build time: a template error is a build error, and a
+        // page costs the bytes it writes (no dynamic lookups while rendering).
+        .executableTarget(name: "TemplateCompiler"),
+        .plugin(
+            name: "CompileTemplatesPlugin",
+            capability: .buildTool(),
+            dependencies: ["TemplateCompiler"],
+            path: "Sources/CompileTemplatesPlugin"
         ),
         // The thin executable: runs the command line defined in Weatherboard.
         .executableTarget(

@@ -40,11 +40,14 @@ import Testing
         #expect(throws: StartupError.self) { try Localization(directory: folder) }
     }
 
-    @Test func aMissingTemplateStopsStartup() throws {
+    @Test func aCatalogWithoutAKeyTheTemplatesUseStopsStartup() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("templates-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder + "/strings", withIntermediateDirectories: true)
-        for file in ["layout.mustache", "error.mustache", "strings/en.json", "strings/ko.json"] {
-            try FileManager.default.copyItem(atPath: templates + "/" + file, toPath: folder + "/" + file)
+        for language in ["en", "ko"] {
+            let data = try Data(contentsOf: URL(fileURLWithPath: templates + "/strings/\(language).json"))
+            var catalog = try JSONDecoder().decode([String: String].self, from: data)
+            catalog["site_name"] = nil
+            try JSONEncoder().encode(catalog).write(to: URL(fileURLWithPath: folder + "/strings/\(language).json"))
         }
         #expect(throws: StartupError.self) { try Renderer(templatesDirectory: folder) }
     }

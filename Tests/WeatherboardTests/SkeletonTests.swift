@@ -110,8 +110,10 @@ import HTTPTestSupport
 
 @Suite struct EscapingTests {
     @Test func escapesTheFiveCharacters() {
-        #expect(HTMLEscaper.escape(#"<script>alert("x" & 'y')</script>"#)
-            == "&lt;script&gt;alert(&quot;x&quot; &amp; &#39;y&#39;)&lt;/script&gt;")
-        #expect(HTMLEscaper.escape("서울 ☀️ plain") == "서울 ☀️ plain")
+        func escape(_ text: String) -> String { String(decoding: HTML.escaped(text), as: UTF8.self) }
+        #expect(escape(#"<script>alert("x" & 'y')</script>"#) == "&lt;script&gt;alert(&quot;x&quot; &amp; &#39;y&#39;)&lt;/script&gt;")
+        #expect(escape("서울 ☀️ plain") == "서울 ☀️ plain")
+        #expect(escape("&&") == "&amp;&amp;")
+        #expect(escape("") == "")
     }
 }

@@ -1,31 +1,61 @@
 import Foundation
 import HTTPServer
 
-/// Renders full pages inside the layout: adds what every page shows (language switch, title)
-/// to a handler's view data.
+/// What every page shows around its content: title, language switch, who is signed in.
+struct LayoutView {
+    struct LanguageOption {
+        var code: String
+        var label: String
+        var href: String
+        var current: Bool
+    }
+
+    struct CurrentUser {
+        var username: String
+        var displayName: String
+        var isAdmin: Bool
+    }
+
+    var lang: String
+    var pageTitle: String
+    var csrfToken: String
+    var searchQuery = ""
+    var currentUser: CurrentUser?
+    var signInHref = ""
+    var signUpHref = ""
+    var languages: [LanguageOption]
+}
+
+/// Builds complete pages: the layout's view for a request, and the response around a compiled
+/// template's bytes.
 public struct Pages: Sendable {
     public let renderer: Renderer
 
-    /// A complete HTML response for `template`.
-    public func page(_ template: String, _ context: AppContext, title: String? = nil, status: HTTPStatus = .ok,
-                     _ data: [String: Any] = [:]) -> Response {
-        var view = data
+    /// The layout's view for this request.
+    func layout(_ context: AppContext, title: String?) -> LayoutView {
         let language = context.language
-        view["pageTitle"] = title.map { "\($0) · \(string("site_name", language))" } ?? string("site_name", language)
-        view["csrfToken"] = context.csrfToken
+        let siteName = string("site_name", language)
+        var view = LayoutView(
+            lang: language.rawValue, pageTitle: title.map { "\($0) · \(siteName)" } ?? siteName, csrfToken: context.csrfToken,
+            languages: Language.allCases.map { option in
+                LayoutView.LanguageOption(code: option.rawValue, label: string("language_name_\(option.rawValue)", language),
+                                          href: Self.url(context.request, settingQuery: "lang", to: option.rawValue),
+                                          current: option == language)
+            })
         if let user = context.user {
-            view["currentUser"] = ["username": user.username, "displayName": user.displayName, "isAdmin": user.isAdmin]
+            view.currentUser = LayoutView.CurrentUser(username: user.username, displayName: user.displayName, isAdmin: user.isAdmin)
         } else {
             let here = context.request.method == "GET" && !context.request.path.hasPrefix("/login")
                 && !context.request.path.hasPrefix("/signup") ? context.request.target : "/"
-            view["signInHref"] = "/login?next=" + percentEncode(here)
-            view["signUpHref"] = "/signup?next=" + percentEncode(here)
+            view.signInHref = "/login?next=" + percentEncode(here)
+            view.signUpHref = "/signup?next=" + percentEncode(here)
         }
-        view["languages"] = Language.allCases.map { option -> [String: Any] in
-            ["code": option.rawValue, "label": string("language_name_\(option.rawValue)", language),
-             "href": Self.url(context.request, settingQuery: "lang", to: option.rawValue), "current": option == language]
-        }
-        return .html(renderer.render(template, language: language, view), status: status)
+        return view
+    }
+
+    /// An HTML response whose body a compiled template writes, in the request's language.
+    func html(_ context: AppContext, status: HTTPStatus = .ok, _ template: (inout HTML, Strings) -> Void) -> Response {
+        .html(renderer.render(context.language, template), status: status)
     }
 
     public func string(_ key: String, _ language: Language, _ arguments: [String: String] = [:]) -> String {
@@ -45,4 +75,11 @@ private let unreservedCharacters = CharacterSet(charactersIn: "abcdefghijklmnopq
 /// Percent-encodes everything but RFC 3986 unreserved characters.
 func percentEncode(_ text: String) -> String {
     text.addingPercentEncoding(withAllowedCharacters: unreservedCharacters) ?? ""
+}
+
+/// One `<option>` of a `<select>`.
+struct SelectOption {
+    var value: String
+    var label: String
+    var selected = false
 }

@@ -31,9 +31,10 @@ struct AccountsController {
     }
 
     private func signUpPage(_ context: AppContext, values: [String: String], errors: [String: String], status: HTTPStatus = .ok) -> Response {
-        pages.page("signup", context, title: pages.string("sign_up", context.language), status: status, [
-            "values": values, "errors": errors, "hasErrors": !errors.isEmpty,
-        ])
+        let view = SignUpPage(layout: pages.layout(context, title: pages.string("sign_up", context.language)), hasErrors: !errors.isEmpty,
+                              next: values["next"] ?? "/", username: values["username"] ?? "", displayName: values["display_name"] ?? "",
+                              usernameError: errors["username"], displayNameError: errors["display_name"], passwordError: errors["password"])
+        return pages.html(context, status: status) { Templates.signup(view, &$0, $1) }
     }
 
     func signUp(_ request: Request, _ context: AppContext) throws -> Response {
@@ -78,9 +79,9 @@ struct AccountsController {
     }
 
     private func signInPage(_ context: AppContext, username: String, next: String, error: String?, status: HTTPStatus = .ok) -> Response {
-        var data: [String: Any] = ["values": ["username": username, "next": next]]
-        if let error { data["error"] = error }
-        return pages.page("login", context, title: pages.string("sign_in", context.language), status: status, data)
+        let view = SignInPage(layout: pages.layout(context, title: pages.string("sign_in", context.language)), error: error,
+                              next: next, username: username)
+        return pages.html(context, status: status) { Templates.login(view, &$0, $1) }
     }
 
     func signIn(_ request: Request, _ context: AppContext) throws -> Response {
@@ -109,9 +110,9 @@ struct AccountsController {
         }
         // A banned person may sign in to read; the sign-in page tells them why and until when.
         if let ban = try database.pool.read({ try Ban.active(userID: user.id!, now: now, $0) }) {
-            var response = pages.page("login", context, title: pages.string("sign_in", context.language), [
-                "banNotice": ban.explanation(pages, context.language), "continueHref": next, "values": ["username": username, "next": next],
-            ])
+            let view = SignInPage(layout: pages.layout(context, title: pages.string("sign_in", context.language)),
+                                  banNotice: ban.explanation(pages, context.language), continueHref: next, next: next, username: username)
+            var response = pages.html(context) { Templates.login(view, &$0, $1) }
             response.setCookie(identity.sessionCookie(token))
             return response
         }
@@ -131,27 +132,30 @@ struct AccountsController {
 
     func settings(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireUser()
-        return try settingsPage(context, user: user, data: [:])
+        return try settingsPage(context, user: user)
     }
 
-    private func settingsPage(_ context: AppContext, user: User, data: [String: Any], status: HTTPStatus = .ok) throws -> Response {
+    /// The settings page; a refused change comes back with its message (and the typed name).
+    private func settingsPage(_ context: AppContext, user: User, displayName: String? = nil, profileError: String? = nil,
+                              passwordError: String? = nil, deleteError: String? = nil, status: HTTPStatus = .ok) throws -> Response {
         let blocked = try database.pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT u.username, u.display_name FROM blocks b JOIN users u ON u.id = b.blocked_id
                 WHERE b.blocker_id = ? ORDER BY b.created_at DESC
-                """, arguments: [user.id]).map { ["username": $0["username"] as String, "displayName": $0["display_name"] as String] }
+                """, arguments: [user.id]).map { SettingsPage.Person(username: $0["username"], displayName: $0["display_name"]) }
         }
-        var view: [String: Any] = ["displayName": user.displayName, "blocked": blocked, "hasBlocked": !blocked.isEmpty]
-        view.merge(data) { $1 }
-        return pages.page("settings", context, title: pages.string("settings", context.language), status: status, view)
+        let view = SettingsPage(layout: pages.layout(context, title: pages.string("settings", context.language)),
+                                displayName: displayName ?? user.displayName, profileError: profileError, passwordError: passwordError,
+                                deleteError: deleteError, blocked: blocked)
+        return pages.html(context, status: status) { Templates.settings(view, &$0, $1) }
     }
 
     func updateProfile(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireUser()
         let displayName = (context.form["display_name"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
         if let problem = Validation.displayName(displayName) {
-            return try settingsPage(context, user: user, data: ["profileError": pages.string(problem, context.language),
-                                                                "displayName": displayName], status: .unprocessableContent)
+            return try settingsPage(context, user: user, displayName: displayName, profileError: pages.string(problem, context.language),
+                                    status: .unprocessableContent)
         }
         try database.pool.write { db in
             try db.execute(sql: "UPDATE users SET display_name = ? WHERE id = ?", arguments: [displayName, user.id])
@@ -165,11 +169,11 @@ struct AccountsController {
         let new = context.form["new_password"] ?? ""
         let language = context.language
         guard hasher.verify(current, against: user.passwordHash) else {
-            return try settingsPage(context, user: user, data: ["passwordError": pages.string("error_password_wrong", language)],
+            return try settingsPage(context, user: user, passwordError: pages.string("error_password_wrong", language),
                                     status: .unprocessableContent)
         }
         if let problem = Validation.password(new, username: user.username) {
-            return try settingsPage(context, user: user, data: ["passwordError": pages.string(problem, language)], status: .unprocessableContent)
+            return try settingsPage(context, user: user, passwordError: pages.string(problem, language), status: .unprocessableContent)
         }
         let hash = try hasher.hash(new)
         try database.pool.write { db in
@@ -183,7 +187,7 @@ struct AccountsController {
     func deleteAccount(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireUser()
         guard hasher.verify(context.form["password"] ?? "", against: user.passwordHash) else {
-            return try settingsPage(context, user: user, data: ["deleteError": pages.string("error_password_wrong", context.language)],
+            return try settingsPage(context, user: user, deleteError: pages.string("error_password_wrong", context.language),
                                     status: .unprocessableContent)
         }
         // Sessions, blocks, reports and bookmarks go with the row; posts stay as "deleted user".
@@ -214,4 +218,42 @@ enum Validation {
         guard value.lowercased() != username.lowercased() else { return "error_password_username" }
         return nil
     }
+}
+
+/// The sign-up form, with what was typed and what is wrong with it.
+struct SignUpPage {
+    var layout: LayoutView
+    var hasErrors: Bool
+    var next: String
+    var username: String
+    var displayName: String
+    var usernameError: String?
+    var displayNameError: String?
+    var passwordError: String?
+}
+
+/// The sign-in form; for a banned person, the ban and a way on.
+struct SignInPage {
+    var layout: LayoutView
+    var error: String?
+    var banNotice: String?
+    var continueHref = ""
+    var next: String
+    var username: String
+}
+
+/// The settings page.
+struct SettingsPage {
+    struct Person {
+        var username: String
+        var displayName: String
+    }
+
+    var layout: LayoutView
+    var displayName: String
+    var profileError: String?
+    var passwordError: String?
+    var deleteError: String?
+    var blocked: [Person]
+    var hasBlocked: Bool { !blocked.isEmpty }
 }

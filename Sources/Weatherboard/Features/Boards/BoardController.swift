@@ -8,29 +8,38 @@ struct Composer {
     var error: String
 }
 
-/// A city's board as template data: one page of posts and the form to post.
+/// A city's board on its page: one page of posts and the form to post.
+struct BoardSection {
+    var feedHref: String
+    var canPost: Bool
+    var composerText: String
+    var composerError: String?
+    var posts: [PostView]
+    var hasPosts: Bool { !posts.isEmpty }
+    var newestHref: String?
+    var olderHref: String?
+}
+
+/// Builds a city's board section for a viewer.
 struct BoardView {
     let database: AppDatabase
     let pages: Pages
     let clock: @Sendable () -> Date
 
-    func data(city: City, context: AppContext, before: Int64?, composer: Composer?) throws -> [String: Any] {
+    func section(city: City, context: AppContext, before: Int64?, composer: Composer?) throws -> BoardSection {
         let posts = try database.pool.read { db in
             try BoardQueries.board(cityID: city.id, viewer: context.user, before: before, limit: BoardQueries.pageSize + 1, db)
         }
         let presenter = presenter(context)
+        let reasons = context.user == nil ? [] : presenter.reasons
         let shown = posts.prefix(BoardQueries.pageSize)
-        var data: [String: Any] = [
-            "posts": shown.map { presenter.view($0, returnTo: "/city/\(city.slug)") },
-            "hasPosts": !shown.isEmpty,
-            "canPost": context.user != nil,
-            "composerText": composer?.text ?? "",
-            "feedHref": "/city/\(city.slug)/feed.atom",
-        ]
-        if let error = composer?.error { data["composerError"] = error }
-        if posts.count > BoardQueries.pageSize, let last = shown.last { data["olderHref"] = "/city/\(city.slug)?before=\(last.id)#board" }
-        if before != nil { data["newestHref"] = "/city/\(city.slug)#board" }
-        return data
+        var section = BoardSection(
+            feedHref: "/city/\(city.slug)/feed.atom", canPost: context.user != nil, composerText: composer?.text ?? "",
+            composerError: composer?.error,
+            posts: shown.map { presenter.view($0, returnTo: "/city/\(city.slug)", reasons: reasons) })
+        if posts.count > BoardQueries.pageSize, let last = shown.last { section.olderHref = "/city/\(city.slug)?before=\(last.id)#board" }
+        if before != nil { section.newestHref = "/city/\(city.slug)#board" }
+        return section
     }
 
     func presenter(_ context: AppContext) -> PostPresenter {
@@ -121,9 +130,9 @@ struct BoardController {
 
     private func editPage(_ post: PostRow, _ context: AppContext, text: String, error: String?, status: HTTPStatus = .ok) -> Response {
         let open = clock().timeIntervalSince(post.createdAt) < PostPresenter.editWindow
-        var data: [String: Any] = ["postID": post.id, "text": text, "open": open, "citySlug": post.citySlug]
-        if let error { data["error"] = error }
-        return pages.page("edit", context, title: pages.string("edit_post", context.language), status: status, data)
+        let view = EditPostPage(layout: pages.layout(context, title: pages.string("edit_post", context.language)), postID: post.id,
+                                text: text, open: open, citySlug: post.citySlug, error: error)
+        return pages.html(context, status: status) { Templates.edit(view, &$0, $1) }
     }
 
     func edit(_ request: Request, _ context: AppContext) throws -> Response {
@@ -158,19 +167,48 @@ struct BoardController {
         let posts = try database.pool.read { db in try BoardQueries.board(cityID: city.id, viewer: context.user, before: nil, db) }
         let host = request.headers["Host"].flatMap { $0.allSatisfy { $0.isLetter || $0.isNumber || ".-:[]".contains($0) } ? $0 : nil } ?? "localhost"
         let base = "http://\(host)"
-        let entries = posts.filter { $0.reportedByViewerAt == nil }.map { post -> [String: Any] in
-            let updated = post.editedAt ?? post.createdAt
-            return ["id": "tag:weatherboard,2026:post/\(post.id)", "title": String(post.body.prefix(60)),
-                    "author": post.displayName ?? pages.string("deleted_user", context.language),
-                    "published": DateFormatting.iso8601(post.createdAt), "updated": DateFormatting.iso8601(updated),
-                    "link": "\(base)/city/\(city.slug)#post-\(post.id)", "body": post.body]
+        let entries = posts.filter { $0.reportedByViewerAt == nil }.map { post in
+            FeedView.Entry(id: "tag:weatherboard,2026:post/\(post.id)", title: String(post.body.prefix(60)),
+                           author: post.displayName ?? pages.string("deleted_user", context.language),
+                           published: DateFormatting.iso8601(post.createdAt), updated: DateFormatting.iso8601(post.editedAt ?? post.createdAt),
+                           link: "\(base)/city/\(city.slug)#post-\(post.id)", body: post.body)
         }
         let updated = posts.map { $0.editedAt ?? $0.createdAt }.max() ?? Date(timeIntervalSince1970: 0)
-        let bytes = pages.renderer.render("feed", language: context.language, [
-            "id": "tag:weatherboard,2026:city/\(city.slug)", "title": pages.string("feed_title", context.language, ["city": city.name(context.language)]),
-            "updated": DateFormatting.iso8601(updated), "self": "\(base)/city/\(city.slug)/feed.atom", "alternate": "\(base)/city/\(city.slug)",
-            "entries": entries,
-        ])
+        let view = FeedView(id: "tag:weatherboard,2026:city/\(city.slug)",
+                            title: pages.string("feed_title", context.language, ["city": city.name(context.language)]),
+                            updated: DateFormatting.iso8601(updated), selfHref: "\(base)/city/\(city.slug)/feed.atom",
+                            alternate: "\(base)/city/\(city.slug)", entries: entries)
+        let bytes = pages.renderer.render(context.language) { Templates.feed(view, &$0, $1) }
         return Response(headers: HTTPHeaders([("Content-Type", "application/atom+xml; charset=utf-8")]), body: bytes)
     }
+}
+
+/// The page for editing one's post.
+struct EditPostPage {
+    var layout: LayoutView
+    var postID: Int64
+    var text: String
+    var open: Bool
+    var citySlug: String
+    var error: String?
+}
+
+/// A board's Atom feed.
+struct FeedView {
+    struct Entry {
+        var id: String
+        var title: String
+        var author: String
+        var published: String
+        var updated: String
+        var link: String
+        var body: String
+    }
+
+    var id: String
+    var title: String
+    var updated: String
+    var selfHref: String
+    var alternate: String
+    var entries: [Entry]
 }

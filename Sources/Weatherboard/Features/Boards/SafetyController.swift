@@ -28,14 +28,14 @@ struct SafetyController {
              try Bool.fetchOne(db, sql: "SELECT 1 FROM blocks WHERE blocker_id = ? AND blocked_id = ?", arguments: [viewer?.id, person.id]) ?? false)
         }
         let presenter = board.presenter(context)
+        let reasons = viewer == nil ? [] : presenter.reasons
         let isMe = viewer?.id == person.id
-        return pages.page("profile", context, title: person.displayName, [
-            "username": person.username, "displayName": person.displayName, "joined": DateFormatting.string(person.createdAt, style: .long, language: context.language),
-            "isAdmin": person.isAdmin, "blockedByMe": blockedByMe,
-            "posts": blockedByMe ? [] : posts.map { presenter.view($0, returnTo: "/users/\(person.username)") },
-            "hasPosts": !blockedByMe && !posts.isEmpty,
-            "canBlock": viewer != nil && !isMe && !person.isAdmin && !blockedByMe,
-        ])
+        let view = ProfilePage(
+            layout: pages.layout(context, title: person.displayName), username: person.username, displayName: person.displayName,
+            joined: DateFormatting.string(person.createdAt, style: .long, language: context.language), blockedByMe: blockedByMe,
+            canBlock: viewer != nil && !isMe && !person.isAdmin && !blockedByMe,
+            posts: blockedByMe ? [] : posts.map { presenter.view($0, returnTo: "/users/\(person.username)", reasons: reasons) })
+        return pages.html(context) { Templates.profile(view, &$0, $1) }
     }
 
     func block(_ request: Request, _ context: AppContext) throws -> Response {
@@ -136,12 +136,41 @@ struct SafetyController {
                 """, arguments: [user.id])
         }
         let language = context.language
-        let reports = rows.map { row -> [String: Any] in
+        let reports = rows.map { row in
             let outcome: String = row["outcome"]
-            return ["postID": row["post_id"] as Int64, "reason": pages.string("reason_\(row["reason"] as String)", language),
-                    "outcome": outcome, "outcomeText": pages.string("outcome_\(outcome)", language),
-                    "excerpt": String((row["body"] as String).prefix(80)), "citySlug": row["slug"] as String]
+            return MyReportsPage.Report(postID: row["post_id"], reason: pages.string("reason_\(row["reason"] as String)", language),
+                                        outcome: outcome, outcomeText: pages.string("outcome_\(outcome)", language),
+                                        excerpt: String((row["body"] as String).prefix(80)), citySlug: row["slug"])
         }
-        return pages.page("my_reports", context, title: pages.string("my_reports", language), ["reports": reports, "hasReports": !reports.isEmpty])
+        let view = MyReportsPage(layout: pages.layout(context, title: pages.string("my_reports", language)), reports: reports)
+        return pages.html(context) { Templates.my_reports(view, &$0, $1) }
     }
+}
+
+/// A person's profile.
+struct ProfilePage {
+    var layout: LayoutView
+    var username: String
+    var displayName: String
+    var joined: String
+    var blockedByMe: Bool
+    var canBlock: Bool
+    var posts: [PostView]
+    var hasPosts: Bool { !posts.isEmpty }
+}
+
+/// What the signed-in person reported, and what became of it.
+struct MyReportsPage {
+    struct Report {
+        var postID: Int64
+        var reason: String
+        var outcome: String
+        var outcomeText: String
+        var excerpt: String
+        var citySlug: String
+    }
+
+    var layout: LayoutView
+    var reports: [Report]
+    var hasReports: Bool { !reports.isEmpty }
 }

@@ -44,13 +44,14 @@ struct CitiesController {
         let query = (try request.queryItems()["q"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         if let exact = index.exactMatch(query) { return .redirect(to: "/city/\(exact.slug)", status: .found) }
         let language = context.language
-        let results = index.search(query).map { city -> [String: Any] in
-            ["slug": city.slug, "name": city.name(language), "otherName": (language == .ko ? city.nameEn : city.nameKo) as Any,
-             "country": city.country]
+        let results = index.search(query).map { city in
+            SearchPage.Result(slug: city.slug, name: city.name(language), otherName: language == .ko ? city.nameEn : city.nameKo,
+                              country: city.country)
         }
-        return pages.page("search", context, title: pages.string("search_title", language), [
-            "query": query, "results": results, "hasQuery": !query.isEmpty, "noResults": !query.isEmpty && results.isEmpty,
-        ])
+        var layout = pages.layout(context, title: pages.string("search_title", language))
+        layout.searchQuery = query
+        let view = SearchPage(layout: layout, query: query, results: results, noResults: !query.isEmpty && results.isEmpty)
+        return pages.html(context) { Templates.search(view, &$0, $1) }
     }
 
     /// `GET /nearest?lat=&lon=` → 302 to the nearest city.
@@ -76,16 +77,44 @@ struct CitiesController {
     /// The city page; also re-rendered by the board when a post is refused, with the text kept.
     func page(_ city: City, _ context: AppContext, before: Int64?, composer: Composer?, status: HTTPStatus = .ok) throws -> Response {
         let language = context.language
-        var data: [String: Any] = ["cityName": city.name(language), "country": city.country, "slug": city.slug,
-                                   "bookmarked": try bookmarks.contains(city, for: context)]
-        if let report = weather.report(for: city) {
-            let view = CityWeatherView(city: city, report: report, now: clock(), language: language) { key, arguments in
-                pages.string(key, language, arguments)
-            }
-            data.merge(view.data) { $1 }
-            data["hasWeather"] = true
-        }
-        data["board"] = try board.data(city: city, context: context, before: before, composer: composer)
-        return pages.page("city", context, title: city.name(language), status: status, data)
+        let view = CityPage(layout: pages.layout(context, title: city.name(language)), slug: city.slug,
+                            weather: weatherFragment(city, language), bookmarked: try bookmarks.contains(city, for: context),
+                            board: try board.section(city: city, context: context, before: before, composer: composer))
+        return pages.html(context, status: status) { Templates.city(view, &$0, $1) }
     }
+
+    /// The weather part of the city page, the same for every reader in one language.
+    func weatherFragment(_ city: City, _ language: Language) -> HTMLFragment {
+        var view = CityWeather(cityName: city.name(language), country: city.country, hasWeather: false)
+        if let report = weather.report(for: city) {
+            view = CityWeatherView(city: city, report: report, now: clock(), language: language) { key, arguments in
+                pages.string(key, language, arguments)
+            }.view
+        }
+        return HTMLFragment(pages.renderer.render(language) { Templates.city_weather(view, &$0, $1) })
+    }
+}
+
+/// A city's page: its weather (rendered once for everyone) and its board (for this viewer).
+struct CityPage {
+    var layout: LayoutView
+    var slug: String
+    var weather: HTMLFragment
+    var bookmarked: Bool
+    var board: BoardSection
+}
+
+/// Search results.
+struct SearchPage {
+    struct Result {
+        var slug: String
+        var name: String
+        var otherName: String?
+        var country: String
+    }
+
+    var layout: LayoutView
+    var query: String
+    var results: [Result]
+    var noResults: Bool
 }

@@ -19,9 +19,8 @@ struct ErrorPages {
         if let redirect = error as? Redirect { return .redirect(to: redirect.location) }
         if let banned = error as? BannedError {
             let language = context.language
-            return pages.page("error", context, title: pages.string("banned_title", language), status: .forbidden, [
-                "status": 403, "heading": pages.string("banned_title", language), "message": banned.ban.explanation(pages, language),
-            ])
+            return page(context, status: .forbidden, heading: pages.string("banned_title", language),
+                        message: banned.ban.explanation(pages, language))
         }
         let http: HTTPError
         if let known = error as? HTTPError {
@@ -33,12 +32,22 @@ struct ErrorPages {
         let code = http.status.code
         let key = [400, 403, 404, 405, 413, 429].contains(code) ? "error_\(code)" : (code >= 500 ? "error_500" : "error_400")
         let language = context.language
-        var response = pages.page("error", context, title: pages.string("\(key)_title", language), status: http.status, [
-            "status": code,
-            "heading": pages.string("\(key)_title", language),
-            "message": pages.string("\(key)_text", language),
-        ])
+        var response = page(context, status: http.status, heading: pages.string("\(key)_title", language),
+                            message: pages.string("\(key)_text", language))
         for field in http.headers { response.headers.add(field.name, field.value) }
         return response
     }
+
+    private func page(_ context: AppContext, status: HTTPStatus, heading: String, message: String) -> Response {
+        let view = ErrorPage(layout: pages.layout(context, title: heading), status: status.code, heading: heading, message: message)
+        return pages.html(context, status: status) { Templates.error(view, &$0, $1) }
+    }
+}
+
+/// An error page's view.
+struct ErrorPage {
+    var layout: LayoutView
+    var status: Int
+    var heading: String
+    var message: String
 }

@@ -20,25 +20,43 @@ struct HomeController {
         let bookmarked = try bookmarks.cities(for: context)
         let cities = bookmarked.isEmpty ? Self.defaultCities.compactMap(index.city(slug:)) : bookmarked
         let reports = weather.reports(for: cities)
-        let rows = zip(cities, reports).map { city, report -> [String: Any] in
-            var row: [String: Any] = ["slug": city.slug, "name": city.name(language), "bookmarked": !bookmarked.isEmpty,
-                                      "csrfToken": context.csrfToken]
+        let now = clock()
+        let rows = zip(cities, reports).map { city, report in
+            var row = HomePage.CityRow(slug: city.slug, name: city.name(language), bookmarked: !bookmarked.isEmpty)
             let local = LocalCalendar(city.timeZone)
-            let now = clock()
             if let forecast = report?.forecast, let today = forecast.day(local.dateString(now)) {
                 let temperature = forecast.current?.temperature ?? today.high
-                row["temperature"] = temperature.map { String(Int($0.rounded())) } ?? "–"
-                row["chipClass"] = "chip-" + Palette.classSuffix(temperature ?? 0)
+                row.temperature = temperature.map { String(Int($0.rounded())) } ?? "–"
+                row.chipClass = "chip-" + Palette.classSuffix(temperature ?? 0)
                 let condition = WeatherCondition.of(forecast.current?.weatherCode ?? today.weatherCode)
-                row["icon"] = condition.icon
-                row["condition"] = pages.string(condition.key, language)
+                row.icon = condition.icon
+                row.condition = pages.string(condition.key, language)
                 if let high = today.high, let yesterday = forecast.day(local.dateString(now, offset: -1))?.high {
                     let (key, degrees) = Comparison.phrase(today: high, reference: yesterday)
-                    row["change"] = pages.string(key, language, ["n": String(degrees)])
+                    row.change = pages.string(key, language, ["n": String(degrees)])
                 }
             }
             return row
         }
-        return pages.page("home", context, ["cities": rows, "hasBookmarks": !bookmarked.isEmpty])
+        let view = HomePage(layout: pages.layout(context, title: nil), hasBookmarks: !bookmarked.isEmpty, cities: rows)
+        return pages.html(context) { Templates.home(view, &$0, $1) }
     }
+}
+
+/// The home page's view: a row per city.
+struct HomePage {
+    struct CityRow {
+        var slug: String
+        var name: String
+        var bookmarked: Bool
+        var temperature: String?
+        var chipClass = ""
+        var icon: String?
+        var condition = ""
+        var change: String?
+    }
+
+    var layout: LayoutView
+    var hasBookmarks: Bool
+    var cities: [CityRow]
 }

@@ -46,7 +46,7 @@ struct AdminController {
 
     private func queuePage(_ context: AppContext, page: Int, problem: Problem?, status: HTTPStatus = .ok) throws -> Response {
         let language = context.language
-        let (groups, signals) = try database.pool.read { db -> ([[String: Any]], [[String: Any]]) in
+        let (groups, signals) = try database.pool.read { db -> ([AdminQueuePage.Group], [AdminQueuePage.Signal]) in
             let rows = try Row.fetchAll(db, sql: """
                 SELECT p.id, p.body, p.hidden_at, p.city_id, u.username, u.display_name, c.slug, c.name_en, c.name_ko,
                        count(DISTINCT r.reporter_id) AS reporters, min(r.created_at) AS first_report, max(r.created_at) AS last_report
@@ -59,47 +59,48 @@ struct AdminController {
                 ORDER BY reporters DESC, first_report ASC
                 LIMIT ? OFFSET ?
                 """, arguments: [Self.pageSize + 1, (page - 1) * Self.pageSize])
-            let groups = try rows.prefix(Self.pageSize).map { row -> [String: Any] in
+            let groups = try rows.prefix(Self.pageSize).map { row -> AdminQueuePage.Group in
                 let id: Int64 = row["id"]
                 let reasons = try Row.fetchAll(db, sql: """
                     SELECT reason, count(*) AS n FROM reports WHERE post_id = ? AND outcome = 'pending' GROUP BY reason ORDER BY n DESC
-                    """, arguments: [id]).map { ["reason": pages.string("reason_\($0["reason"] as String)", language), "count": $0["n"] as Int] }
+                    """, arguments: [id]).map {
+                        AdminQueuePage.ReasonCount(reason: pages.string("reason_\($0["reason"] as String)", language), count: $0["n"])
+                    }
                 let details = try Row.fetchAll(db, sql: """
                     SELECT u.username, r.reason, r.detail, r.created_at FROM reports r JOIN users u ON u.id = r.reporter_id
                     WHERE r.post_id = ? AND r.outcome = 'pending' ORDER BY r.created_at
-                    """, arguments: [id]).map { report -> [String: Any] in
-                        ["reporter": report["username"] as String, "reason": pages.string("reason_\(report["reason"] as String)", language),
-                         "detail": report["detail"] as String, "at": Self.timestamp(report["created_at"])]
+                    """, arguments: [id]).map { report in
+                        AdminQueuePage.Detail(reporter: report["username"], reason: pages.string("reason_\(report["reason"] as String)", language),
+                                              detail: report["detail"], at: Self.timestamp(report["created_at"]))
                     }
-                var group: [String: Any] = [
-                    "id": id, "body": row["body"] as String, "isHidden": row["hidden_at"] != nil,
-                    "author": (row["username"] as String?) as Any, "authorName": (row["display_name"] as String?) ?? pages.string("deleted_user", language),
-                    "citySlug": row["slug"] as String, "cityName": language == .ko ? ((row["name_ko"] as String?) ?? row["name_en"]) : row["name_en"] as String,
-                    "reporters": row["reporters"] as Int, "firstReport": Self.timestamp(row["first_report"]),
-                    "lastReport": Self.timestamp(row["last_report"]), "reasons": reasons, "details": details,
-                    "csrfToken": context.csrfToken, "durations": Self.durationOptions(pages, language),
-                ]
+                var group = AdminQueuePage.Group(
+                    id: id, body: row["body"], isHidden: row["hidden_at"] != nil, author: row["username"],
+                    authorName: (row["display_name"] as String?) ?? pages.string("deleted_user", language), citySlug: row["slug"],
+                    cityName: language == .ko ? ((row["name_ko"] as String?) ?? row["name_en"]) : row["name_en"],
+                    reporters: row["reporters"], firstReport: Self.timestamp(row["first_report"]),
+                    lastReport: Self.timestamp(row["last_report"]), reasons: reasons, details: details)
                 if let problem, problem.postID == id {
-                    group["problem"] = problem.message
-                    group["typedReason"] = problem.reason
+                    group.problem = problem.message
+                    group.typedReason = problem.reason
                 }
                 return group
             }
             let signals = try Row.fetchAll(db, sql: """
                 SELECT u.username, u.display_name, count(*) AS n FROM blocks b JOIN users u ON u.id = b.blocked_id
                 GROUP BY b.blocked_id HAVING n >= 5 ORDER BY n DESC LIMIT 50
-                """).map { ["username": $0["username"] as String, "displayName": $0["display_name"] as String, "count": $0["n"] as Int] }
+                """).map { AdminQueuePage.Signal(username: $0["username"], displayName: $0["display_name"], count: $0["n"]) }
             return (groups, signals)
         }
-        var data: [String: Any] = ["groups": groups, "hasGroups": !groups.isEmpty, "signals": signals, "hasSignals": !signals.isEmpty]
-        if page > 1 { data["newerHref"] = "/admin?page=\(page - 1)" }
-        if groups.count == Self.pageSize { data["olderHref"] = "/admin?page=\(page + 1)" }
-        if let problem, problem.postID == nil { data["problem"] = problem.message }
-        return pages.page("admin_queue", context, title: pages.string("admin_queue", language), status: status, data)
+        var view = AdminQueuePage(layout: pages.layout(context, title: pages.string("admin_queue", language)), groups: groups,
+                                  signals: signals, durations: Self.durationOptions(pages, language))
+        if page > 1 { view.newerHref = "/admin?page=\(page - 1)" }
+        if groups.count == Self.pageSize { view.olderHref = "/admin?page=\(page + 1)" }
+        if let problem, problem.postID == nil { view.problem = problem.message }
+        return pages.html(context, status: status) { Templates.admin_queue(view, &$0, $1) }
     }
 
-    static func durationOptions(_ pages: Pages, _ language: Language) -> [[String: String]] {
-        ["1d", "7d", "30d", "permanent"].map { ["value": $0, "label": pages.string("duration_\($0)", language)] }
+    static func durationOptions(_ pages: Pages, _ language: Language) -> [SelectOption] {
+        ["1d", "7d", "30d", "permanent"].map { SelectOption(value: $0, label: pages.string("duration_\($0)", language)) }
     }
 
     static func timestamp(_ seconds: Double?) -> String {
@@ -225,11 +226,10 @@ struct AdminController {
                 """, arguments: ["admin": adminFilter, "action": actionFilter, "limit": size + 1, "offset": (page - 1) * size])
         }
         let language = context.language
-        let entries = rows.prefix(size).map { row -> [String: Any] in
-            ["id": row["id"] as Int64, "admin": row["admin_username"] as String, "action": row["action"] as String,
-             "actionText": pages.string("action_\(row["action"] as String)", language),
-             "postID": (row["post_id"] as Int64?) as Any, "username": (row["username"] as String?) as Any,
-             "citySlug": (row["slug"] as String?) as Any, "reason": row["reason"] as String, "at": Self.timestamp(row["created_at"])]
+        let entries = rows.prefix(size).map { row in
+            AdminLogPage.Entry(admin: row["admin_username"], action: row["action"],
+                               actionText: pages.string("action_\(row["action"] as String)", language), postID: row["post_id"],
+                               username: row["username"], citySlug: row["slug"], reason: row["reason"], at: Self.timestamp(row["created_at"]))
         }
         func href(_ page: Int) -> String {
             var items = ["page=\(page)"]
@@ -237,13 +237,15 @@ struct AdminController {
             if let actionFilter { items.append("action=\(actionFilter)") }
             return "/admin/log?" + items.joined(separator: "&")
         }
-        var data: [String: Any] = [
-            "entries": entries, "hasEntries": !entries.isEmpty, "adminFilter": adminFilter ?? "",
-            "actions": ["restore", "remove", "ban", "unban"].map { ["value": $0, "label": pages.string("action_\($0)", language), "selected": $0 == actionFilter] },
-        ]
-        if rows.count > size { data["olderHref"] = href(page + 1) }
-        if page > 1 { data["newerHref"] = href(page - 1) }
-        return pages.page("admin_log", context, title: pages.string("admin_log", language), data)
+        var view = AdminLogPage(
+            layout: pages.layout(context, title: pages.string("admin_log", language)), adminFilter: adminFilter ?? "",
+            actions: ["restore", "remove", "ban", "unban"].map {
+                SelectOption(value: $0, label: pages.string("action_\($0)", language), selected: $0 == actionFilter)
+            },
+            entries: Array(entries))
+        if rows.count > size { view.olderHref = href(page + 1) }
+        if page > 1 { view.newerHref = href(page - 1) }
+        return pages.html(context) { Templates.admin_log(view, &$0, $1) }
     }
 
     func lookUp(_ request: Request, _ context: AppContext) throws -> Response {
@@ -253,19 +255,18 @@ struct AdminController {
     private func lookUpPage(_ person: User, _ context: AppContext, problem: String?, status: HTTPStatus = .ok) throws -> Response {
         let language = context.language
         let id = person.id!
-        let data = try database.pool.read { db -> [String: Any] in
+        var view = try database.pool.read { db -> AdminUserPage in
             let posts = try Row.fetchAll(db, sql: """
                 SELECT p.id, p.body, p.hidden_at, p.removed_at, p.removed_reason, c.slug FROM posts p JOIN cities c ON c.id = p.city_id
                 WHERE p.user_id = ? ORDER BY p.id DESC LIMIT 100
-                """, arguments: [id]).map { row -> [String: Any] in
-                    ["id": row["id"] as Int64, "body": row["body"] as String, "citySlug": row["slug"] as String,
-                     "isHidden": row["hidden_at"] != nil, "isRemoved": row["removed_at"] != nil,
-                     "removedReason": (row["removed_reason"] as String?) as Any]
+                """, arguments: [id]).map { row in
+                    AdminUserPage.Post(id: row["id"], body: row["body"], citySlug: row["slug"], isHidden: row["hidden_at"] != nil,
+                                       isRemoved: row["removed_at"] != nil, removedReason: row["removed_reason"])
                 }
-            func reports(_ sql: String) throws -> [[String: Any]] {
+            func reports(_ sql: String) throws -> [AdminUserPage.Report] {
                 try Row.fetchAll(db, sql: sql, arguments: [id]).map { row in
-                    ["postID": row["post_id"] as Int64, "other": row["other"] as String,
-                     "reason": pages.string("reason_\(row["reason"] as String)", language), "outcome": row["outcome"] as String]
+                    AdminUserPage.Report(postID: row["post_id"], other: row["other"],
+                                         reason: pages.string("reason_\(row["reason"] as String)", language), outcome: row["outcome"])
                 }
             }
             let made = try reports("""
@@ -278,21 +279,19 @@ struct AdminController {
                 """)
             let blocks = try Int.fetchOne(db, sql: "SELECT count(*) FROM blocks WHERE blocked_id = ?", arguments: [id]) ?? 0
             let bans = try Row.fetchAll(db, sql: "SELECT reason, created_at, until, lifted_at FROM bans WHERE user_id = ? ORDER BY id DESC",
-                                        arguments: [id]).map { row -> [String: Any] in
-                ["reason": row["reason"] as String, "from": Self.timestamp(row["created_at"]),
-                 "until": (row["until"] as Double?).map { Self.timestamp($0) } ?? pages.string("duration_permanent", language),
-                 "lifted": (row["lifted_at"] as Double?).map { Self.timestamp($0) } as Any]
+                                        arguments: [id]).map { row in
+                AdminUserPage.BanEntry(reason: row["reason"], from: Self.timestamp(row["created_at"]),
+                                       until: (row["until"] as Double?).map { Self.timestamp($0) } ?? pages.string("duration_permanent", language),
+                                       lifted: (row["lifted_at"] as Double?).map { Self.timestamp($0) })
             }
             let active = try Ban.active(userID: id, now: clock(), db)
-            return ["posts": posts, "made": made, "received": received, "blocksReceived": blocks, "bans": bans,
-                    "isBanned": active != nil, "canBan": !person.isAdmin && person.id != context.user?.id]
+            return AdminUserPage(layout: pages.layout(context, title: person.displayName), username: person.username,
+                                 displayName: person.displayName, blocksReceived: blocks, isBanned: active != nil,
+                                 canBan: !person.isAdmin && person.id != context.user?.id, durations: Self.durationOptions(pages, language),
+                                 bans: bans, posts: posts, made: made, received: received)
         }
-        var view = data
-        view["username"] = person.username
-        view["displayName"] = person.displayName
-        view["durations"] = Self.durationOptions(pages, language)
-        if let problem { view["problem"] = problem }
-        return pages.page("admin_user", context, title: person.displayName, status: status, view)
+        view.problem = problem
+        return pages.html(context, status: status) { Templates.admin_user(view, &$0, $1) }
     }
 }
 
@@ -316,16 +315,140 @@ struct TransparencyController {
                 WHERE city_id = ? AND action IN ('remove', 'ban') ORDER BY id DESC LIMIT 100
                 """, arguments: [city.id])
         }
-        let entries = rows.map { row -> [String: Any] in
+        let entries = rows.map { row -> ModerationPage.Entry in
             let user = (row["username"] as String?) ?? pages.string("deleted_user", language)
             let key = row["action"] == "remove" ? "public_removed" : "public_banned"
-            return ["action": row["action"] as String,
-                    "text": pages.string(key, language, ["user": user, "reason": row["reason"] as String,
-                                                         "date": DateFormatting.string(Date(timeIntervalSince1970: row["created_at"]), style: .medium,
-                                                                                       language: language, timeZone: city.timeZone)])]
+            return ModerationPage.Entry(
+                action: row["action"],
+                text: pages.string(key, language, ["user": user, "reason": row["reason"] as String,
+                                                   "date": DateFormatting.string(Date(timeIntervalSince1970: row["created_at"]), style: .medium,
+                                                                                 language: language, timeZone: city.timeZone)]))
         }
-        return pages.page("moderation", context, title: pages.string("moderation_title", language, ["city": city.name(language)]), [
-            "cityName": city.name(language), "slug": city.slug, "entries": entries, "hasEntries": !entries.isEmpty,
-        ])
+        let view = ModerationPage(layout: pages.layout(context, title: pages.string("moderation_title", language, ["city": city.name(language)])),
+                                  cityName: city.name(language), slug: city.slug, entries: entries)
+        return pages.html(context) { Templates.moderation(view, &$0, $1) }
     }
+}
+
+/// The report queue: reported posts grouped, most reporters first.
+struct AdminQueuePage {
+    struct ReasonCount {
+        var reason: String
+        var count: Int
+    }
+
+    struct Detail {
+        var reporter: String
+        var reason: String
+        var detail: String
+        var at: String
+    }
+
+    struct Group {
+        var id: Int64
+        var body: String
+        var isHidden: Bool
+        var author: String?
+        var authorName: String
+        var citySlug: String
+        var cityName: String
+        var reporters: Int
+        var firstReport: String
+        var lastReport: String
+        var reasons: [ReasonCount]
+        var details: [Detail]
+        var problem: String?
+        var typedReason = ""
+    }
+
+    struct Signal {
+        var username: String
+        var displayName: String
+        var count: Int
+    }
+
+    var layout: LayoutView
+    var problem: String?
+    var groups: [Group]
+    var hasGroups: Bool { !groups.isEmpty }
+    var newerHref: String?
+    var olderHref: String?
+    var signals: [Signal]
+    var hasSignals: Bool { !signals.isEmpty }
+    var durations: [SelectOption]
+}
+
+/// The moderation log.
+struct AdminLogPage {
+    struct Entry {
+        var admin: String
+        var action: String
+        var actionText: String
+        var postID: Int64?
+        var username: String?
+        var citySlug: String?
+        var reason: String
+        var at: String
+    }
+
+    var layout: LayoutView
+    var adminFilter: String
+    var actions: [SelectOption]
+    var entries: [Entry]
+    var hasEntries: Bool { !entries.isEmpty }
+    var newerHref: String?
+    var olderHref: String?
+}
+
+/// An admin's look at one person.
+struct AdminUserPage {
+    struct BanEntry {
+        var reason: String
+        var from: String
+        var until: String
+        var lifted: String?
+    }
+
+    struct Post {
+        var id: Int64
+        var body: String
+        var citySlug: String
+        var isHidden: Bool
+        var isRemoved: Bool
+        var removedReason: String?
+    }
+
+    struct Report {
+        var postID: Int64
+        var other: String
+        var reason: String
+        var outcome: String
+    }
+
+    var layout: LayoutView
+    var username: String
+    var displayName: String
+    var problem: String?
+    var blocksReceived: Int
+    var isBanned: Bool
+    var canBan: Bool
+    var durations: [SelectOption]
+    var bans: [BanEntry]
+    var posts: [Post]
+    var made: [Report]
+    var received: [Report]
+}
+
+/// A city's public moderation record.
+struct ModerationPage {
+    struct Entry {
+        var action: String
+        var text: String
+    }
+
+    var layout: LayoutView
+    var cityName: String
+    var slug: String
+    var entries: [Entry]
+    var hasEntries: Bool { !entries.isEmpty }
 }
