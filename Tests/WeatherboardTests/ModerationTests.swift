@@ -210,7 +210,7 @@ struct ModerationScene {
         let (database, _) = try AppDatabase.open(path: db, migrationsDirectory: AppConfiguration.repositoryFolder("Migrations"))
         let chief = try #require(try database.pool.read { try User.find(username: "chief", $0) })
         #expect(chief.isAdmin)
-        #expect(PasswordHasher().verify("a long admin secret", against: chief.passwordHash))
+        #expect(try PasswordHasher().verify("a long admin secret", against: chief.passwordHash))
 
         var demote = try WeatherboardCommand.parseAsRoot(["demote-admin", "deputy", "--db", db])
         try demote.run()

@@ -125,7 +125,7 @@ final class TestClock: @unchecked Sendable {
         var providers: [WeatherProvider] = [OpenMeteoProvider(baseURL: stub.url, timeout: 2)]
         if fallback { providers.append(DemoProvider()) }
         return WeatherService(providers: providers, database: database, freshFor: 1800, breakerOpenFor: breaker,
-                              clock: { clock.read() })
+                              firstFetchBudget: 10, clock: { clock.read() })
     }
 
     @Test func fallsBackToDemoAndTheBreakerSkipsAFailingProvider() throws {

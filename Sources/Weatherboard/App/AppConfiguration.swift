@@ -25,6 +25,8 @@ public struct AppConfiguration: Sendable {
     public var kmaKey: String? = ProcessInfo.processInfo.environment["WEATHERBOARD_KMA_KEY"].flatMap { $0.isEmpty ? nil : $0 }
     /// How long a cached forecast is served without asking upstream.
     public var weatherFreshFor: TimeInterval = 1800
+    /// How long a page waits for a city's first forecast before showing the page without it.
+    public var weatherFirstFetchBudget: TimeInterval = 0.3
     /// Abuse limits (documented in the README).
     public var limits = Limits()
     /// scrypt's cost for new password hashes (tests lower it to stay fast).

@@ -26,7 +26,8 @@ public final class Application: Sendable {
         if imported > 0 { logger.notice("imported \(imported) cities") }
         cities = CityIndex(cities: try database.pool.read { try City.fetchAll($0) })
         weather = WeatherService(providers: try Application.makeProviders(configuration), database: database,
-                                 freshFor: configuration.weatherFreshFor, logger: logger, clock: configuration.clock)
+                                 freshFor: configuration.weatherFreshFor, firstFetchBudget: configuration.weatherFirstFetchBudget,
+                                 logger: logger, clock: configuration.clock)
         router = Application.makeRouter(configuration: configuration, database: database, pages: pages,
                                         cities: cities, weather: weather, logger: logger)
         var serverConfiguration = configuration.server

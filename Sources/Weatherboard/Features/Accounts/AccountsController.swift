@@ -97,7 +97,7 @@ struct AccountsController {
             try limit.hit("login:user:\(username.lowercased())", now: now, db)
         }
         let user = try database.pool.read { try User.find(username: username, $0) }
-        guard let user, hasher.verify(password, against: user.passwordHash) else {
+        guard let user, try hasher.verify(password, against: user.passwordHash) else {
             return signInPage(context, username: username, next: next, error: pages.string("error_sign_in", context.language),
                               status: .unprocessableContent)
         }
@@ -168,7 +168,7 @@ struct AccountsController {
         let current = context.form["current_password"] ?? ""
         let new = context.form["new_password"] ?? ""
         let language = context.language
-        guard hasher.verify(current, against: user.passwordHash) else {
+        guard try hasher.verify(current, against: user.passwordHash) else {
             return try settingsPage(context, user: user, passwordError: pages.string("error_password_wrong", language),
                                     status: .unprocessableContent)
         }
@@ -186,7 +186,7 @@ struct AccountsController {
 
     func deleteAccount(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireUser()
-        guard hasher.verify(context.form["password"] ?? "", against: user.passwordHash) else {
+        guard try hasher.verify(context.form["password"] ?? "", against: user.passwordHash) else {
             return try settingsPage(context, user: user, deleteError: pages.string("error_password_wrong", context.language),
                                     status: .unprocessableContent)
         }

@@ -13,24 +13,33 @@ public struct PasswordHasher: Sendable {
     public var cost = 1 << 15
     public var blockSize = 8
     public var parallelism = 1
+    /// Bounds how many hashes run at once (see `ConcurrencyLimit`): past it, 503.
+    let limit: ConcurrencyLimit
 
     public init(cost: Int = 1 << 15) {
         self.cost = cost
+        limit = .forCPUWork()
+    }
+
+    init(cost: Int, limit: ConcurrencyLimit) {
+        self.cost = cost
+        self.limit = limit
     }
 
     public func hash(_ password: String) throws -> String {
         let salt = randomBytes(16)
-        let key = try derive(password, salt: salt, cost: cost, blockSize: blockSize, parallelism: parallelism)
+        let key = try limit.run { try derive(password, salt: salt, cost: cost, blockSize: blockSize, parallelism: parallelism) }
         return "scrypt$\(cost)$\(blockSize)$\(parallelism)$\(Data(salt).base64EncodedString())$\(Data(key).base64EncodedString())"
     }
 
-    /// Checks `password` against a stored hash in constant time.
-    public func verify(_ password: String, against stored: String) -> Bool {
+    /// Checks `password` against a stored hash in constant time; throws (503) when too many
+    /// checks are already running.
+    public func verify(_ password: String, against stored: String) throws -> Bool {
         let parts = stored.split(separator: "$").map(String.init)
         guard parts.count == 6, parts[0] == "scrypt", let n = Int(parts[1]), let r = Int(parts[2]), let p = Int(parts[3]),
-              let salt = Data(base64Encoded: parts[4]), let expected = Data(base64Encoded: parts[5]),
-              let key = try? derive(password, salt: [UInt8](salt), cost: n, blockSize: r, parallelism: p)
+              let salt = Data(base64Encoded: parts[4]), let expected = Data(base64Encoded: parts[5])
         else { return false }
+        guard let key = try limit.run({ try? derive(password, salt: [UInt8](salt), cost: n, blockSize: r, parallelism: p) }) else { return false }
         return constantTimeEquals(key, [UInt8](expected))
     }
 

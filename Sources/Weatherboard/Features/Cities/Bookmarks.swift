@@ -31,8 +31,14 @@ struct Bookmarks {
         try cities(for: context).contains { $0.id == city.id }
     }
 
+    /// The guest's bookmarks: known cities, each once, at most `limit` whatever the cookie holds.
     private func guestSlugs(_ request: Request) -> [String] {
-        (request.cookies[Self.cookie] ?? "").split(separator: ".").map(String.init).filter { index.city(slug: $0) != nil }
+        var slugs: [String] = []
+        for slug in (request.cookies[Self.cookie] ?? "").split(separator: ".") where slugs.count < Self.limit {
+            let slug = String(slug)
+            if index.city(slug: slug) != nil && !slugs.contains(slug) { slugs.append(slug) }
+        }
+        return slugs
     }
 
     private func city(_ request: Request) throws -> City {

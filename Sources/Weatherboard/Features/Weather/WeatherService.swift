@@ -12,7 +12,10 @@ public struct WeatherReport: Sendable {
 /// Gets forecasts through a chain of providers with a cache in SQLite:
 /// - fresh cache (younger than `freshFor`) is served as is;
 /// - stale cache is served at once while one background refresh runs (stale-while-revalidate);
-/// - with no cache, concurrent requests for a city share one upstream fetch (single-flight);
+/// - with no cache, concurrent requests for a city share one upstream fetch (single-flight), and
+///   wait for it at most `firstFetchBudget`; the page says the weather is not there yet otherwise;
+/// - every upstream fetch runs on the service's own bounded executor, never on a request worker,
+///   so a hanging provider holds none of them;
 /// - a provider that fails is skipped for `breakerOpenFor` (circuit breaker) and the next is used;
 /// - errors are never cached; when every provider fails, the last cached data is shown.
 public final class WeatherService: @unchecked Sendable {
@@ -23,24 +26,26 @@ public final class WeatherService: @unchecked Sendable {
     let clock: @Sendable () -> Date
     let logger: Logger
 
+    /// How long a page waits for a city that has nothing cached.
+    let firstFetchBudget: TimeInterval
+    /// Upstream fetches one request may start (the home page's list, a long bookmark cookie).
+    static let fetchesPerRequest = 5
+    private let fetches: BoundedExecutor
+
     private let lock = NSLock()
-    private var inFlight: [Int64: Flight] = [:]
+    private var inFlight: [Int64: Pending<Forecast>] = [:]
     private var breakerOpenUntil: [String: Date] = [:]
     private var lastRefreshFailed: Set<Int64> = []
     /// The newest cached forecast per city, decoded: SQLite keeps them across restarts, but
     /// decoding the JSON on every page view cost more than the rest of the page's work.
     private var decoded: [Int64: Forecast] = [:]
 
-    /// One upstream fetch that several requests may wait for.
-    private final class Flight: @unchecked Sendable {
-        let done = DispatchSemaphore(value: 0)
-        var result: Forecast?
-    }
-
     public init(providers: [WeatherProvider], database: AppDatabase, freshFor: TimeInterval = 1800,
-                breakerOpenFor: TimeInterval = 60, logger: Logger = Logger(label: "weather"),
-                clock: @escaping @Sendable () -> Date = Date.init) {
+                breakerOpenFor: TimeInterval = 60, firstFetchBudget: TimeInterval = 0.3, fetchThreads: Int = 4,
+                logger: Logger = Logger(label: "weather"), clock: @escaping @Sendable () -> Date = Date.init) {
         self.providers = providers
+        self.firstFetchBudget = firstFetchBudget
+        fetches = BoundedExecutor(name: "weather-fetch", threads: fetchThreads, queueLimit: 256)
         self.database = database
         self.freshFor = freshFor
         self.breakerOpenFor = breakerOpenFor
@@ -48,9 +53,12 @@ public final class WeatherService: @unchecked Sendable {
         self.clock = clock
     }
 
-    /// The forecast to show for `city`, or nil when no provider answers and nothing is cached.
+    /// The forecast to show for `city`, or nil when nothing is cached and no provider answered
+    /// within the budget (the fetch goes on in the background and fills the cache).
     public func report(for city: City) -> WeatherReport? {
-        cachedReport(for: city) ?? fetchShared(city).map { WeatherReport(forecast: $0, source: $0.source) }
+        if let cached = cachedReport(for: city) { return cached }
+        let flight = startFetch(city)
+        return flight?.wait(until: Date().addingTimeInterval(firstFetchBudget)).map { WeatherReport(forecast: $0, source: $0.source) }
     }
 
     /// What the cache can answer at once: fresh data, or stale data while a refresh starts.
@@ -59,69 +67,50 @@ public final class WeatherService: @unchecked Sendable {
         if clock().timeIntervalSince(cached.fetchedAt) < freshFor {
             return WeatherReport(forecast: cached, source: cached.source)
         }
-        refreshInBackground(city)
+        startFetch(city)
         let failed = lock.withLock { lastRefreshFailed.contains(city.id) }
         return WeatherReport(forecast: cached, source: failed ? "cache" : cached.source)
     }
 
-    /// Reports for several cities: cached ones at once, missing ones fetched in parallel, at most
-    /// `concurrency` at a time.
-    public func reports(for cities: [City], concurrency: Int = 4) -> [WeatherReport?] {
+    /// Reports for several cities: cached ones at once; for the others at most
+    /// `fetchesPerRequest` fetches start, and the answer waits for them together at most
+    /// `firstFetchBudget`.
+    public func reports(for cities: [City]) -> [WeatherReport?] {
         var results = cities.map(cachedReport(for:))
-        let missing = results.indices.filter { results[$0] == nil }
-        guard !missing.isEmpty else { return results }
-        let resultsLock = NSLock()
-        let slots = DispatchSemaphore(value: concurrency)
-        let group = DispatchGroup()
-        for index in missing {
-            slots.wait()
-            group.enter()
-            let city = cities[index]
-            Self.detach {
-                let report = self.fetchShared(city).map { WeatherReport(forecast: $0, source: $0.source) }
-                resultsLock.withLock { results[index] = report }
-                slots.signal()
-                group.leave()
-            }
+        let missing = results.indices.filter { results[$0] == nil }.prefix(Self.fetchesPerRequest)
+        let flights = missing.map { ($0, startFetch(cities[$0])) }
+        let deadline = Date().addingTimeInterval(firstFetchBudget)
+        for (index, flight) in flights {
+            results[index] = flight?.wait(until: deadline).map { WeatherReport(forecast: $0, source: $0.source) }
         }
-        group.wait()
         return results
-    }
-
-    /// Runs blocking work on a thread of its own. Not on Dispatch's queues: their threads are
-    /// shared with URLSession's callbacks, and blocking them while waiting for those callbacks
-    /// starves them (seen with 8 concurrent requests on 2 CPUs).
-    private static func detach(_ work: @escaping @Sendable () -> Void) {
-        let thread = Thread(block: work)
-        thread.stackSize = 512 * 1024
-        thread.start()
     }
 
     // MARK: - Upstream
 
-    /// Joins the fetch in progress for the city, or starts one and waits for it.
-    private func fetchShared(_ city: City) -> Forecast? {
-        let (flight, isLeader) = lock.withLock { () -> (Flight, Bool) in
+    /// Joins the fetch in progress for the city, or queues one on the fetch executor; nil when
+    /// the executor's queue is full.
+    @discardableResult
+    private func startFetch(_ city: City) -> Pending<Forecast>? {
+        let (flight, isLeader) = lock.withLock { () -> (Pending<Forecast>, Bool) in
             if let existing = inFlight[city.id] { return (existing, false) }
-            let flight = Flight()
+            let flight = Pending<Forecast>()
             inFlight[city.id] = flight
             return (flight, true)
         }
-        if isLeader {
-            flight.result = fetchThroughChain(city)
-            lock.withLock { inFlight[city.id] = nil }
-            flight.done.signal()
-        } else {
-            flight.done.wait()
-            flight.done.signal() // pass the wake-up on to the next waiter
+        guard isLeader else { return flight }
+        let queued = fetches.submit {
+            let result = self.fetchThroughChain(city)
+            self.lock.withLock { self.inFlight[city.id] = nil }
+            flight.finish(result)
         }
-        return flight.result
-    }
-
-    private func refreshInBackground(_ city: City) {
-        let alreadyRunning = lock.withLock { inFlight[city.id] != nil }
-        guard !alreadyRunning else { return }
-        Self.detach { _ = self.fetchShared(city) }
+        if !queued {
+            lock.withLock { inFlight[city.id] = nil }
+            flight.finish(nil)
+            logger.warning("weather fetch queue full; \(city.slug) not fetched")
+            return nil
+        }
+        return flight
     }
 
     private func fetchThroughChain(_ city: City) -> Forecast? {
