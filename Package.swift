@@ -18,7 +18,12 @@ let package = Package(
         // The HTTP/1.1 server: POSIX sockets, epoll, no application knowledge.
         .target(
             name: "HTTPServer",
-            dependencies: ["CSystem", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["CSystem", "CZlib", .product(name: "Logging", package: "swift-log")]
+        ),
+        // zlib, the reference deflate implementation (Debian's zlib1g-dev), for gzip responses.
+        .systemLibrary(
+            name: "CZlib",
+            providers: [.apt(["zlib1g-dev"])]
         ),
         // epoll and eventfd, which Glibc's Swift module does not export.
         .target(name: "CSystem"),
@@ -73,7 +78,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WeatherboardTests",
-            dependencies: ["Weatherboard", "HTTPServer", "HTTPTestSupport", "CLibXML2"],
+            dependencies: ["Weatherboard", "HTTPServer", "HTTPTestSupport", "CLibXML2", "CZlib"],
             resources: [.copy("Fixtures")]
         ),
     ],

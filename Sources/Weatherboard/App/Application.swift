@@ -14,6 +14,9 @@ public final class Application: Sendable {
 
     public let cities: CityIndex
     public let weather: WeatherService
+    /// Versions of what pages show; cached pages are checked against them. Another node's
+    /// changes arrive through `apply`, this node's leave through `announce`.
+    public let pageVersions = PageVersions()
 
     public init(configuration: AppConfiguration, logger: Logger? = nil) throws {
         var logger = logger ?? Logger(label: "weatherboard")
@@ -27,9 +30,9 @@ public final class Application: Sendable {
         cities = CityIndex(cities: try database.pool.read { try City.fetchAll($0) })
         weather = WeatherService(providers: try Application.makeProviders(configuration), database: database,
                                  freshFor: configuration.weatherFreshFor, firstFetchBudget: configuration.weatherFirstFetchBudget,
-                                 logger: logger, clock: configuration.clock)
+                                 versions: pageVersions, logger: logger, clock: configuration.clock)
         router = Application.makeRouter(configuration: configuration, database: database, pages: pages,
-                                        cities: cities, weather: weather, logger: logger)
+                                        cities: cities, weather: weather, versions: pageVersions, logger: logger)
         var serverConfiguration = configuration.server
         serverConfiguration.host = configuration.host
         serverConfiguration.port = configuration.port
@@ -53,10 +56,12 @@ public final class Application: Sendable {
     }
 
     static func makeRouter(configuration: AppConfiguration, database: AppDatabase, pages: Pages,
-                           cities: CityIndex, weather: WeatherService, logger: Logger) -> Router<AppContext> {
+                           cities: CityIndex, weather: WeatherService, versions: PageVersions, logger: Logger) -> Router<AppContext> {
         let router = Router<AppContext>()
         let errors = ErrorPages(pages: pages, logger: logger)
+        let cache = PageCache(versions: versions)
         // Outermost first: headers go on every response, error pages included.
+        router.use(ResponseCompression().middleware)
         router.use(Middleware.securityHeaders)
         router.use(Middleware.languageCookie(secure: configuration.secureCookies))
         router.use(errors.middleware)
@@ -73,16 +78,18 @@ public final class Application: Sendable {
         let board = BoardView(database: database, pages: pages, clock: clock)
         let bookmarks = Bookmarks(database: database, index: cities, clock: clock, secureCookies: configuration.secureCookies)
         bookmarks.addRoutes(to: router)
-        let citiesController = CitiesController(pages: pages, index: cities, weather: weather, board: board, bookmarks: bookmarks, clock: clock)
-        HomeController(pages: pages, index: cities, weather: weather, bookmarks: bookmarks, clock: clock).addRoutes(to: router)
+        let citiesController = CitiesController(pages: pages, index: cities, weather: weather, board: board, bookmarks: bookmarks,
+                                                cache: cache, clock: clock)
+        HomeController(pages: pages, index: cities, weather: weather, bookmarks: bookmarks, cache: cache, clock: clock).addRoutes(to: router)
         citiesController.addRoutes(to: router)
         BoardController(pages: pages, database: database, cities: citiesController, board: board, limits: configuration.limits,
-                        clock: clock).addRoutes(to: router)
-        SafetyController(pages: pages, database: database, board: board, limits: configuration.limits, clock: clock).addRoutes(to: router)
-        AdminController(pages: pages, database: database, clock: clock).addRoutes(to: router)
+                        versions: versions, clock: clock).addRoutes(to: router)
+        SafetyController(pages: pages, database: database, board: board, limits: configuration.limits, versions: versions,
+                         clock: clock).addRoutes(to: router)
+        AdminController(pages: pages, database: database, versions: versions, clock: clock).addRoutes(to: router)
         TransparencyController(pages: pages, database: database, index: cities).addRoutes(to: router)
         AccountsController(pages: pages, database: database, identity: identity, hasher: PasswordHasher(cost: configuration.passwordCost),
-                           limits: configuration.limits, clock: clock).addRoutes(to: router)
+                           limits: configuration.limits, versions: versions, clock: clock).addRoutes(to: router)
         return router
     }
 

@@ -9,6 +9,7 @@ struct AccountsController {
     let identity: Identity
     let hasher: PasswordHasher
     let limits: AppConfiguration.Limits
+    let versions: PageVersions
     let clock: @Sendable () -> Date
 
     func addRoutes(to router: Router<AppContext>) {
@@ -160,6 +161,7 @@ struct AccountsController {
         try database.pool.write { db in
             try db.execute(sql: "UPDATE users SET display_name = ? WHERE id = ?", arguments: [displayName, user.id])
         }
+        versions.changed(.everything)
         return .redirect(to: "/settings")
     }
 
@@ -192,6 +194,7 @@ struct AccountsController {
         }
         // Sessions, blocks, reports and bookmarks go with the row; posts stay as "deleted user".
         try database.pool.write { db in _ = try User.deleteOne(db, key: user.id) }
+        versions.changed(.everything)
         var response = Response.redirect(to: "/")
         response.setCookie(.expired(SessionStore.cookieName))
         return response

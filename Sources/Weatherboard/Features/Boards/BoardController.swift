@@ -56,6 +56,7 @@ struct BoardController {
     let cities: CitiesController
     let board: BoardView
     let limits: AppConfiguration.Limits
+    let versions: PageVersions
     let clock: @Sendable () -> Date
 
     func addRoutes(to router: Router<AppContext>) {
@@ -110,6 +111,7 @@ struct BoardController {
         if let (key, arguments) = refusal {
             return try refuse(key, arguments, status: key == "error_post_duplicate" ? .unprocessableContent : .tooManyRequests)
         }
+        versions.changed(.city(city.id))
         return .redirect(to: "/city/\(city.slug)#board")
     }
 
@@ -149,6 +151,7 @@ struct BoardController {
                 try db.execute(sql: "UPDATE posts SET body = ?, edited_at = ? WHERE id = ? AND user_id = ?",
                                arguments: [body, clock().timeIntervalSince1970, post.id, post.userID])
             }
+            versions.changed(.city(post.cityID))
             return .redirect(to: "/city/\(post.citySlug)#post-\(post.id)")
         }
     }
@@ -158,6 +161,7 @@ struct BoardController {
         try database.pool.write { db in
             try db.execute(sql: "DELETE FROM posts WHERE id = ? AND user_id = ?", arguments: [post.id, post.userID])
         }
+        versions.changed(.city(post.cityID))
         return .redirect(to: "/city/\(post.citySlug)#board")
     }
 

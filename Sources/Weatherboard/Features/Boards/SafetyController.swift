@@ -8,6 +8,7 @@ struct SafetyController {
     let database: AppDatabase
     let board: BoardView
     let limits: AppConfiguration.Limits
+    let versions: PageVersions
     let clock: @Sendable () -> Date
 
     func addRoutes(to router: Router<AppContext>) {
@@ -92,6 +93,7 @@ struct SafetyController {
                            arguments: [post.id, user.id, reason.rawValue, detail, now])
             try Self.applyThreshold(postID: post.id, threshold: limits.reportThreshold, now: now, db)
         }
+        versions.changed(.city(post.cityID))
         return .redirect(to: returnTo + "#post-\(post.id)")
     }
 
@@ -111,7 +113,7 @@ struct SafetyController {
         let user = try context.requireUser()
         guard let id = Int64(request.parameters["id"] ?? "") else { throw HTTPError(.notFound) }
         let now = clock().timeIntervalSince1970
-        let slug: String? = try database.pool.write { db in
+        let city: (id: Int64, slug: String)? = try database.pool.write { db in
             guard let created = try Double.fetchOne(db, sql: "SELECT created_at FROM reports WHERE post_id = ? AND reporter_id = ? AND outcome = 'pending'",
                                                     arguments: [id, user.id]) else { return nil }
             guard now - created < PostPresenter.withdrawWindow else {
@@ -119,10 +121,12 @@ struct SafetyController {
             }
             try db.execute(sql: "DELETE FROM reports WHERE post_id = ? AND reporter_id = ?", arguments: [id, user.id])
             try Self.applyThreshold(postID: id, threshold: limits.reportThreshold, now: now, db)
-            return try String.fetchOne(db, sql: "SELECT c.slug FROM posts p JOIN cities c ON c.id = p.city_id WHERE p.id = ?", arguments: [id])
+            return try Row.fetchOne(db, sql: "SELECT c.id, c.slug FROM posts p JOIN cities c ON c.id = p.city_id WHERE p.id = ?",
+                                    arguments: [id]).map { ($0["id"], $0["slug"]) }
         }
-        guard let slug else { throw HTTPError(.notFound) }
-        return .redirect(to: safeReturnPath(context.form["return_to"] ?? "/city/\(slug)") + "#post-\(id)")
+        guard let city else { throw HTTPError(.notFound) }
+        versions.changed(.city(city.id))
+        return .redirect(to: safeReturnPath(context.form["return_to"] ?? "/city/\(city.slug)") + "#post-\(id)")
     }
 
     /// `GET /settings/reports`: what I reported and what became of it.

@@ -9,12 +9,15 @@ struct CitiesController {
     let clock: @Sendable () -> Date
     let board: BoardView
     let bookmarks: Bookmarks
+    let cache: PageCache
+    let fragments = WeatherFragments()
     /// The palette stylesheet, generated once; its ETag is a hash of its text.
     let paletteCSS: Response
 
-    init(pages: Pages, index: CityIndex, weather: WeatherService, board: BoardView, bookmarks: Bookmarks,
+    init(pages: Pages, index: CityIndex, weather: WeatherService, board: BoardView, bookmarks: Bookmarks, cache: PageCache,
          clock: @escaping @Sendable () -> Date) {
         self.pages = pages
+        self.cache = cache
         self.board = board
         self.bookmarks = bookmarks
         self.index = index
@@ -71,27 +74,79 @@ struct CitiesController {
             guard let id = Int64(value) else { throw HTTPError(.badRequest, message: "before must be a post id") }
             return id
         }
-        return try page(city, context, before: before, composer: nil)
+        guard context.user == nil else { return try page(city, context, before: before, composer: nil) }
+        // Guests all see the same page (but for their bookmark and token): kept and reused.
+        let bookmarked = try bookmarks.contains(city, for: context)
+        let key = "city \(context.language.rawValue) \(bookmarked) \(request.target)"
+        return try cache.response(key: key, city: city.id, context: context) { token in
+            try render(city, context, before: before, composer: nil, bookmarked: bookmarked, csrfToken: token)
+        }
     }
 
     /// The city page; also re-rendered by the board when a post is refused, with the text kept.
     func page(_ city: City, _ context: AppContext, before: Int64?, composer: Composer?, status: HTTPStatus = .ok) throws -> Response {
-        let language = context.language
-        let view = CityPage(layout: pages.layout(context, title: city.name(language)), slug: city.slug,
-                            weather: weatherFragment(city, language), bookmarked: try bookmarks.contains(city, for: context),
-                            board: try board.section(city: city, context: context, before: before, composer: composer))
-        return pages.html(context, status: status) { Templates.city(view, &$0, $1) }
+        let bytes = try render(city, context, before: before, composer: composer, bookmarked: try bookmarks.contains(city, for: context),
+                               csrfToken: context.csrfToken)
+        return .html(bytes, status: status)
     }
 
-    /// The weather part of the city page, the same for every reader in one language.
+    private func render(_ city: City, _ context: AppContext, before: Int64?, composer: Composer?, bookmarked: Bool,
+                        csrfToken: String) throws -> [UInt8] {
+        let language = context.language
+        var layout = pages.layout(context, title: city.name(language))
+        layout.csrfToken = csrfToken
+        let view = CityPage(layout: layout, slug: city.slug, weather: weatherFragment(city, language), bookmarked: bookmarked,
+                            board: try board.section(city: city, context: context, before: before, composer: composer))
+        return pages.renderer.render(language) { Templates.city(view, &$0, $1) }
+    }
+
+    /// The weather part of the city page, the same for every reader in one language: rendered
+    /// once per forecast, language and half-minute (the chart marks "now").
     func weatherFragment(_ city: City, _ language: Language) -> HTMLFragment {
+        let report = weather.report(for: city)
+        let now = clock()
+        if let kept = fragments.fragment(city: city.id, language: language, report: report, now: now) { return kept }
         var view = CityWeather(cityName: city.name(language), country: city.country, hasWeather: false)
-        if let report = weather.report(for: city) {
-            view = CityWeatherView(city: city, report: report, now: clock(), language: language) { key, arguments in
+        if let report {
+            view = CityWeatherView(city: city, report: report, now: now, language: language) { key, arguments in
                 pages.string(key, language, arguments)
             }.view
         }
-        return HTMLFragment(pages.renderer.render(language) { Templates.city_weather(view, &$0, $1) })
+        let fragment = HTMLFragment(pages.renderer.render(language) { Templates.city_weather(view, &$0, $1) })
+        fragments.keep(fragment, city: city.id, language: language, report: report, now: now)
+        return fragment
+    }
+}
+
+/// Rendered weather parts of city pages, per city and language, each valid for the forecast it
+/// was rendered from and at most 30 seconds.
+final class WeatherFragments: @unchecked Sendable {
+    private struct Entry {
+        let fetchedAt: Date?
+        let source: String?
+        let until: Date
+        let fragment: HTMLFragment
+    }
+
+    // Safe to share: `entries` is only touched with `lock` held.
+    private let lock = NSLock()
+    private var entries: [String: Entry] = [:]
+    static let maximumAge: TimeInterval = 30
+    static let maximumEntries = 4_000
+
+    func fragment(city: Int64, language: Language, report: WeatherReport?, now: Date) -> HTMLFragment? {
+        guard let entry = lock.withLock({ entries["\(city) \(language.rawValue)"] }),
+              entry.fetchedAt == report?.forecast.fetchedAt, entry.source == report?.source, entry.until > now else { return nil }
+        return entry.fragment
+    }
+
+    func keep(_ fragment: HTMLFragment, city: Int64, language: Language, report: WeatherReport?, now: Date) {
+        let entry = Entry(fetchedAt: report?.forecast.fetchedAt, source: report?.source, until: now.addingTimeInterval(Self.maximumAge),
+                          fragment: fragment)
+        lock.withLock {
+            if entries.count >= Self.maximumEntries { entries.removeAll(keepingCapacity: true) }
+            entries["\(city) \(language.rawValue)"] = entry
+        }
     }
 }
 

@@ -8,6 +8,7 @@ struct HomeController {
     let index: CityIndex
     let weather: WeatherService
     let bookmarks: Bookmarks
+    let cache: PageCache
     let clock: @Sendable () -> Date
     static let defaultCities = ["seoul", "busan", "tokyo", "new-york-city", "london"]
 
@@ -16,6 +17,12 @@ struct HomeController {
     }
 
     func home(_ request: Request, _ context: AppContext) throws -> Response {
+        guard context.user == nil else { return .html(try render(context, csrfToken: context.csrfToken)) }
+        let key = "home \(context.language.rawValue) \(request.target) \(try bookmarks.cities(for: context).map(\.slug))"
+        return try cache.response(key: key, city: nil, context: context) { token in try render(context, csrfToken: token) }
+    }
+
+    private func render(_ context: AppContext, csrfToken: String) throws -> [UInt8] {
         let language = context.language
         let bookmarked = try bookmarks.cities(for: context)
         let cities = bookmarked.isEmpty ? Self.defaultCities.compactMap(index.city(slug:)) : bookmarked
@@ -38,8 +45,10 @@ struct HomeController {
             }
             return row
         }
-        let view = HomePage(layout: pages.layout(context, title: nil), hasBookmarks: !bookmarked.isEmpty, cities: rows)
-        return pages.html(context) { Templates.home(view, &$0, $1) }
+        var layout = pages.layout(context, title: nil)
+        layout.csrfToken = csrfToken
+        let view = HomePage(layout: layout, hasBookmarks: !bookmarked.isEmpty, cities: rows)
+        return pages.renderer.render(language) { Templates.home(view, &$0, $1) }
     }
 }
 

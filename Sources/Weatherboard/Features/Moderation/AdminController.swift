@@ -8,6 +8,7 @@ import HTTPServer
 struct AdminController {
     let pages: Pages
     let database: AppDatabase
+    let versions: PageVersions
     let clock: @Sendable () -> Date
     static let pageSize = 20
     static let durations: [String: TimeInterval?] = ["1d": 86400, "7d": 7 * 86400, "30d": 30 * 86400, "permanent": nil]
@@ -144,6 +145,7 @@ struct AdminController {
             try writeLog(db, admin: admin, action: "restore", postID: post.id, userID: post.userID, username: post.username,
                          cityID: post.cityID, reason: reason(context))
         }
+        versions.changed(.city(post.cityID))
         return .redirect(to: "/admin")
     }
 
@@ -164,6 +166,7 @@ struct AdminController {
             try writeLog(db, admin: admin, action: "remove", postID: post.id, userID: post.userID, username: post.username,
                          cityID: post.cityID, reason: reason)
         }
+        versions.changed(.city(post.cityID))
         return .redirect(to: "/admin")
     }
 
@@ -191,6 +194,7 @@ struct AdminController {
             try writeLog(db, admin: admin, action: "ban", postID: postID, userID: target.id, username: target.username,
                          cityID: cityID, reason: reason)
         }
+        versions.changed(.everything)
         return .redirect(to: safeReturnPath(context.form["return_to"] ?? "/admin"))
     }
 
@@ -206,6 +210,7 @@ struct AdminController {
                            arguments: [clock().timeIntervalSince1970, target.id])
             try writeLog(db, admin: admin, action: "unban", userID: target.id, username: target.username, reason: reason)
         }
+        versions.changed(.everything)
         return .redirect(to: "/admin/users/\(target.username)")
     }
 

@@ -31,6 +31,8 @@ public final class WeatherService: @unchecked Sendable {
     /// Upstream fetches one request may start (the home page's list, a long bookmark cookie).
     static let fetchesPerRequest = 5
     private let fetches: BoundedExecutor
+    /// Told of every new forecast, so that pages showing the old one are rendered again.
+    let versions: PageVersions?
 
     private let lock = NSLock()
     private var inFlight: [Int64: Pending<Forecast>] = [:]
@@ -42,8 +44,10 @@ public final class WeatherService: @unchecked Sendable {
 
     public init(providers: [WeatherProvider], database: AppDatabase, freshFor: TimeInterval = 1800,
                 breakerOpenFor: TimeInterval = 60, firstFetchBudget: TimeInterval = 0.3, fetchThreads: Int = 4,
-                logger: Logger = Logger(label: "weather"), clock: @escaping @Sendable () -> Date = Date.init) {
+                versions: PageVersions? = nil, logger: Logger = Logger(label: "weather"),
+                clock: @escaping @Sendable () -> Date = Date.init) {
         self.providers = providers
+        self.versions = versions
         self.firstFetchBudget = firstFetchBudget
         fetches = BoundedExecutor(name: "weather-fetch", threads: fetchThreads, queueLimit: 256)
         self.database = database
@@ -160,6 +164,7 @@ public final class WeatherService: @unchecked Sendable {
 
     private func store(_ forecast: Forecast, for city: City) {
         remember(forecast, for: city)
+        versions?.changed(.weather(city.id))
         guard let data = try? Self.encoder.encode(forecast) else { return }
         do {
             try database.pool.write { db in

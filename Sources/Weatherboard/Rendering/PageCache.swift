@@ -1,0 +1,151 @@
+import Foundation
+import HTTPServer
+
+/// What changed, as far as rendered pages are concerned. On one node the changes are counted here;
+/// with several nodes over one database each change is also announced to the others (`announce`),
+/// which apply it with `apply` — so a post written on one node is on every node's pages at once.
+public enum PageChange: Sendable, Equatable {
+    /// A city's board changed.
+    case city(Int64)
+    /// A city's forecast changed.
+    case weather(Int64)
+    /// Something every page may show changed (a display name, a ban, an account deleted).
+    case everything
+}
+
+/// Version counters of the data pages show. A cached page remembers the versions it was
+/// rendered from and is used only while they are unchanged.
+public final class PageVersions: @unchecked Sendable {
+    // Safe to share: every counter is read and written with `lock` held.
+    private let lock = NSLock()
+    private var cities: [Int64: UInt64] = [:]
+    private var global: UInt64 = 0
+    private var weather: UInt64 = 0
+    /// Called with every change made on this node (another node's listener, once there is one).
+    public var announce: (@Sendable (PageChange) -> Void)?
+
+    public init() {}
+
+    /// The versions a page of `city` (or of no city) depends on.
+    struct Stamp: Equatable {
+        var global: UInt64
+        var city: UInt64
+        var weather: UInt64
+    }
+
+    func stamp(city: Int64?) -> Stamp {
+        lock.withLock { Stamp(global: global, city: city.flatMap { cities[$0] } ?? 0, weather: weather) }
+    }
+
+    /// Records a change made here and announces it.
+    public func changed(_ change: PageChange) {
+        apply(change)
+        announce?(change)
+    }
+
+    /// Records a change (made here, or announced by another node).
+    public func apply(_ change: PageChange) {
+        lock.withLock {
+            switch change {
+            case .city(let id):
+                cities[id, default: 0] &+= 1
+            case .weather(let id):
+                cities[id, default: 0] &+= 1
+                weather &+= 1
+            case .everything:
+                global &+= 1
+            }
+        }
+    }
+}
+
+/// Rendered pages kept for anonymous readers, keyed by what selects them (page, language,
+/// address, the reader's bookmarks), each valid while the data it shows is unchanged and for at
+/// most `maximumAge` (relative times, "now" on the chart). A visitor's CSRF token is not part of
+/// the page kept: the page is rendered with a placeholder, split there, and the token put back
+/// for each visitor (the compressed form is spliced the same way).
+final class PageCache: @unchecked Sendable {
+    struct Entry {
+        let stamp: PageVersions.Stamp
+        let expires: Date
+        let serial: UInt64
+        let page: SplicedPage
+    }
+
+    // Safe to share: `entries` and `serial` are only touched with `lock` held.
+    private let lock = NSLock()
+    private var entries: [String: Entry] = [:]
+    private var serial: UInt64 = 0
+    let versions: PageVersions
+    let maximumAge: TimeInterval
+    let maximumEntries: Int
+
+    /// Stands for the CSRF token while a cached page is rendered; random per process, so no
+    /// text a person types can be taken for it.
+    static let tokenPlaceholder = "csrf" + (0..<4).map { _ in String(UInt64.random(in: .min ... .max), radix: 36) }.joined()
+
+    init(versions: PageVersions, maximumAge: TimeInterval = 30, maximumEntries: Int = 2_000) {
+        self.versions = versions
+        self.maximumAge = maximumAge
+        self.maximumEntries = maximumEntries
+    }
+
+    /// The page for `key` from the cache, or rendered by `render` (with the token placeholder)
+    /// and kept; then completed for this visitor.
+    func response(key: String, city: Int64?, context: AppContext, now: Date = Date(),
+                  render: (_ csrfToken: String) throws -> [UInt8]) rethrows -> Response {
+        let stamp = versions.stamp(city: city)
+        let cached = lock.withLock { entries[key] }
+        let entry: Entry
+        if let cached, cached.stamp == stamp, cached.expires > now {
+            entry = cached
+        } else {
+            let bytes = try render(Self.tokenPlaceholder)
+            let page = SplicedPage(bytes, hole: Array(Self.tokenPlaceholder.utf8))
+            entry = lock.withLock {
+                serial &+= 1
+                let entry = Entry(stamp: stamp, expires: now.addingTimeInterval(maximumAge), serial: serial, page: page)
+                if entries.count >= maximumEntries { entries = entries.filter { $0.value.expires > now } }
+                if entries.count >= maximumEntries { entries.removeAll(keepingCapacity: true) }
+                entries[key] = entry
+                return entry
+            }
+        }
+        let request = context.request
+        let token = Array(context.csrfToken.utf8)
+        // One tag per kept page and visitor token: a 304 means the visitor's own copy is current.
+        let tag = "W/\"\(String(entry.serial, radix: 36))-\(String(fnv1a(token), radix: 36))\""
+        var response = Response(status: .ok, headers: HTTPHeaders([
+            ("Content-Type", "text/html; charset=utf-8"), ("ETag", tag), ("Cache-Control", "private, no-cache"),
+            ("Vary", "Accept-Encoding, Accept-Language, Cookie"),
+        ]))
+        if request.headers["If-None-Match"].map({ $0.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == tag } }) == true {
+            response.status = .notModified
+            return response
+        }
+        if acceptsGzip(request) {
+            response.headers.add("Content-Encoding", "gzip")
+            response.body = entry.page.gzip(filling: token)
+        } else {
+            response.body = entry.page.bytes(filling: token)
+        }
+        return response
+    }
+}
+
+/// FNV-1a, 64 bits: a quick fingerprint (not a security measure).
+func fnv1a(_ bytes: [UInt8]) -> UInt64 {
+    bytes.reduce(14_695_981_039_346_656_037) { ($0 ^ UInt64($1)) &* 1_099_511_628_211 }
+}
+
+/// Whether the request's `Accept-Encoding` admits gzip (RFC 9110 §12.5.3: `q=0` refuses it).
+func acceptsGzip(_ request: Request) -> Bool {
+    guard let field = request.headers["Accept-Encoding"] else { return false }
+    for item in field.split(separator: ",") {
+        let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard let coding = parts.first, coding == "gzip" || coding == "x-gzip" || coding == "*" else { continue }
+        let quality = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
+        if quality > 0 { return true }
+    }
+    return false
+}

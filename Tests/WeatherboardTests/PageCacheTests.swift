@@ -1,0 +1,197 @@
+import CZlib
+import Foundation
+import HTTPServer
+import HTTPTestSupport
+import Testing
+@testable import Weatherboard
+
+/// Guests' pages come from a cache that every change empties at once; compressed pages are the
+/// same bytes as uncompressed ones.
+@Suite(.serialized) struct PageCacheTests {
+    /// Given a guest who has read Seoul's page (so it is cached), an author and three readers.
+    struct Scene {
+        let app: AppHarness
+        let guest: Browser
+        let author: Browser
+
+        init() throws {
+            app = try AppHarness()
+            guest = app.browser()
+            author = app.browser()
+            try author.signUp("author")
+            try author.postOnBoard("seoul", "First light over the Han")
+            app.clock.advance(11)
+            try guest.get("/city/seoul")
+        }
+
+        /// The post bodies a guest sees on Seoul's board now.
+        func guestSees() throws -> [String] {
+            try guest.get("/city/seoul").1.nodes("//article[contains(@class,'post')]//p[@class='post-body']").map(\.text)
+        }
+
+        var firstPostID: Int64 {
+            get throws { try app.application.database.pool.read { try Int64.fetchOne($0, sql: "SELECT min(id) FROM posts") ?? 0 } }
+        }
+
+        func makeAdmin(_ name: String) throws -> Browser {
+            let admin = app.browser()
+            try admin.signUp(name)
+            try app.application.database.pool.write { try $0.execute(sql: "UPDATE users SET role = 'admin' WHERE username = ?", arguments: [name]) }
+            return admin
+        }
+
+        func hideByReports() throws {
+            for name in ["reader1", "reader2", "reader3"] {
+                let reader = app.browser()
+                try reader.signUp(name)
+                try reader.get("/city/seoul")
+                let (answer, _) = try reader.post("/posts/\(try firstPostID)/report", [("reason", "spam"), ("return_to", "/city/seoul")])
+                #expect(answer.status == 303, "\(String(decoding: answer.body, as: UTF8.self).prefix(300))")
+            }
+        }
+    }
+
+    @Test func aCachedPageAnswersWithItsTagAnd304() throws {
+        let scene = try Scene()
+        let (first, _) = try scene.guest.get("/city/seoul")
+        let tag = try #require(first.headers["ETag"])
+        let cookie = scene.guest.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
+        let again = try scene.app.get("/city/seoul", headers: [("Cookie", cookie), ("If-None-Match", tag)])
+        #expect(again.status == 304)
+        #expect(again.body.isEmpty)
+        // another guest (another token) gets the page with their own token, not the first guest's
+        let other = try scene.app.get("/city/seoul")
+        #expect(other.status == 200)
+        #expect(other.headers["ETag"] != tag)
+        let token = try #require(scene.guest.csrfToken)
+        #expect(!String(decoding: other.body, as: UTF8.self).contains(token))
+        #expect(!String(decoding: other.body, as: UTF8.self).contains(PageCache.tokenPlaceholder))
+    }
+
+    @Test func aNewPostIsOnTheGuestsPageAtOnce() throws {
+        let scene = try Scene()
+        try scene.author.postOnBoard("seoul", "Fog rolling in")
+        #expect(try scene.guestSees().first == "Fog rolling in")
+        #expect(try scene.author.get("/city/seoul").1.nodes("//p[@class='post-body']").first?.text == "Fog rolling in")
+    }
+
+    @Test func editsAndDeletionsReachTheGuestAtOnce() throws {
+        let scene = try Scene()
+        let id = try scene.firstPostID
+        try scene.author.get("/posts/\(id)/edit")
+        try scene.author.post("/posts/\(id)/edit", [("body", "First light, edited")])
+        #expect(try scene.guestSees() == ["First light, edited"])
+        try scene.author.get("/city/seoul")
+        try scene.author.post("/posts/\(id)/delete", [])
+        #expect(try scene.guestSees().isEmpty)
+    }
+
+    @Test func hidingRestoringAndRemovingReachTheGuestAtOnce() throws {
+        let scene = try Scene()
+        try scene.hideByReports()
+        #expect(try scene.app.count("SELECT count(*) FROM posts WHERE hidden_at IS NOT NULL") == 1)
+        #expect(try scene.app.count("SELECT count(*) FROM reports") == 3)
+        #expect(try scene.guestSees().isEmpty, "three reports hide the post")
+        let admin = try scene.makeAdmin("chief")
+        try admin.get("/admin")
+        try admin.post("/admin/posts/\(try scene.firstPostID)/restore", [("reason", "fine")])
+        #expect(try scene.guestSees() == ["First light over the Han"])
+        try admin.get("/admin")
+        try admin.post("/admin/posts/\(try scene.firstPostID)/remove", [("reason", "Advertising")])
+        #expect(try scene.guestSees().isEmpty)
+    }
+
+    @Test func renamingAndDeletingAnAccountReachTheGuestAtOnce() throws {
+        let scene = try Scene()
+        func author() throws -> String? {
+            try scene.guest.get("/city/seoul").1.nodes("//article[contains(@class,'post')]//*[contains(@class,'author')]").first?.text
+        }
+        #expect(try author() == "Author")
+        try scene.author.get("/settings")
+        try scene.author.post("/settings/profile", [("display_name", "Morning Author")])
+        #expect(try author() == "Morning Author")
+        try scene.author.get("/settings")
+        try scene.author.post("/settings/delete", [("password", "correct horse battery")])
+        #expect(try author() != "Morning Author")
+    }
+
+    @Test func aNewForecastReachesTheGuestAtOnce() throws {
+        // Given a provider that is slower than the page's budget: the first page has no weather
+        let stub = try UpstreamStub()
+        stub.delay = 0.3
+        let app = try AppHarness { configuration in
+            configuration.weatherProviders = ["open-meteo"]
+            configuration.openMeteoURL = stub.url
+            configuration.weatherFirstFetchBudget = 0
+        }
+        #expect(try app.page("/city/seoul").1.nodes("//p[@class='weather-unavailable']").count == 1)
+        // Then once the forecast is in, the guests' cached page is replaced (well before the cache's 30 s)
+        var shown = false
+        for _ in 0..<50 where !shown {
+            shown = try app.page("/city/seoul").1.nodes("//p[@data-source='open-meteo']").count == 1
+            if !shown { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        #expect(shown)
+    }
+
+    @Test func gzipPagesAreTheSamePageForTheSameVisitor() throws {
+        let scene = try Scene()
+        let cookie = scene.guest.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
+        for target in ["/city/seoul", "/", "/static/css/site.css"] {
+            let plain = try scene.app.get(target, headers: [("Cookie", cookie)])
+            let packed = try scene.app.get(target, headers: [("Cookie", cookie), ("Accept-Encoding", "br;q=1, gzip;q=0.8")])
+            #expect(plain.headers["Content-Encoding"] == nil)
+            #expect(packed.headers["Content-Encoding"] == "gzip", "\(target)")
+            #expect(packed.headers["Vary"]?.contains("Accept-Encoding") == true)
+            #expect(packed.body.count < plain.body.count)
+            #expect(try gunzip(packed.body) == plain.body, "\(target)")
+            let refused = try scene.app.get(target, headers: [("Cookie", cookie), ("Accept-Encoding", "gzip;q=0")])
+            #expect(refused.headers["Content-Encoding"] == nil)
+        }
+        // a signed-in page, compressed per response
+        try scene.author.get("/city/seoul")
+        let authorCookie = scene.author.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
+        let packed = try scene.app.get("/city/seoul", headers: [("Cookie", authorCookie), ("Accept-Encoding", "gzip")])
+        let plain = try scene.app.get("/city/seoul", headers: [("Cookie", authorCookie)])
+        #expect(try String(decoding: gunzip(packed.body), as: UTF8.self).contains("First light over the Han"))
+        #expect(plain.headers["Content-Encoding"] == nil)
+    }
+
+    @Test func splicedGzipMatchesZlibForAnyValue() throws {
+        let page = SplicedPage(Array("<p>HOLE and again HOLE, then the end with no hole</p>".utf8), hole: Array("HOLE".utf8))
+        for value in ["", "x", String(repeating: "token-", count: 30), "토큰"] {
+            let expected = Array("<p>\(value) and again \(value), then the end with no hole</p>".utf8)
+            #expect(page.bytes(filling: Array(value.utf8)) == expected)
+            #expect(try gunzip(page.gzip(filling: Array(value.utf8))) == expected)
+        }
+    }
+}
+
+enum GunzipError: Error { case failed(Int32) }
+
+/// Inflates a whole gzip body with zlib (and checks its CRC and length).
+func gunzip(_ data: [UInt8]) throws -> [UInt8] {
+    var stream = z_stream()
+    guard inflateInit2_(&stream, 16 + 15, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { throw GunzipError.failed(-1) }
+    defer { inflateEnd(&stream) }
+    var input = data
+    var output: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    let status: Int32 = input.withUnsafeMutableBufferPointer { inBuffer in
+        stream.next_in = inBuffer.baseAddress
+        stream.avail_in = UInt32(inBuffer.count)
+        var status = Z_OK
+        while status == Z_OK {
+            status = chunk.withUnsafeMutableBufferPointer { outBuffer in
+                stream.next_out = outBuffer.baseAddress
+                stream.avail_out = UInt32(outBuffer.count)
+                let result = inflate(&stream, Z_NO_FLUSH)
+                output += outBuffer.prefix(outBuffer.count - Int(stream.avail_out))
+                return result
+            }
+        }
+        return status
+    }
+    guard status == Z_STREAM_END, stream.avail_in == 0 else { throw GunzipError.failed(status) }
+    return output
+}
