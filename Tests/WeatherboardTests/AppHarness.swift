@@ -23,6 +23,8 @@ final class AppHarness {
         configuration.logLevel = .warning
         configuration.server.eventLoops = 1
         configuration.weatherProviders = ["demo"]
+        // Pages wait for a stub provider however busy the machine is; tests of the budget set their own.
+        configuration.weatherFirstFetchBudget = 10
         let clock = self.clock
         configuration.clock = { clock.read() }
         configuration.passwordCost = 1 << 10 // fast hashes in tests; production uses 2^15

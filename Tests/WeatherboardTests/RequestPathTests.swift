@@ -31,6 +31,7 @@ import Testing
         let app = try AppHarness { configuration in
             configuration.weatherProviders = ["open-meteo"]
             configuration.openMeteoURL = stub.url
+            configuration.weatherFirstFetchBudget = 0.3
         }
         let slugs = ["seoul", "busan", "incheon", "daegu", "daejeon", "gwangju", "ulsan", "suwon", "tokyo", "osaka"]
         // When 50 page loads of 10 uncached cities arrive at once, and a health check among them

@@ -59,3 +59,15 @@ struct Redirect: Error {
     let location: String
     init(to location: String) { self.location = location }
 }
+
+extension Request {
+    /// A whole number from the query string: `fallback` when absent, 400 when it is not a
+    /// number within `range` (so that no arithmetic on it can overflow).
+    func queryNumber(_ name: String, default fallback: Int, in range: ClosedRange<Int>) throws -> Int {
+        guard let text = try queryItems()[name] else { return fallback }
+        guard let number = Int(text), range.contains(number) else {
+            throw HTTPError(.badRequest, message: "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound).")
+        }
+        return number
+    }
+}

@@ -53,9 +53,27 @@ public struct Localization: Sendable {
     /// The string for `key` with `{name}` placeholders filled; the key itself when missing, so a
     /// gap shows in the page instead of crashing it (tests keep the catalogs complete).
     public func string(_ key: String, _ language: Language, _ arguments: [String: String] = [:]) -> String {
-        var text = catalogs[language]?[key] ?? key
-        for (name, value) in arguments { text = text.replacingOccurrences(of: "{\(name)}", with: value) }
-        return text
+        let text = catalogs[language]?[key] ?? key
+        guard !arguments.isEmpty else { return text }
+        return Self.fill(text, arguments)
+    }
+
+    /// `{name}` placeholders replaced in one pass over the text (unknown ones are left as they are).
+    static func fill(_ text: String, _ arguments: [String: String]) -> String {
+        var out = ""
+        var rest = text[...]
+        while let open = rest.firstIndex(of: "{") {
+            out += rest[..<open]
+            guard let close = rest[open...].firstIndex(of: "}") else {
+                rest = rest[open...]
+                break
+            }
+            let name = String(rest[rest.index(after: open)..<close])
+            if let value = arguments[name] { out += value } else { out += rest[open...close] }
+            rest = rest[rest.index(after: close)...]
+        }
+        out += rest
+        return out
     }
 }
 

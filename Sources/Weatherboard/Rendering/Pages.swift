@@ -62,11 +62,17 @@ public struct Pages: Sendable {
         renderer.localization.string(key, language, arguments)
     }
 
-    /// The request's path and query with one query item replaced (used by the language switch).
+    /// The request's path and query with one query item replaced (used by the language switch),
+    /// always a path on this site: `//evil.example/x` must not become a link to another host.
     static func url(_ request: Request, settingQuery name: String, to value: String) -> String {
         var items = ((try? request.queryItems())?.fields ?? []).filter { $0.name != name }
         items.append((name, value))
-        return request.path + "?" + items.map { "\(percentEncode($0.name))=\(percentEncode($0.value))" }.joined(separator: "&")
+        return localPath(request.path) + "?" + items.map { "\(percentEncode($0.name))=\(percentEncode($0.value))" }.joined(separator: "&")
+    }
+
+    /// `path` with its leading slashes and backslashes (which browsers read as slashes) made one `/`.
+    static func localPath(_ path: String) -> String {
+        "/" + path.drop { $0 == "/" || $0 == "\\" }
     }
 }
 

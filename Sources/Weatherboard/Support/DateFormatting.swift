@@ -11,8 +11,26 @@ enum DateFormatting {
         var t = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()
         gmtime_r(&t, &parts)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
-                      parts.tm_hour, parts.tm_min, parts.tm_sec)
+        // Digits written directly: this runs for every post on every page (no `String(format:)`).
+        var out: [UInt8] = []
+        out.reserveCapacity(20)
+        func digits(_ value: Int32, _ count: Int) {
+            var divisor: Int32 = 1
+            for _ in 1..<count { divisor *= 10 }
+            var rest = max(0, value)
+            while divisor > 0 {
+                out.append(0x30 + UInt8((rest / divisor) % 10))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        digits(parts.tm_year + 1900, 4); out.append(0x2D)
+        digits(parts.tm_mon + 1, 2); out.append(0x2D)
+        digits(parts.tm_mday, 2); out.append(0x54)
+        digits(parts.tm_hour, 2); out.append(0x3A)
+        digits(parts.tm_min, 2); out.append(0x3A)
+        digits(parts.tm_sec, 2); out.append(0x5A)
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// `date` with a fixed pattern (`EEE d MMM`) or a style, in a language and time zone.

@@ -11,6 +11,9 @@ struct AdminController {
     let versions: PageVersions
     let clock: @Sendable () -> Date
     static let pageSize = 20
+    /// Page numbers the admin lists accept: far past any real list, and small enough that no
+    /// offset computed from them can overflow.
+    static let pages = 1...100_000
     static let durations: [String: TimeInterval?] = ["1d": 86400, "7d": 7 * 86400, "30d": 30 * 86400, "permanent": nil]
 
     static func requireAdmin(_ request: Request, _ context: AppContext, _ next: Router<AppContext>.Handler) throws -> Response {
@@ -33,7 +36,7 @@ struct AdminController {
     // MARK: - Queue
 
     func queue(_ request: Request, _ context: AppContext) throws -> Response {
-        let page = max(1, Int(try request.queryItems()["page"] ?? "1") ?? 1)
+        let page = try request.queryNumber("page", default: 1, in: Self.pages)
         return try queuePage(context, page: page, problem: nil)
     }
 
@@ -221,7 +224,7 @@ struct AdminController {
         let query = try request.queryItems()
         let adminFilter = query["admin"].flatMap { $0.isEmpty ? nil : $0 }
         let actionFilter = query["action"].flatMap { ["restore", "remove", "ban", "unban"].contains($0) ? $0 : nil }
-        let page = max(1, Int(query["page"] ?? "1") ?? 1)
+        let page = try request.queryNumber("page", default: 1, in: Self.pages)
         let size = 50
         let rows = try database.pool.read { db in
             try Row.fetchAll(db, sql: """

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# scripts/bench-pages.sh OUT_DIR
+#
+# The application's pages against the Hummingbird peer, back to back in one run, the same way as
+# the peer's bench.sh: server pinned to CPU 0, `wrk -t1 -c$CONNS --latency` pinned to CPU 1, a
+# warm-up and then REPS runs of DURATION per scenario, medians reported.
+#   ours: release build, a fresh SQLite database, demo weather, Seoul's board seeded through the
+#         forms with 200 posts by 20 people; anonymous city page, signed-in city page, home page,
+#         and a 90 % GET / 10 % POST mix whose POSTs are signed in and carry the CSRF token
+#         (scripts/post-mix-signed-in.lua); posting limits are lifted for the run.
+#   peer: ../shared/peers/hummingbird-board, seeded by its own `seed`; its city page and its mix.
+# Then our instructions per request under valgrind's callgrind (a stripped copy of the binary
+# beside the original: valgrind 3.19 cannot read the toolchain's DWARF 5), which, unlike req/s,
+# repeat on a noisy machine.
+#
+# Environment: PEER (the peer's sources), PEER_BUILD (a writable copy, built here if needed),
+# DURATION=8s WARMUP=2s REPS=3 CONNS=64 CALLGRIND_REQUESTS=200 SKIP_PEER=1 SKIP_CALLGRIND=1.
+# Needs: wrk, valgrind, curl, taskset.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:?usage: $0 OUT_DIR}
+PEER=${PEER:-../shared/peers/hummingbird-board}
+PEER_BUILD=${PEER_BUILD:-/tmp/hb-peer}
+DURATION=${DURATION:-8s}
+WARMUP=${WARMUP:-2s}
+REPS=${REPS:-3}
+CONNS=${CONNS:-64}
+CALLGRIND_REQUESTS=${CALLGRIND_REQUESTS:-200}
+PORT=${PORT:-8080}
+PEER_PORT=${PEER_PORT:-8081}
+BASE="http://127.0.0.1:$PORT"
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+for tool in wrk curl taskset; do command -v $tool >/dev/null || { echo "missing $tool (apt-get install -y wrk)" >&2; exit 1; }; done
+
+WORK=$(mktemp -d /tmp/bench-pages.XXXXXX)
+SERVER_PID=""
+stop_server() {
+    if [[ -n $SERVER_PID ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill -TERM "$SERVER_PID" 2>/dev/null || true
+        for _ in $(seq 1 100); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+    SERVER_PID=""
+}
+trap 'stop_server; rm -rf "$WORK"' EXIT
+trap 'exit 130' INT TERM
+
+wait_healthy() { # URL [tries]
+    for _ in $(seq 1 "${2:-100}"); do curl -fs "$1/healthz" >/dev/null 2>&1 && return 0; sleep 0.2; done
+    echo "server at $1 did not come up" >&2; return 1
+}
+
+# One scenario: warm-up, REPS runs; prints "req/s p99" (medians) and keeps wrk's output.
+measure() { # NAME URL [wrk args...]
+    local name=$1 url=$2; shift 2
+    taskset -c 1 wrk -t1 -c"$CONNS" -d"$WARMUP" "$@" "$url" >/dev/null 2>&1 || true
+    local rates=() p99s=()
+    for rep in $(seq 1 "$REPS"); do
+        taskset -c 1 wrk -t1 -c"$CONNS" -d"$DURATION" --latency "$@" "$url" >"$OUT/$name-$rep.txt" 2>&1
+        rates+=("$(awk '/Requests\/sec/ {print $2}' "$OUT/$name-$rep.txt")")
+        p99s+=("$(awk '$1 == "99%" {print $2}' "$OUT/$name-$rep.txt")")
+        if grep -q "Non-2xx or 3xx" "$OUT/$name-$rep.txt"; then echo "warning: $name had error answers (see $OUT/$name-$rep.txt)" >&2; fi
+    done
+    local rate p99
+    rate=$(printf '%s\n' "${rates[@]}" | sort -g | sed -n "$(( (REPS + 1) / 2 ))p")
+    p99=$(printf '%s\n' "${p99s[@]}" | sort -V | sed -n "$(( (REPS + 1) / 2 ))p")
+    echo "$name $rate $p99" | tee -a "$OUT/results.txt"
+}
+
+# --- the peer --------------------------------------------------------------------------------
+if [[ -z ${SKIP_PEER:-} ]]; then
+    if [[ ! -x $PEER_BUILD/.build/release/hb-board ]]; then
+        rm -rf "$PEER_BUILD" && cp -r "$PEER" "$PEER_BUILD" && chmod -R u+w "$PEER_BUILD"
+        (cd "$PEER_BUILD" && swift build -c release)
+    fi
+    "$PEER_BUILD/.build/release/hb-board" seed --db "$WORK/peer.sqlite" >/dev/null
+    taskset -c 0 "$PEER_BUILD/.build/release/hb-board" --port "$PEER_PORT" --db "$WORK/peer.sqlite" --templates "$PEER/Templates" \
+        >"$OUT/peer-server.log" 2>&1 &
+    SERVER_PID=$!
+    wait_healthy "http://127.0.0.1:$PEER_PORT"
+    measure peer-city "http://127.0.0.1:$PEER_PORT/city/seoul"
+    SLUG=seoul POST_PCT=10 measure peer-mix "http://127.0.0.1:$PEER_PORT" -s "$PEER/post-mix.lua"
+    stop_server
+fi
+
+# --- ours ------------------------------------------------------------------------------------
+swift build -c release --product weatherboard >/dev/null
+BIN=.build/release/weatherboard
+SERVE_ARGS=(serve --port "$PORT" --db "$WORK/ours.sqlite" --weather demo --log-level warning
+            --seconds-between-posts 0 --posts-per-day 100000000 --sign-ups-per-hour 1000000)
+taskset -c 0 "$BIN" "${SERVE_ARGS[@]}" >"$OUT/ours-server.log" 2>&1 &
+SERVER_PID=$!
+wait_healthy "$BASE" 300
+
+csrf_of() { grep -o 'name="csrf_token" value="[^"]*"' | head -1 | sed 's/.*value="//; s/"$//'; }
+: >"$WORK/sessions.tsv"
+for person in $(seq 1 20); do
+    jar="$WORK/person-$person.jar"
+    token=$(curl -fsS -c "$jar" -b "$jar" "$BASE/signup" | csrf_of)
+    curl -fsS -o /dev/null -c "$jar" -b "$jar" --data-urlencode "csrf_token=$token" --data-urlencode "username=bench$person" \
+        --data-urlencode "display_name=Bench person $person" --data-urlencode "password=a long bench password $person" "$BASE/signup"
+    token=$(curl -fsS -c "$jar" -b "$jar" "$BASE/city/seoul" | csrf_of)
+    for post in $(seq 1 10); do
+        curl -fsS -o /dev/null -c "$jar" -b "$jar" --data-urlencode "csrf_token=$token" \
+            --data-urlencode "body=Post $post by person $person: drizzle by the river, see https://example.com/$person/$post" "$BASE/city/seoul/posts"
+    done
+    session=$(awk '$6 == "session" {print $7}' "$jar")
+    printf 'session=%s\t%s\n' "$session" "$token" >>"$WORK/sessions.tsv"
+done
+COOKIE=$(head -1 "$WORK/sessions.tsv" | cut -f1)
+echo "seeded: $(curl -fsS "$BASE/city/seoul" | grep -c 'class="post') posts on the first page of Seoul's board"
+
+measure ours-city-anonymous "$BASE/city/seoul"
+measure ours-city-signed-in "$BASE/city/seoul" -H "Cookie: $COOKIE"
+measure ours-home "$BASE/"
+SESSIONS="$WORK/sessions.tsv" SLUG=seoul POST_PCT=10 measure ours-mix "$BASE" -s scripts/post-mix-signed-in.lua
+stop_server
+
+# --- instructions per request ----------------------------------------------------------------
+if [[ -z ${SKIP_CALLGRIND:-} ]] && command -v valgrind >/dev/null; then
+    cp "$BIN" "$BIN-stripped" && strip "$BIN-stripped"
+    valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.%p" "$BIN-stripped" "${SERVE_ARGS[@]}" \
+        >"$OUT/callgrind-server.log" 2>&1 &
+    SERVER_PID=$!
+    wait_healthy "$BASE" 600
+    count() { # NAME URL [curl args...]
+        local name=$1 url=$2; shift 2
+        for _ in $(seq 1 20); do curl -fsS -o /dev/null "$@" "$url"; done # warm-up
+        callgrind_control -z "$SERVER_PID" >/dev/null
+        for _ in $(seq 1 "$CALLGRIND_REQUESTS"); do curl -fsS -o /dev/null "$@" "$url"; done
+        callgrind_control -d "$SERVER_PID" >/dev/null
+        sleep 1
+        local dump total
+        dump=$(ls -t "$WORK"/callgrind.* | head -1)
+        total=$(awk '/^(summary|totals):/ {print $2; exit}' "$dump")
+        echo "instructions $name $(( total / CALLGRIND_REQUESTS ))" | tee -a "$OUT/results.txt"
+    }
+    count city-anonymous "$BASE/city/seoul"
+    count city-signed-in "$BASE/city/seoul" -H "Cookie: $COOKIE"
+    count home "$BASE/"
+    stop_server
+    rm -f "$BIN-stripped"
+fi
+
+echo "results in $OUT/results.txt"
