@@ -88,7 +88,7 @@ fi
 # --- ours ------------------------------------------------------------------------------------
 swift build -c release --product weatherboard >/dev/null
 BIN=.build/release/weatherboard
-SERVE_ARGS=(serve --port "$PORT" --db "$WORK/ours.sqlite" --weather demo --log-level warning
+SERVE_ARGS=(serve --port "$PORT" --db "$WORK/ours.sqlite" --weather demo --log-level "${LOG_LEVEL:-warning}"
             --seconds-between-posts 0 --posts-per-day 100000000 --sign-ups-per-hour 1000000)
 taskset -c 0 "$BIN" "${SERVE_ARGS[@]}" >"$OUT/ours-server.log" 2>&1 &
 SERVER_PID=$!

@@ -15,6 +15,8 @@ local threads = {}
 counter = 0
 posts = 0
 local get_req
+-- Distinguishes this run's texts from an earlier run's (the warm-up posts the same sequence).
+local run = tostring(os.time())
 
 local words = { "rain", "sunny", "coffee", "market", "bus", "late", "river", "park", "museum",
   "tonight", "concert", "traffic", "bridge", "snow", "umbrella", "lunch", "noodles", "street",
@@ -43,7 +45,7 @@ function request()
     posts = posts + 1
     local who = sessions[(posts % #sessions) + 1]
     local target = 40 + ((posts * 37) % 161)
-    local parts = { "wrk " .. tostring(id) .. "-" .. posts }
+    local parts = { "wrk " .. run .. "-" .. tostring(id) .. "-" .. posts }
     local len, k = #parts[1], posts
     while len < target do
       k = (k * 1103515245 + 12345) % 2147483648

@@ -27,7 +27,8 @@ struct BoardView {
     let clock: @Sendable () -> Date
 
     func section(city: City, context: AppContext, before: Int64?, composer: Composer?) throws -> BoardSection {
-        let posts = try database.pool.read { db in
+        // One statement, so SQLite's statement-level snapshot is enough: no transaction around it.
+        let posts = try database.pool.unsafeRead { db in
             try BoardQueries.board(cityID: city.id, viewer: context.user, before: before, limit: BoardQueries.pageSize + 1, db)
         }
         let presenter = presenter(context)

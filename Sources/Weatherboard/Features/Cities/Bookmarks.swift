@@ -19,8 +19,9 @@ struct Bookmarks {
     /// The viewer's bookmarked cities, oldest first.
     func cities(for context: AppContext) throws -> [City] {
         if let user = context.user {
-            let ids = try database.pool.read { db in
-                try Int64.fetchAll(db, sql: "SELECT city_id FROM bookmarks WHERE user_id = ? ORDER BY created_at, city_id", arguments: [user.id])
+            let ids = try database.pool.unsafeRead { db in
+                try Int64.fetchAll(db.cachedStatement(sql: "SELECT city_id FROM bookmarks WHERE user_id = ? ORDER BY created_at, city_id"),
+                                   arguments: [user.id])
             }
             return ids.compactMap(index.city(id:))
         }
