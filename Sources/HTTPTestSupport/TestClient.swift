@@ -24,8 +24,9 @@ public final class TestClient {
     public let fd: Int32
     private var buffer: [UInt8] = []
 
-    /// Connects to host:port with a receive timeout (seconds).
-    public init(host: String = "127.0.0.1", port: Int, timeout: Double = 5) throws {
+    /// Connects to host:port with a receive timeout (seconds); from `source` (an IPv4 loopback
+    /// address such as 127.0.0.2) when given, to act as another client address.
+    public init(host: String = "127.0.0.1", port: Int, timeout: Double = 5, source: String? = nil) throws {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -38,6 +39,22 @@ public final class TestClient {
         guard fd >= 0 else { throw TestClientError("socket: \(errno)") }
         var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        if let source {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            guard inet_pton(AF_INET, source, &address.sin_addr) == 1 else {
+                Glibc.close(fd)
+                throw TestClientError("not an IPv4 address: \(source)")
+            }
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                let code = errno
+                Glibc.close(fd)
+                throw TestClientError("bind \(source): \(String(cString: strerror(code)))")
+            }
+        }
         guard connect(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
             let code = errno
             Glibc.close(fd)
@@ -128,8 +145,8 @@ public final class TestClient {
 
     /// One request on a fresh connection: the usual way tests talk to the server.
     public static func request(port: Int, _ method: String, _ target: String, headers: [(String, String)] = [],
-                               body: [UInt8] = []) throws -> WireResponse {
-        let client = try TestClient(port: port)
+                               body: [UInt8] = [], source: String? = nil) throws -> WireResponse {
+        let client = try TestClient(port: port, source: source)
         var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         if !body.isEmpty || method == "POST" { text += "Content-Length: \(body.count)\r\n" }

@@ -83,6 +83,8 @@ final class Browser {
     var cookies: [String: String] = [:]
     var lastPage: MarkupDocument?
     var acceptLanguage: String?
+    /// The client address this browser connects from (another loopback address acts as another person's network).
+    var source: String?
 
     init(port: Int) { self.port = port }
 
@@ -107,7 +109,7 @@ final class Browser {
     func get(_ target: String) throws -> (WireResponse, MarkupDocument) {
         // Like a browser, never send the fragment.
         let target = target.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? target
-        let response = try TestClient.request(port: port, "GET", target, headers: headers)
+        let response = try TestClient.request(port: port, "GET", target, headers: headers, source: source)
         keepCookies(response)
         let page = try MarkupDocument(response.body.isEmpty ? Array("<html></html>".utf8) : response.body)
         if response.headers["Content-Type"]?.hasPrefix("text/html") == true { lastPage = page }
@@ -122,7 +124,7 @@ final class Browser {
         let body = all.map { "\(percentEncode($0.0))=\(percentEncode($0.1))" }.joined(separator: "&")
         var headers = self.headers
         headers.append(("Content-Type", "application/x-www-form-urlencoded"))
-        let response = try TestClient.request(port: port, "POST", target, headers: headers, body: Array(body.utf8))
+        let response = try TestClient.request(port: port, "POST", target, headers: headers, body: Array(body.utf8), source: source)
         keepCookies(response)
         var page: MarkupDocument?
         if response.headers["Content-Type"]?.hasPrefix("text/html") == true, !response.body.isEmpty {

@@ -33,3 +33,63 @@ import Testing
         }
     }
 }
+
+/// Password guessing is limited everywhere a password is checked, and the limits cannot be
+/// turned against the account's owner or grow the database without bound.
+@Suite(.serialized) struct PasswordLimitTests {
+    @Test(arguments: ["/settings/password", "/settings/delete"])
+    func passwordChecksOutsideSignInAreLimitedPerAccount(path: String) throws {
+        let app = try AppHarness()
+        let thief = app.browser()
+        try thief.signUp("victim")
+        var statuses: [Int] = []
+        for _ in 0..<8 {
+            try thief.get("/settings")
+            let fields = path == "/settings/password"
+                ? [("current_password", "guess-guess-guess"), ("new_password", "another long one")]
+                : [("password", "guess-guess-guess")]
+            statuses.append(try thief.post(path, fields).0.status)
+        }
+        #expect(statuses.prefix(6).allSatisfy { $0 == 422 }, "\(statuses)")
+        #expect(statuses.suffix(2).allSatisfy { $0 == 429 }, "\(statuses)")
+        #expect(try app.count("SELECT count(*) FROM users WHERE username = 'victim'") == 1)
+    }
+
+    @Test func guessesFromOneAddressDoNotLockTheOwnerOutFromAnother() throws {
+        let app = try AppHarness()
+        let owner = app.browser()
+        owner.source = "127.0.0.2"
+        try owner.signUp("owner")
+        try owner.get("/settings")
+        try owner.post("/logout", [])
+        // Given an attacker on another address who exhausts the sign-in limit for the account
+        let attacker = app.browser()
+        attacker.source = "127.0.0.3"
+        var last = 0
+        for _ in 0..<8 {
+            try attacker.get("/login")
+            last = try attacker.post("/login", [("username", "owner"), ("password", "wrong-wrong-wrong"), ("next", "/")]).0.status
+        }
+        #expect(last == 429)
+        // Then the owner still signs in from their own address
+        try owner.get("/login")
+        let (signIn, _) = try owner.post("/login", [("username", "owner"), ("password", "correct horse battery"), ("next", "/")])
+        #expect(signIn.status == 303)
+    }
+
+    @Test func rateLimitRowsAreBoundedAndPurged() throws {
+        let app = try AppHarness()
+        let browser = app.browser()
+        let long = String(repeating: "x", count: 100_000)
+        try browser.get("/login")
+        try browser.post("/login", [("username", long), ("password", "whatever-whatever"), ("next", "/")])
+        // the bucket is stored as a digest, not as the 100 KB name that was typed
+        #expect(try app.count("SELECT max(length(bucket)) FROM rate_events") == 64)
+        // and a day later, the next limited action purges every expired row
+        app.clock.advance(86_401)
+        try browser.get("/login")
+        try browser.post("/login", [("username", "someone"), ("password", "whatever-whatever"), ("next", "/")])
+        #expect(try app.count("SELECT count(*) FROM rate_events WHERE at <= ?", [app.clock.read().timeIntervalSince1970 - 86_400]) == 0)
+        #expect(try app.count("SELECT count(*) FROM rate_events") == 2)
+    }
+}

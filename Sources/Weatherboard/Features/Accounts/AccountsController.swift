@@ -91,11 +91,13 @@ struct AccountsController {
         let password = form["password"] ?? ""
         let next = safeReturnPath(form["next"])
         let now = clock()
-        // Both limits are counted before the password is checked, and whatever the outcome.
+        // Both limits are counted before the password is checked, and whatever the outcome. The
+        // account's limit is per address: guesses from one network cannot lock the account's
+        // owner out from another (an address's own limit covers guessing many accounts).
         try database.pool.write { db in
             let limit = RateLimit(limit: limits.signInsPerMinute, window: 60)
             try limit.hit("login:ip:\(request.remoteAddress)", now: now, db)
-            try limit.hit("login:user:\(username.lowercased())", now: now, db)
+            try limit.hit("login:user:\(username.lowercased()):ip:\(request.remoteAddress)", now: now, db)
         }
         let user = try database.pool.read { try User.find(username: username, $0) }
         guard let user, try hasher.verify(password, against: user.passwordHash) else {
@@ -165,8 +167,17 @@ struct AccountsController {
         return .redirect(to: "/settings")
     }
 
+    /// Password checks outside sign-in (changing it, deleting the account) count against the
+    /// same per-minute limit, per account: a stolen session must not become a guessing oracle.
+    private func countPasswordCheck(_ user: User) throws {
+        try database.pool.write { db in
+            try RateLimit(limit: limits.signInsPerMinute, window: 60).hit("password:user:\(user.id ?? 0)", now: clock(), db)
+        }
+    }
+
     func changePassword(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireUser()
+        try countPasswordCheck(user)
         let current = context.form["current_password"] ?? ""
         let new = context.form["new_password"] ?? ""
         let language = context.language
@@ -188,6 +199,7 @@ struct AccountsController {
 
     func deleteAccount(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireUser()
+        try countPasswordCheck(user)
         guard try hasher.verify(context.form["password"] ?? "", against: user.passwordHash) else {
             return try settingsPage(context, user: user, deleteError: pages.string("error_password_wrong", context.language),
                                     status: .unprocessableContent)

@@ -50,7 +50,8 @@ extension User {
 /// `idleLimit` without use, with the CSRF secret of the session.
 struct SessionStore: Sendable {
     let database: AppDatabase
-    var idleLimit: TimeInterval = 30 * 24 * 3600
+    var idleLimit: TimeInterval = SessionStore.defaultIdleLimit
+    static let defaultIdleLimit: TimeInterval = 30 * 24 * 3600
     static let cookieName = "session"
 
     struct Session {
@@ -121,7 +122,11 @@ public struct RateLimit: Sendable {
     }
 
     /// Records an attempt in `bucket`; throws 429 with `Retry-After` when over the limit.
+    /// Buckets are stored as a SHA-256 digest (a bucket may hold a username as typed, of any
+    /// length), and expired rows of every bucket are purged once a minute.
     func hit(_ bucket: String, now: Date, _ db: Database) throws {
+        try Self.purgeIfDue(now: now, db)
+        let bucket = Tokens.digest(bucket)
         let since = now.timeIntervalSince1970 - window
         try db.execute(sql: "DELETE FROM rate_events WHERE bucket = ? AND at <= ?", arguments: [bucket, since])
         let times = try Double.fetchAll(db, sql: "SELECT at FROM rate_events WHERE bucket = ? ORDER BY at", arguments: [bucket])
@@ -130,5 +135,23 @@ public struct RateLimit: Sendable {
             throw HTTPError(.tooManyRequests, headers: HTTPHeaders([("Retry-After", String(retry))]))
         }
         try db.execute(sql: "INSERT INTO rate_events (bucket, at) VALUES (?, ?)", arguments: [bucket, now.timeIntervalSince1970])
+    }
+
+    /// The longest window any limit uses; rows older than it count for nothing.
+    static let longestWindow: TimeInterval = 86_400
+    private static let purgeLock = NSLock()
+    nonisolated(unsafe) private static var lastPurge: Double = 0 // guarded by purgeLock
+
+    /// Deletes every expired rate event and every session past its idle limit, at most once a minute.
+    static func purgeIfDue(now: Date, _ db: Database) throws {
+        let seconds = now.timeIntervalSince1970
+        let due = purgeLock.withLock { () -> Bool in
+            guard abs(seconds - lastPurge) >= 60 else { return false }
+            lastPurge = seconds
+            return true
+        }
+        guard due else { return }
+        try db.execute(sql: "DELETE FROM rate_events WHERE at <= ?", arguments: [seconds - longestWindow])
+        try db.execute(sql: "DELETE FROM sessions WHERE last_seen_at <= ?", arguments: [seconds - SessionStore.defaultIdleLimit])
     }
 }
