@@ -132,7 +132,7 @@ public final class Request: @unchecked Sendable {
     /// Whether the client asked to keep the connection open (RFC 9112 §9.3).
     public var wantsKeepAlive: Bool {
         let tokens = headers.values("Connection").flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            .map { $0.trimmingCharacters(in: .whitespaces).asciiLowercased() }
         if tokens.contains("close") { return false }
         if version == .http10 { return tokens.contains("keep-alive") }
         return true

@@ -3,7 +3,8 @@ public struct ParserLimits: Sendable {
     /// Longest request target accepted; longer → 414.
     public var maxRequestTargetLength = 8 * 1024
     /// Largest header section (field lines, excluding the request line); larger → 431.
-    public var maxHeaderBytes = 16 * 1024
+    /// Field lines of the head, their line endings included (nginx's default admits 32 KiB).
+    public var maxHeaderBytes = 32 * 1024
     /// Most header fields accepted; more → 431.
     public var maxHeaderCount = 100
     /// Largest request body, by Content-Length or chunked; larger → 413.
@@ -120,7 +121,10 @@ public struct RequestParser {
         let headLimit = requestLineLimit + limits.maxHeaderBytes + 4
 
         // Search for CRLF CRLF, starting a little before where the last search stopped.
+        // A bare LF (not after a CR) is refused at once: read as a line end by some parsers and
+        // not by others, it is a smuggling vector, and waiting for a CRLF CRLF would never end.
         var end = -1
+        var bareLF = false
         var firstLineEnd = firstLineFound ? index : -1
         buffer.withUnsafeBufferPointer { raw in
             let base = index
@@ -128,6 +132,10 @@ public struct RequestParser {
             let limit = buffer.count
             while i < limit {
                 if raw[i] == LF {
+                    if i == base || raw[i - 1] != CR {
+                        bareLF = true
+                        return
+                    }
                     if firstLineEnd < 0 { firstLineEnd = i }
                     if i >= base + 3, raw[i - 1] == CR, raw[i - 2] == LF, raw[i - 3] == CR {
                         end = i + 1
@@ -137,6 +145,7 @@ public struct RequestParser {
                 i += 1
             }
         }
+        if bareLF { return fail(.badRequest) }
         if end < 0 {
             // A request line longer than any acceptable target is a 414; a long head otherwise a 431.
             if firstLineEnd < 0 && available > requestLineLimit { return fail(.uriTooLong) }
@@ -393,6 +402,7 @@ private struct HeadParser {
     private func semantics(method: String, target: String, version: HTTPVersion, headers: HTTPHeaders) -> Result {
         let hosts = headers.values("Host")
         if hosts.count > 1 || (version == .http11 && hosts.isEmpty) { return .failure(.badRequest) }
+        if let host = hosts.first, !Self.isValidHost(host) { return .failure(.badRequest) }
 
         let lengths = headers.values("Content-Length")
         let codings = headers.values("Transfer-Encoding")
@@ -400,7 +410,7 @@ private struct HeadParser {
         if !codings.isEmpty {
             if !lengths.isEmpty || version == .http10 { return .failure(.badRequest) }
             let list = codings.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
-                .map { $0.trimmingCharacters(in: [" ", "\t"]).lowercased() }
+                .map { $0.trimmingCharacters(in: [" ", "\t"]).asciiLowercased() }
             guard list.last == "chunked" else { return .failure(.badRequest) }
             for coding in list.dropLast() {
                 if coding == "chunked" || coding.isEmpty { return .failure(.badRequest) }
@@ -414,11 +424,43 @@ private struct HeadParser {
 
         var expectsContinue = false
         if let expect = headers["Expect"] {
-            guard expect.lowercased() == "100-continue" else { return .failure(.expectationFailed) }
+            guard expect.asciiLowercased() == "100-continue" else { return .failure(.expectationFailed) }
             expectsContinue = version == .http11
         }
         return .success(RequestHead(method: method, target: target, version: version, headers: headers,
                                     framing: framing, expectsContinue: expectsContinue))
+    }
+
+    /// `Host = uri-host [ ":" port ]` (RFC 9110 §7.2, RFC 3986 §3.2.2): a bracketed IP literal,
+    /// or a reg-name of unreserved, percent-encoded and sub-delim characters; the port digits.
+    /// No spaces, slashes, backslashes, userinfo (`@`), lists or second ports.
+    static func isValidHost(_ value: String) -> Bool {
+        var bytes = Substring(value).utf8[...]
+        if bytes.first == UInt8(ascii: "[") {
+            guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else { return false }
+            let literal = bytes[bytes.index(after: bytes.startIndex)..<close]
+            guard !literal.isEmpty, literal.allSatisfy({ isHexDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") }) else { return false }
+            bytes = bytes[bytes.index(after: close)...]
+        } else {
+            let colon = bytes.firstIndex(of: UInt8(ascii: ":")) ?? bytes.endIndex
+            var i = bytes.startIndex
+            while i < colon {
+                let byte = bytes[i]
+                if byte == UInt8(ascii: "%") {
+                    let first = bytes.index(after: i)
+                    guard first < colon, bytes.index(after: first) < colon, isHexDigit(bytes[first]),
+                          isHexDigit(bytes[bytes.index(after: first)]) else { return false }
+                    i = bytes.index(i, offsetBy: 3)
+                    continue
+                }
+                guard isRegNameByte(byte) else { return false }
+                i = bytes.index(after: i)
+            }
+            bytes = bytes[colon...]
+        }
+        guard let first = bytes.first else { return true }
+        guard first == UInt8(ascii: ":") else { return false }
+        return bytes.dropFirst().allSatisfy { $0 >= 48 && $0 <= 57 }
     }
 
     /// `Content-Length = 1*DIGIT`, without signs, lists or overflow.
@@ -432,13 +474,17 @@ private struct HeadParser {
         return result
     }
 
-    /// `http://host/path?q` → `/path?q` (absolute-form, RFC 9112 §3.2.2).
+    /// `http://host/path?q` → `/path?q` (absolute-form, RFC 9112 §3.2.2); nil when the target is
+    /// not absolute-form or its authority is not a valid host (`http:///x` has none).
     static func originForm(ofAbsolute target: String) -> String? {
-        let lower = target.lowercased()
+        let lower = target.asciiLowercased()
         let prefix = lower.hasPrefix("http://") ? 7 : lower.hasPrefix("https://") ? 8 : 0
         guard prefix > 0 else { return nil }
         let rest = target.dropFirst(prefix)
-        guard let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) else { return "/" }
+        let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
+        let authority = String(rest[..<slash])
+        guard !authority.isEmpty, isValidHost(authority) else { return nil }
+        guard slash < rest.endIndex else { return "/" }
         let tail = String(rest[slash...])
         return tail.hasPrefix("?") ? "/" + tail : tail
     }
@@ -451,4 +497,30 @@ private struct HeadParser {
 @inline(__always)
 private func decimal(_ byte: UInt8) -> Int? {
     byte >= 48 && byte <= 57 ? Int(byte - 48) : nil
+}
+
+@inline(__always)
+private func isHexDigit(_ byte: UInt8) -> Bool {
+    (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 70) || (byte >= 97 && byte <= 102)
+}
+
+/// unreserved / sub-delims of RFC 3986, the bytes of a reg-name besides percent-encodings.
+@inline(__always)
+private func isRegNameByte(_ byte: UInt8) -> Bool {
+    switch byte {
+    case 48...57, 65...90, 97...122: return true // DIGIT, ALPHA
+    case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"): return true
+    case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"),
+         UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="):
+        return true
+    default: return false
+    }
+}
+
+extension String {
+    /// Lower case for ASCII letters only: protocol tokens are compared byte-wise, never with
+    /// Unicode case mapping (which turns KELVIN SIGN into `k`).
+    func asciiLowercased() -> String {
+        String(decoding: utf8.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }, as: UTF8.self)
+    }
 }

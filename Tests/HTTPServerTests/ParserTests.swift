@@ -130,7 +130,7 @@ func parse(_ text: String, limits: ParserLimits = ParserLimits()) -> [Outcome] {
         #expect(parse("GET / HTTP/1.1\r\nHost: x\r\n\(ninetyNine)\r\n").count == 1)
         let bigField = "X-Big: \(String(repeating: "b", count: 15 * 1024))\r\n"
         #expect(parse("GET / HTTP/1.1\r\nHost: x\r\n\(bigField)\r\n").count == 1)
-        let hugeField = "X-Big: \(String(repeating: "b", count: 17 * 1024))\r\n"
+        let hugeField = "X-Big: \(String(repeating: "b", count: 33 * 1024))\r\n"
         #expect(parse("GET / HTTP/1.1\r\nHost: x\r\n\(hugeField)\r\n") == [.error(431)])
         #expect(parse("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\n\r\n", limits: limits) == [.error(413)])
         #expect(parse("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n", limits: limits) == [.error(413)])
@@ -173,5 +173,51 @@ func parse(_ text: String, limits: ParserLimits = ParserLimits()) -> [Outcome] {
     @Test func httpDatesRoundTrip() {
         #expect(httpDate(secondsSince1970: 784111777) == "Sun, 06 Nov 1994 08:49:37 GMT")
         #expect(parseHTTPDate("Sun, 06 Nov 1994 08:49:37 GMT") == 784111777)
+    }
+}
+
+/// RFC 9110/9112 rules the parser once bent (each case failed before its fix).
+@Suite struct ParserStrictnessTests {
+    @Test("invalid Host values are 400", arguments: [
+        "exa mple.com", "example.com/x", "user@example.com", "a.com, b.com", "ex\\ample.com", "example.com:80x",
+        "example.com:80:80", "[::1", "[::1]x", "[]", "exam%2",
+    ])
+    func invalidHostIs400(host: String) {
+        #expect(parse("GET / HTTP/1.1\r\nHost: \(host)\r\n\r\n") == [.error(400)])
+    }
+
+    @Test("valid Host values pass", arguments: ["example.com", "example.com:8080", "127.0.0.1:80", "[::1]:8080", "[::1]", "xn--bcher-kva.example", "a%41b.example", "localhost:"])
+    func validHostPasses(host: String) {
+        #expect(parse("GET / HTTP/1.1\r\nHost: \(host)\r\n\r\n").first == .request(method: "GET", target: "/", headers: ["Host: \(host)"], body: ""))
+    }
+
+    @Test func absoluteFormNeedsAHost() {
+        #expect(parse("GET http:///healthz HTTP/1.1\r\nHost: x\r\n\r\n") == [.error(400)])
+        #expect(parse("GET http://user@x/healthz HTTP/1.1\r\nHost: x\r\n\r\n") == [.error(400)])
+        #expect(parse("GET http://x/healthz HTTP/1.1\r\nHost: x\r\n\r\n").first == .request(method: "GET", target: "/healthz", headers: ["Host: x"], body: ""))
+    }
+
+    @Test("bare LF is refused at once, never waited on", arguments: [
+        "GET / HTTP/1.1\nHost: x\n\n", "GET / HTTP/1.1\r\nHost: x\r\n\n", "GET / HTTP/1.1\nHost: x\r\n\r\n", "GET / HTTP/1.1\r\nHost: x\n\r\n",
+    ])
+    func bareLineFeedIs400(request: String) {
+        #expect(parse(request) == [.error(400)])
+        // and byte by byte too
+        #expect(parse(Array(request.utf8).map { [$0] }) == [.error(400)])
+    }
+
+    @Test func codingsAreComparedAsASCIIOnly() {
+        // KELVIN SIGN (U+212A) lower-cases to "k" under Unicode rules; it is not "chunked".
+        #expect(parse("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chun\u{212A}ed\r\n\r\n0\r\n\r\n") == [.error(400)])
+        #expect(parse("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: CHUNKED\r\n\r\n0\r\n\r\n").count == 1)
+        #expect(parse("POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-contin\u{212A}ue\r\nContent-Length: 0\r\n\r\n") == [.error(417)])
+    }
+
+    @Test func sixteenKiBOfFieldLinesAreAdmitted() {
+        let field = "X-Fill: " + String(repeating: "a", count: 1_000) + "\r\n"
+        let fields = String(repeating: field, count: 17) // 17,170 bytes of field lines
+        let outcome = parse("GET / HTTP/1.1\r\nHost: x\r\n" + fields + "\r\n")
+        #expect(outcome.count == 1)
+        if case .request = outcome.first {} else { Issue.record("refused: \(outcome)") }
     }
 }

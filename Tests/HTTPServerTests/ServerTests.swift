@@ -161,7 +161,7 @@ final class TestServer {
         ("GET / HTTP/3.0\r\nHost: x\r\n\r\n", 505),
         ("GET /\(String(repeating: "x", count: 10_000)) HTTP/1.1\r\nHost: x\r\n\r\n", 414),
         ("GET / HTTP/1.1\r\nHost: x\r\n\((0..<101).map { "X-\($0): y\r\n" }.joined())\r\n", 431),
-        ("GET / HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "y", count: 20_000))\r\n\r\n", 431),
+        ("GET / HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "y", count: 40_000))\r\n\r\n", 431),
         ("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1048577\r\n\r\n", 413),
         ("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n100001\r\n", 413),
     ])
