@@ -50,7 +50,8 @@ struct ResponseWriter {
     /// A minimal response for errors found before any handler runs (parse errors, timeouts).
     func errorBytes(_ status: HTTPStatus, date: String) -> [UInt8] {
         let body = "\(status.code) \(status.reason)\n"
-        let response = Response(status: status, headers: HTTPHeaders([("Content-Type", "text/plain; charset=utf-8")]),
+        let response = Response(status: status, headers: HTTPHeaders([("Content-Type", "text/plain; charset=utf-8"),
+                                                                     ("X-Content-Type-Options", "nosniff")]),
                                 body: Array(body.utf8))
         return serialize(response, omitBody: false, close: true, keepAliveHTTP10: false, date: date)
     }

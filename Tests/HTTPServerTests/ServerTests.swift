@@ -172,6 +172,7 @@ final class TestServer {
         let response = try client.readResponse()
         #expect(response.status == status)
         #expect(response.headers["Connection"] == "close")
+        #expect(response.headers["X-Content-Type-Options"] == "nosniff")
         #expect(client.isClosedByServer())
         // the server is still healthy
         #expect(try server.get("/plaintext").status == 200)

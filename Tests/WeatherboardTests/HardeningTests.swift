@@ -93,3 +93,53 @@ import Testing
         #expect(try app.count("SELECT count(*) FROM rate_events") == 2)
     }
 }
+
+/// Smaller findings of the attack afternoon.
+@Suite(.serialized) struct SmallHardeningTests {
+    @Test func personalPagesAreNeverStored() throws {
+        let app = try AppHarness()
+        let person = app.browser()
+        try person.signUp("private")
+        for target in ["/settings", "/city/seoul", "/", "/users/private"] {
+            #expect(try person.get(target).0.headers["Cache-Control"] == "no-store", "\(target)")
+        }
+        #expect(try app.get("/city/seoul").headers["Cache-Control"] != "no-store", "guests' pages keep their own policy")
+    }
+
+    @Test func aRefusedHugePostIsNotEchoedWhole() throws {
+        let app = try AppHarness()
+        let person = app.browser()
+        try person.signUp("writer")
+        let (response, page) = try person.postOnBoard("seoul", String(repeating: "가", count: 50_000))
+        #expect(response.status == 422)
+        let echoed = try #require(page?.text("//textarea[@name='body']"))
+        #expect(echoed.unicodeScalars.count <= BoardController.echoLimit)
+        #expect(echoed.hasPrefix("가가가"))
+        #expect(response.body.count < 60_000)
+    }
+
+    @Test func theSamePostInAnotherCaseOrSpacingIsADuplicate() throws {
+        let app = try AppHarness()
+        let person = app.browser()
+        try person.signUp("repeater")
+        #expect(try person.postOnBoard("seoul", "Rain again today").0.status == 303)
+        app.clock.advance(11)
+        let (again, _) = try person.postOnBoard("seoul", "  RAIN   again\ttoday ")
+        #expect(again.status == 422)
+        #expect(try app.count("SELECT count(*) FROM posts") == 1)
+    }
+
+    @Test func aBannedPersonCannotRenameThemselves() throws {
+        let app = try AppHarness()
+        let person = app.browser()
+        try person.signUp("troll")
+        try app.application.database.pool.write { db in
+            try db.execute(sql: "INSERT INTO users (username, username_key, display_name, password_hash, role, created_at) VALUES ('mod', 'mod', 'Mod', 'x', 'admin', 0)")
+            try db.execute(sql: "INSERT INTO bans (user_id, admin_id, reason, created_at, until) SELECT u.id, m.id, 'spam', 0, NULL FROM users u, users m WHERE u.username = 'troll' AND m.username = 'mod'")
+        }
+        try person.get("/settings")
+        let (response, _) = try person.post("/settings/profile", [("display_name", "Innocent Name")])
+        #expect(response.status == 403)
+        #expect(try app.count("SELECT count(*) FROM users WHERE display_name = 'Innocent Name'") == 0)
+    }
+}

@@ -14,6 +14,11 @@ enum Middleware {
                                 _ next: Router<AppContext>.Handler) throws -> Response {
         var response = try next(request, context)
         response.headers.set("X-Content-Type-Options", "nosniff")
+        // A signed-in person's pages (their name, their token) are never kept by a shared or
+        // browser cache; guests' pages say their own policy.
+        if context.user != nil && response.headers["Cache-Control"] == nil {
+            response.headers.set("Cache-Control", "no-store")
+        }
         if response.headers["Content-Type"]?.hasPrefix("text/html") == true {
             response.headers.set("Content-Security-Policy", contentSecurityPolicy)
             response.headers.set("Referrer-Policy", "same-origin")

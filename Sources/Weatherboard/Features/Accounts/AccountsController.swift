@@ -154,7 +154,7 @@ struct AccountsController {
     }
 
     func updateProfile(_ request: Request, _ context: AppContext) throws -> Response {
-        let user = try context.requireUser()
+        let user = try context.requireActiveUser() // a banned person cannot rename themselves
         let displayName = (context.form["display_name"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
         if let problem = Validation.displayName(displayName) {
             return try settingsPage(context, user: user, displayName: displayName, profileError: pages.string(problem, context.language),

@@ -79,10 +79,20 @@ struct BoardController {
 
     struct BodyProblem: Error { let key: String }
 
+    /// The longest text a refused form gives back (the limit is 500).
+    static let echoLimit = 600
+
+    /// The form of a body the duplicate rule compares: case and runs of white space do not make
+    /// two posts different.
+    static func duplicateKey(_ body: String) -> String {
+        body.lowercased().split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+    }
+
     func create(_ request: Request, _ context: AppContext) throws -> Response {
         guard let city = cities.index.city(slug: request.parameters["slug"] ?? "") else { throw HTTPError(.notFound) }
         let user = try context.requireActiveUser()
-        let typed = context.form["body"] ?? ""
+        // What comes back in the box is at most a little over the limit: a refused megabyte is not echoed.
+        let typed = String((context.form["body"] ?? "").unicodeScalars.prefix(Self.echoLimit))
         func refuse(_ key: String, _ arguments: [String: String] = [:], status: HTTPStatus = .unprocessableContent) throws -> Response {
             try cities.page(city, context, before: nil, composer: Composer(text: typed, error: pages.string(key, context.language, arguments)),
                             status: status)
@@ -102,9 +112,10 @@ struct BoardController {
             let today = try Int.fetchOne(db, sql: "SELECT count(*) FROM posts WHERE user_id = ? AND created_at > ?",
                                          arguments: [user.id, now - 86400]) ?? 0
             if today >= limits.postsPerDay { return ("error_post_daily", ["n": String(limits.postsPerDay)]) }
-            let same = try Int.fetchOne(db, sql: "SELECT count(*) FROM posts WHERE user_id = ? AND body = ? AND created_at > ?",
-                                        arguments: [user.id, body, now - 300]) ?? 0
-            if same > 0 { return ("error_post_duplicate", [:]) }
+            let recent = try String.fetchAll(db, sql: "SELECT body FROM posts WHERE user_id = ? AND created_at > ?",
+                                             arguments: [user.id, now - 300])
+            let key = Self.duplicateKey(body)
+            if recent.contains(where: { Self.duplicateKey($0) == key }) { return ("error_post_duplicate", [:]) }
             try db.execute(sql: "INSERT INTO posts (city_id, user_id, body, created_at) VALUES (?, ?, ?, ?)",
                            arguments: [city.id, user.id, body, now])
             return nil
@@ -140,7 +151,7 @@ struct BoardController {
 
     func edit(_ request: Request, _ context: AppContext) throws -> Response {
         let post = try ownPost(request, context, changing: true)
-        let typed = context.form["body"] ?? ""
+        let typed = String((context.form["body"] ?? "").unicodeScalars.prefix(Self.echoLimit))
         guard clock().timeIntervalSince(post.createdAt) < PostPresenter.editWindow else {
             return editPage(post, context, text: typed, error: pages.string("error_edit_window", context.language), status: .forbidden)
         }
