@@ -223,9 +223,7 @@ enum Validation {
     }
 
     static func displayName(_ value: String) -> String? {
-        guard (1...40).contains(value.count) else { return "error_display_name_length" }
-        guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return "error_display_name_length" }
-        return nil
+        TextPolicy.displayName.problem(value).map { $0.key(lengthKey: "error_display_name_length") }
     }
 
     static func password(_ value: String, username: String) -> String? {

@@ -73,7 +73,7 @@ struct BoardController {
         let body = (text ?? "").replacingOccurrences(of: "\r\n", with: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
             .precomposedStringWithCanonicalMapping
         if body.isEmpty { return .failure(BodyProblem(key: "error_post_empty")) }
-        if body.unicodeScalars.count > 500 { return .failure(BodyProblem(key: "error_post_long")) }
+        if let problem = TextPolicy.post.problem(body) { return .failure(BodyProblem(key: problem.key(lengthKey: "error_post_long"))) }
         return .success(body)
     }
 

@@ -79,7 +79,9 @@ struct SafetyController {
             throw HTTPError(.badRequest, message: "Choose a reason from the list.")
         }
         let detail = (context.form["detail"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        guard detail.count <= 1000 else { throw HTTPError(.badRequest, message: "The detail is limited to 1,000 characters.") }
+        if let problem = TextPolicy.reportDetail.problem(detail) {
+            throw HTTPError(.badRequest, message: pages.string(problem.key(lengthKey: "error_report_detail_long"), context.language))
+        }
         guard reason != .other || !detail.isEmpty else { throw HTTPError(.badRequest, message: "Say what is wrong when the reason is “other”.") }
         let now = clock().timeIntervalSince1970
         try database.pool.write { db in
@@ -89,7 +91,11 @@ struct SafetyController {
                 throw HTTPError(.tooManyRequests, message: "At most \(limits.reportsPerDay) reports a day.",
                                 headers: HTTPHeaders([("Retry-After", "3600")]))
             }
-            try db.execute(sql: "INSERT OR IGNORE INTO reports (post_id, reporter_id, reason, detail, created_at) VALUES (?, ?, ?, ?, ?)",
+            // Only a second report by the same person is a no-op; any other refusal is an error, never a silent 303.
+            try db.execute(sql: """
+                INSERT INTO reports (post_id, reporter_id, reason, detail, created_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (post_id, reporter_id) DO NOTHING
+                """,
                            arguments: [post.id, user.id, reason.rawValue, detail, now])
             try Self.applyThreshold(postID: post.id, threshold: limits.reportThreshold, now: now, db)
         }

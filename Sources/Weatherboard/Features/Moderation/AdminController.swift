@@ -118,6 +118,11 @@ struct AdminController {
         (context.form["reason"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// The catalog key of what is wrong with a typed reason (the text policy), or nil.
+    private func reasonProblem(_ reason: String) -> String? {
+        TextPolicy.moderationReason.problem(reason).map { $0.key(lengthKey: "error_reason_long") }
+    }
+
     private func post(_ request: Request) throws -> (id: Int64, cityID: Int64, userID: Int64?, username: String?) {
         guard let id = Int64(request.parameters["id"] ?? ""),
               let row = try database.pool.read({ try Row.fetchOne($0, sql: """
@@ -140,6 +145,10 @@ struct AdminController {
     func restore(_ request: Request, _ context: AppContext) throws -> Response {
         let admin = try context.requireUser()
         let post = try post(request)
+        if let key = reasonProblem(reason(context)) {
+            return try queuePage(context, page: 1, problem: Problem(postID: post.id, username: nil, message: pages.string(key, context.language),
+                                                                   reason: ""), status: .unprocessableContent)
+        }
         let now = clock().timeIntervalSince1970
         try database.pool.write { db in
             try db.execute(sql: "UPDATE reports SET outcome = 'no_violation', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'",
@@ -156,9 +165,10 @@ struct AdminController {
         let admin = try context.requireUser()
         let post = try post(request)
         let reason = reason(context)
-        guard !reason.isEmpty else {
+        if let key = reason.isEmpty ? "error_reason_required" : reasonProblem(reason) {
             return try queuePage(context, page: 1, problem: Problem(postID: post.id, username: nil,
-                                                                   message: pages.string("error_reason_required", context.language), reason: reason),
+                                                                   message: pages.string(key, context.language),
+                                                                   reason: String(reason.unicodeScalars.prefix(500))),
                                  status: .unprocessableContent)
         }
         let now = clock().timeIntervalSince1970
@@ -188,6 +198,7 @@ struct AdminController {
         guard !target.isAdmin else { return try refuse("error_ban_admin") }
         guard let duration = Self.durations[context.form["duration"] ?? ""] else { return try refuse("error_ban_duration") }
         guard !reason.isEmpty else { return try refuse("error_reason_required") }
+        if let key = reasonProblem(reason) { return try refuse(key) }
         let now = clock().timeIntervalSince1970
         try database.pool.write { db in
             let cityID = try postID.flatMap { try Int64.fetchOne(db, sql: "SELECT city_id FROM posts WHERE id = ?", arguments: [$0]) }
@@ -205,8 +216,8 @@ struct AdminController {
         let admin = try context.requireUser()
         let target = try User.named(request, in: database)
         let reason = reason(context)
-        guard !reason.isEmpty else {
-            return try lookUpPage(target, context, problem: pages.string("error_reason_required", context.language), status: .unprocessableContent)
+        if let key = reason.isEmpty ? "error_reason_required" : reasonProblem(reason) {
+            return try lookUpPage(target, context, problem: pages.string(key, context.language), status: .unprocessableContent)
         }
         try database.pool.write { db in
             try db.execute(sql: "UPDATE bans SET lifted_at = ? WHERE user_id = ? AND lifted_at IS NULL",
