@@ -185,14 +185,20 @@ final class EventLoop: @unchecked Sendable {
                 refuse(fd)
                 continue
             }
-            let connection = Connection(fd: fd, remoteAddress: Socket.address(of: storage),
-                                        limits: server.configuration.limits)
+            let address = Socket.address(of: storage)
+            guard server.admit(address) else {
+                refuse(fd)
+                continue
+            }
+            let connection = Connection(fd: fd, remoteAddress: address, limits: server.configuration.limits)
             if Int(fd) >= connections.count {
                 connections.append(contentsOf: repeatElement(nil, count: Int(fd) + 1024 - connections.count))
             }
             connections[Int(fd)] = connection
             liveConnections += 1
-            connection.deadline = monotonicMilliseconds() + idleTimeout
+            // A new connection has the header timeout to send its first request, not the idle
+            // timeout of a connection that has already been answered.
+            connection.deadline = monotonicMilliseconds() + headerTimeout
             connection.interest = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
             register(fd, events: connection.interest)
         }
@@ -420,6 +426,7 @@ final class EventLoop: @unchecked Sendable {
         connections[Int(connection.fd)] = nil
         liveConnections -= 1
         server.connectionCount.subtract(1, ordering: .relaxed)
+        server.release(connection.remoteAddress)
     }
 
     private func register(_ fd: Int32, events: UInt32) {

@@ -24,6 +24,9 @@ public struct ServerConfiguration: Sendable {
     public var writeTimeout: Duration = .seconds(30)
     /// Connections beyond this are answered 503 and closed.
     public var maxConnections = 16_384
+    /// Connections from one client address beyond this are answered 503 and closed, so that one
+    /// client cannot hold every connection.
+    public var maxConnectionsPerAddress = 256
     /// How long shutdown waits for requests in flight.
     public var shutdownTimeout: Duration = .seconds(10)
     /// The `Server` field of every response.
@@ -44,6 +47,27 @@ public final class Server: @unchecked Sendable {
     let writer: ResponseWriter
     let pool: WorkerPool
     let connectionCount = Atomic<Int>(0)
+    // Guarded by `perAddressLock`: open connections per client address, across every loop.
+    private let perAddressLock = NSLock()
+    private var perAddress: [String: Int] = [:]
+
+    /// Counts a new connection from `address`; false (and nothing counted) when the address
+    /// already holds its share.
+    func admit(_ address: String) -> Bool {
+        perAddressLock.withLock {
+            let open = perAddress[address, default: 0]
+            guard open < configuration.maxConnectionsPerAddress else { return false }
+            perAddress[address] = open + 1
+            return true
+        }
+    }
+
+    func release(_ address: String) {
+        perAddressLock.withLock {
+            let open = perAddress[address, default: 1] - 1
+            perAddress[address] = open > 0 ? open : nil
+        }
+    }
     let draining = Atomic<Bool>(false)
     private var loops: [EventLoop] = []
     private var threads: [Thread] = []

@@ -64,6 +64,9 @@ extension WeatherboardCommand {
         @Option(help: "Most simultaneous connections; more are answered 503 (env WEATHERBOARD_MAX_CONNECTIONS).")
         var maxConnections: Int = Environment.value("WEATHERBOARD_MAX_CONNECTIONS").flatMap(Int.init) ?? 16_384
 
+        @Option(help: "Most simultaneous connections from one client address; more are answered 503 (env WEATHERBOARD_MAX_CONNECTIONS_PER_ADDRESS).")
+        var maxConnectionsPerAddress: Int = Environment.value("WEATHERBOARD_MAX_CONNECTIONS_PER_ADDRESS").flatMap(Int.init) ?? 256
+
         @Option(help: "Weather providers to try, in order, comma-separated: open-meteo, demo (env WEATHERBOARD_WEATHER).")
         var weather: String = Environment.value("WEATHERBOARD_WEATHER") ?? "open-meteo,demo"
 
@@ -118,6 +121,7 @@ extension WeatherboardCommand {
             if let workers { configuration.server.workerThreads = workers }
             configuration.server.headerTimeout = .seconds(headerTimeout)
             configuration.server.maxConnections = maxConnections
+            configuration.server.maxConnectionsPerAddress = maxConnectionsPerAddress
             configuration.weatherProviders = weather.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
             configuration.openMeteoURL = openMeteoURL
             configuration.kmaURL = kmaURL

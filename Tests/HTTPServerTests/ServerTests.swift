@@ -436,3 +436,47 @@ final class TestServer {
         #expect(answered)
     }
 }
+
+/// One client address cannot hold every connection, and a connection that never speaks is let
+/// go after the header timeout, not the longer idle timeout.
+@Suite(.serialized) struct ConnectionShareTests {
+    @Test func oneAddressGetsItsShareAndOthersStillGetIn() throws {
+        let server = try TestServer { configuration in
+            configuration.maxConnectionsPerAddress = 8
+        }
+        // Given one address holding eight connections, each answered once (so surely accepted)
+        var held: [TestClient] = []
+        for _ in 0..<8 {
+            let client = try TestClient(port: server.port, source: "127.0.0.5")
+            try client.send("GET /plaintext HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+            held.append(client)
+        }
+        // Then its ninth is answered 503 and closed
+        let ninth = try TestClient(port: server.port, source: "127.0.0.5")
+        #expect(try ninth.readResponse().status == 503)
+        #expect(ninth.isClosedByServer())
+        // while another address is served
+        #expect(try TestClient.request(port: server.port, "GET", "/plaintext", source: "127.0.0.6").status == 200)
+        // and once the first address lets one go, it gets in again
+        held.removeLast()
+        var admitted = false
+        for _ in 0..<100 where !admitted {
+            admitted = (try? TestClient.request(port: server.port, "GET", "/plaintext", source: "127.0.0.5").status) == 200
+            if !admitted { Thread.sleep(forTimeInterval: 0.02) }
+        }
+        #expect(admitted)
+    }
+
+    @Test func aSilentConnectionIsClosedAtTheHeaderTimeout() throws {
+        let server = try TestServer { configuration in
+            configuration.headerTimeout = .milliseconds(300)
+            configuration.idleTimeout = .seconds(60)
+        }
+        let silent = try TestClient(port: server.port, timeout: 10)
+        // the server closes it long before the idle timeout: reading sees the end, not our 10 s receive timeout
+        var buffer = [UInt8](repeating: 0, count: 16)
+        let read = recv(silent.fd, &buffer, buffer.count, 0)
+        #expect(read <= 0)
+    }
+}
