@@ -143,3 +143,53 @@ import Testing
         #expect(try app.count("SELECT count(*) FROM users WHERE display_name = 'Innocent Name'") == 0)
     }
 }
+
+/// Reports and the reported text hold until a moderator decides.
+@Suite(.serialized) struct ReportIntegrityTests {
+    /// Given a post hidden by three reporters.
+    func hiddenPost(_ app: AppHarness) throws -> (author: Browser, reporters: [Browser], postID: Int64) {
+        let author = app.browser()
+        try author.signUp("author")
+        try author.postOnBoard("seoul", "Original text")
+        let postID = try app.application.database.pool.read { try Int64.fetchOne($0, sql: "SELECT id FROM posts") ?? 0 }
+        var reporters: [Browser] = []
+        for index in 1...3 {
+            let reporter = app.browser()
+            try reporter.signUp("throwaway\(index)")
+            try reporter.get("/city/seoul")
+            try reporter.post("/posts/\(postID)/report", [("reason", "spam")])
+            reporters.append(reporter)
+        }
+        #expect(try app.count("SELECT count(*) FROM posts WHERE hidden_at IS NOT NULL") == 1)
+        return (author, reporters, postID)
+    }
+
+    @Test func reportersDeletingTheirAccountsDoNotTakeThePostOutOfTheQueue() throws {
+        let app = try AppHarness()
+        let (_, reporters, postID) = try hiddenPost(app)
+        for reporter in reporters {
+            try reporter.get("/settings")
+            #expect(try reporter.post("/settings/delete", [("password", "correct horse battery")]).0.status == 303)
+        }
+        #expect(try app.count("SELECT count(*) FROM posts WHERE hidden_at IS NOT NULL") == 1)
+        let admin = app.browser()
+        try admin.signUp("chief")
+        try app.application.database.pool.write { try $0.execute(sql: "UPDATE users SET role = 'admin' WHERE username = 'chief'") }
+        let (_, queue) = try admin.get("/admin")
+        #expect(queue.count("//article[@class='report-group'][@data-post-id='\(postID)']") == 1)
+        #expect(queue.nodes("//span[@class='reporters']").first?["data-count"] == "3")
+    }
+
+    @Test func aPostUnderReviewCannotBeEditedOrDeletedByItsAuthor() throws {
+        let app = try AppHarness()
+        let (author, _, postID) = try hiddenPost(app)
+        try author.get("/posts/\(postID)/edit")
+        let (edit, page) = try author.post("/posts/\(postID)/edit", [("body", "Innocent text")])
+        #expect(edit.status == 403)
+        #expect(page?.text("//p[@id='edit-error']")?.contains("review") == true)
+        try author.get("/city/seoul")
+        #expect(try author.post("/posts/\(postID)/delete", []).0.status == 403)
+        #expect(try app.count("SELECT count(*) FROM posts WHERE body = 'Original text'") == 1)
+        #expect(try app.count("SELECT count(*) FROM reports WHERE reported_body = 'Original text'") == 3)
+    }
+}

@@ -149,11 +149,22 @@ struct BoardController {
         return pages.html(context, status: status) { Templates.edit(view, &$0, $1) }
     }
 
+    /// Whether people's reports of the post wait for a moderator: the author may then neither
+    /// change the reported text nor delete it (and its reports) before the decision.
+    private func isUnderReview(_ post: PostRow) throws -> Bool {
+        try database.pool.read { db in
+            try Bool.fetchOne(db, sql: "SELECT 1 FROM reports WHERE post_id = ? AND outcome = 'pending' LIMIT 1", arguments: [post.id]) ?? false
+        }
+    }
+
     func edit(_ request: Request, _ context: AppContext) throws -> Response {
         let post = try ownPost(request, context, changing: true)
         let typed = String((context.form["body"] ?? "").unicodeScalars.prefix(Self.echoLimit))
         guard clock().timeIntervalSince(post.createdAt) < PostPresenter.editWindow else {
             return editPage(post, context, text: typed, error: pages.string("error_edit_window", context.language), status: .forbidden)
+        }
+        guard try !isUnderReview(post) else {
+            return editPage(post, context, text: typed, error: pages.string("error_under_review", context.language), status: .forbidden)
         }
         switch Self.normalise(typed) {
         case .failure(let problem):
@@ -170,6 +181,9 @@ struct BoardController {
 
     func delete(_ request: Request, _ context: AppContext) throws -> Response {
         let post = try ownPost(request, context)
+        guard try !isUnderReview(post) else {
+            throw HTTPError(.forbidden, message: pages.string("error_under_review", context.language))
+        }
         try database.pool.write { db in
             try db.execute(sql: "DELETE FROM posts WHERE id = ? AND user_id = ?", arguments: [post.id, post.userID])
         }

@@ -93,10 +93,9 @@ struct SafetyController {
             }
             // Only a second report by the same person is a no-op; any other refusal is an error, never a silent 303.
             try db.execute(sql: """
-                INSERT INTO reports (post_id, reporter_id, reason, detail, created_at) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO reports (post_id, reporter_id, reason, detail, created_at, reported_body) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (post_id, reporter_id) DO NOTHING
-                """,
-                           arguments: [post.id, user.id, reason.rawValue, detail, now])
+                """, arguments: [post.id, user.id, reason.rawValue, detail, now, post.body])
             try Self.applyThreshold(postID: post.id, threshold: limits.reportThreshold, now: now, db)
         }
         versions.changed(.city(post.cityID))
@@ -106,7 +105,9 @@ struct SafetyController {
     /// Hides a post once enough distinct people report it (pending reports only); shows it
     /// again when withdrawals bring it under the threshold.
     static func applyThreshold(postID: Int64, threshold: Int, now: Double, _ db: Database) throws {
-        let reporters = try Int.fetchOne(db, sql: "SELECT count(DISTINCT reporter_id) FROM reports WHERE post_id = ? AND outcome = 'pending'",
+        // One report per person (a unique index); a report whose author has since deleted their
+        // account still counts.
+        let reporters = try Int.fetchOne(db, sql: "SELECT count(*) FROM reports WHERE post_id = ? AND outcome = 'pending'",
                                          arguments: [postID]) ?? 0
         if reporters >= threshold {
             try db.execute(sql: "UPDATE posts SET hidden_at = ? WHERE id = ? AND hidden_at IS NULL", arguments: [now, postID])

@@ -53,7 +53,7 @@ struct AdminController {
         let (groups, signals) = try database.pool.read { db -> ([AdminQueuePage.Group], [AdminQueuePage.Signal]) in
             let rows = try Row.fetchAll(db, sql: """
                 SELECT p.id, p.body, p.hidden_at, p.city_id, u.username, u.display_name, c.slug, c.name_en, c.name_ko,
-                       count(DISTINCT r.reporter_id) AS reporters, min(r.created_at) AS first_report, max(r.created_at) AS last_report
+                       count(*) AS reporters, min(r.created_at) AS first_report, max(r.created_at) AS last_report
                 FROM posts p
                 JOIN reports r ON r.post_id = p.id AND r.outcome = 'pending'
                 LEFT JOIN users u ON u.id = p.user_id
@@ -71,10 +71,10 @@ struct AdminController {
                         AdminQueuePage.ReasonCount(reason: pages.string("reason_\($0["reason"] as String)", language), count: $0["n"])
                     }
                 let details = try Row.fetchAll(db, sql: """
-                    SELECT u.username, r.reason, r.detail, r.created_at FROM reports r JOIN users u ON u.id = r.reporter_id
+                    SELECT u.username, r.reason, r.detail, r.created_at FROM reports r LEFT JOIN users u ON u.id = r.reporter_id
                     WHERE r.post_id = ? AND r.outcome = 'pending' ORDER BY r.created_at
                     """, arguments: [id]).map { report in
-                        AdminQueuePage.Detail(reporter: report["username"], reason: pages.string("reason_\(report["reason"] as String)", language),
+                        AdminQueuePage.Detail(reporter: (report["username"] as String?) ?? pages.string("deleted_user", language), reason: pages.string("reason_\(report["reason"] as String)", language),
                                               detail: report["detail"], at: Self.timestamp(report["created_at"]))
                     }
                 var group = AdminQueuePage.Group(
@@ -293,8 +293,8 @@ struct AdminController {
                 JOIN posts p ON p.id = r.post_id LEFT JOIN users u ON u.id = p.user_id WHERE r.reporter_id = ? ORDER BY r.id DESC LIMIT 100
                 """)
             let received = try reports("""
-                SELECT r.post_id, r.reason, r.outcome, u.username AS other FROM reports r
-                JOIN posts p ON p.id = r.post_id JOIN users u ON u.id = r.reporter_id WHERE p.user_id = ? ORDER BY r.id DESC LIMIT 100
+                SELECT r.post_id, r.reason, r.outcome, coalesce(u.username, '') AS other FROM reports r
+                JOIN posts p ON p.id = r.post_id LEFT JOIN users u ON u.id = r.reporter_id WHERE p.user_id = ? ORDER BY r.id DESC LIMIT 100
                 """)
             let blocks = try Int.fetchOne(db, sql: "SELECT count(*) FROM blocks WHERE blocked_id = ?", arguments: [id]) ?? 0
             let bans = try Row.fetchAll(db, sql: "SELECT reason, created_at, until, lifted_at FROM bans WHERE user_id = ? ORDER BY id DESC",
