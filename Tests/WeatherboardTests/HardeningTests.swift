@@ -193,3 +193,41 @@ import Testing
         #expect(try app.count("SELECT count(*) FROM reports WHERE reported_body = 'Original text'") == 3)
     }
 }
+
+/// What an account's deletion must not undo.
+@Suite(.serialized) struct AccountDeletionTests {
+    @Test func aBlockOutlivesTheBlockedAccount() throws {
+        let app = try AppHarness()
+        let pest = app.browser()
+        try pest.signUp("pest")
+        try pest.postOnBoard("seoul", "Annoying words")
+        let reader = app.browser()
+        try reader.signUp("reader")
+        try reader.get("/users/pest")
+        #expect(try reader.post("/users/pest/block", []).0.status == 303)
+        // When the blocked person deletes their account
+        try pest.get("/settings")
+        #expect(try pest.post("/settings/delete", [("password", "correct horse battery")]).0.status == 303)
+        // Then the reader still does not see their posts, which others see as a deleted user's
+        #expect(try reader.get("/city/seoul").1.count("//p[@class='post-body']") == 0)
+        let guestView = try app.page("/city/seoul").1
+        #expect(guestView.count("//p[@class='post-body']") == 1)
+        #expect(guestView.count("//span[contains(@class,'deleted')]") == 1)
+    }
+
+    @Test func aDeletedNameIsReservedAndItsBansAreKept() throws {
+        let app = try AppHarness()
+        let troll = app.browser()
+        try troll.signUp("troll")
+        try app.application.database.pool.write { db in
+            try db.execute(sql: "INSERT INTO bans (user_id, reason, created_at, until) SELECT id, 'spam', 0, NULL FROM users WHERE username = 'troll'")
+        }
+        try troll.get("/settings")
+        #expect(try troll.post("/settings/delete", [("password", "correct horse battery")]).0.status == 303)
+        #expect(try app.count("SELECT count(*) FROM retired_bans WHERE username_key = 'troll' AND reason = 'spam'") == 1)
+        // the same name, in any case, cannot be taken again
+        let again = app.browser()
+        #expect(try again.signUp("TROLL").status == 422)
+        #expect(try app.count("SELECT count(*) FROM users") == 0)
+    }
+}

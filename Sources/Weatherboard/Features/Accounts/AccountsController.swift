@@ -57,7 +57,9 @@ struct AccountsController {
         }
         let hash = try hasher.hash(password)
         let token: String? = try database.pool.write { db in
-            guard try User.find(username: username, db) == nil else { return nil }
+            guard try User.find(username: username, db) == nil,
+                  try !Bool.fetchOne(db, sql: "SELECT 1 FROM retired_usernames WHERE username_key = ?", arguments: [username.lowercased()]).isTrue
+            else { return nil }
             var user = User(id: nil, username: username, usernameKey: username.lowercased(), displayName: displayName,
                             passwordHash: hash, role: "user", createdAt: now)
             try user.insert(db)
@@ -204,8 +206,22 @@ struct AccountsController {
             return try settingsPage(context, user: user, deleteError: pages.string("error_password_wrong", context.language),
                                     status: .unprocessableContent)
         }
-        // Sessions, blocks, reports and bookmarks go with the row; posts stay as "deleted user".
-        try database.pool.write { db in _ = try User.deleteOne(db, key: user.id) }
+        // Sessions, blocks and bookmarks go with the row; posts stay as "deleted user"; reports
+        // stay without their reporter. What must outlive the account is kept first: the blocks
+        // on this person as hidden posts, the name as reserved, the bans as history.
+        try database.pool.write { db in
+            try db.execute(sql: """
+                INSERT OR IGNORE INTO hidden_posts (viewer_id, post_id)
+                SELECT b.blocker_id, p.id FROM blocks b JOIN posts p ON p.user_id = b.blocked_id WHERE b.blocked_id = ?
+                """, arguments: [user.id])
+            try db.execute(sql: "INSERT OR IGNORE INTO retired_usernames (username_key, retired_at) VALUES (?, ?)",
+                           arguments: [user.usernameKey, clock().timeIntervalSince1970])
+            try db.execute(sql: """
+                INSERT INTO retired_bans (username_key, reason, created_at, until, lifted_at)
+                SELECT ?, reason, created_at, until, lifted_at FROM bans WHERE user_id = ?
+                """, arguments: [user.usernameKey, user.id])
+            _ = try User.deleteOne(db, key: user.id)
+        }
         versions.changed(.everything)
         var response = Response.redirect(to: "/")
         response.setCookie(.expired(SessionStore.cookieName))

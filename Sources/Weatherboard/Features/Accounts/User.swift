@@ -155,3 +155,8 @@ public struct RateLimit: Sendable {
         try db.execute(sql: "DELETE FROM sessions WHERE last_seen_at <= ?", arguments: [seconds - SessionStore.defaultIdleLimit])
     }
 }
+
+extension Optional where Wrapped == Bool {
+    /// A `SELECT 1 …` answer: true only when a row said so.
+    var isTrue: Bool { self ?? false }
+}

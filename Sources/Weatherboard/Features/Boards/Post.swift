@@ -60,6 +60,7 @@ enum BoardQueries {
         WHERE (p.hidden_at IS NULL OR p.user_id = :viewer OR :isAdmin)
           AND (p.removed_at IS NULL OR (:includeOwnRemoved AND p.user_id = :viewer))
           AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = :viewer AND b.blocked_id = p.user_id)
+          AND NOT EXISTS (SELECT 1 FROM hidden_posts h WHERE h.viewer_id = :viewer AND h.post_id = p.id)
         """
 
     /// A board page, newest first, before the post `before` (the cursor).
