@@ -229,5 +229,13 @@ import Testing
         let again = app.browser()
         #expect(try again.signUp("TROLL").status == 422)
         #expect(try app.count("SELECT count(*) FROM users") == 0)
+        // and an admin looking the name up sees its ban history
+        let admin = app.browser()
+        try admin.signUp("chief")
+        try app.application.database.pool.write { try $0.execute(sql: "UPDATE users SET role = 'admin' WHERE username = 'chief'") }
+        let (response, page) = try admin.get("/admin/users/troll")
+        #expect(response.status == 200)
+        #expect(page.nodes("//ul[@class='bans']/li").first?.text.contains("spam") == true)
+        #expect(try admin.get("/admin/users/nobody-ever").0.status == 404)
     }
 }

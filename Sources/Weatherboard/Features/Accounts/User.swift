@@ -160,3 +160,12 @@ extension Optional where Wrapped == Bool {
     /// A `SELECT 1 …` answer: true only when a row said so.
     var isTrue: Bool { self ?? false }
 }
+
+extension User {
+    /// The id of a user read from (or just written to) the database. One without an id would be
+    /// a programming error: it fails the request with a 500, never the process.
+    func persistedID() throws -> Int64 {
+        guard let id else { throw HTTPError(.internalServerError, message: "a user without an id") }
+        return id
+    }
+}

@@ -25,7 +25,7 @@ struct SafetyController {
         let person = try User.named(request, in: database)
         let viewer = context.user
         let (posts, blockedByMe) = try database.pool.read { db in
-            (try BoardQueries.byAuthor(userID: person.id!, viewer: viewer, db),
+            (try BoardQueries.byAuthor(userID: try person.persistedID(), viewer: viewer, db),
              try Bool.fetchOne(db, sql: "SELECT 1 FROM blocks WHERE blocker_id = ? AND blocked_id = ?", arguments: [viewer?.id, person.id]) ?? false)
         }
         let presenter = board.presenter(context)

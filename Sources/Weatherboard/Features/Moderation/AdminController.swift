@@ -204,7 +204,7 @@ struct AdminController {
             let cityID = try postID.flatMap { try Int64.fetchOne(db, sql: "SELECT city_id FROM posts WHERE id = ?", arguments: [$0]) }
             try db.execute(sql: "INSERT INTO bans (user_id, admin_id, reason, created_at, until) VALUES (?, ?, ?, ?, ?)",
                            arguments: [target.id, admin.id, reason, now, duration.map { now + $0 }])
-            try SessionStore.revokeAll(userID: target.id!, db)
+            try SessionStore.revokeAll(userID: try target.persistedID(), db)
             try writeLog(db, admin: admin, action: "ban", postID: postID, userID: target.id, username: target.username,
                          cityID: cityID, reason: reason)
         }
@@ -268,12 +268,36 @@ struct AdminController {
     }
 
     func lookUp(_ request: Request, _ context: AppContext) throws -> Response {
-        try lookUpPage(try User.named(request, in: database), context, problem: nil)
+        do {
+            return try lookUpPage(try User.named(request, in: database), context, problem: nil)
+        } catch let error as HTTPError where error.status == .notFound {
+            return try retiredPage(request.parameters["username"] ?? "", context) ?? { throw error }()
+        }
+    }
+
+    /// A deleted account's name: reserved, with the bans it had (kept when it was deleted).
+    private func retiredPage(_ username: String, _ context: AppContext) throws -> Response? {
+        let language = context.language
+        let key = username.lowercased()
+        let bans = try database.pool.read { db -> [AdminUserPage.BanEntry]? in
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM retired_usernames WHERE username_key = ?", arguments: [key]).isTrue else { return nil }
+            return try Row.fetchAll(db, sql: "SELECT reason, created_at, until, lifted_at FROM retired_bans WHERE username_key = ? ORDER BY id DESC",
+                                    arguments: [key]).map { row in
+                AdminUserPage.BanEntry(reason: row["reason"], from: Self.timestamp(row["created_at"]),
+                                       until: (row["until"] as Double?).map { Self.timestamp($0) } ?? pages.string("duration_permanent", language),
+                                       lifted: (row["lifted_at"] as Double?).map { Self.timestamp($0) })
+            }
+        }
+        guard let bans else { return nil }
+        let name = pages.string("deleted_user", language)
+        let view = AdminUserPage(layout: pages.layout(context, title: name), username: key, displayName: name, blocksReceived: 0,
+                                 isBanned: false, canBan: false, durations: [], bans: bans, posts: [], made: [], received: [])
+        return pages.html(context) { Templates.admin_user(view, &$0, $1) }
     }
 
     private func lookUpPage(_ person: User, _ context: AppContext, problem: String?, status: HTTPStatus = .ok) throws -> Response {
         let language = context.language
-        let id = person.id!
+        let id = try person.persistedID()
         var view = try database.pool.read { db -> AdminUserPage in
             let posts = try Row.fetchAll(db, sql: """
                 SELECT p.id, p.body, p.hidden_at, p.removed_at, p.removed_reason, c.slug FROM posts p JOIN cities c ON c.id = p.city_id
