@@ -60,6 +60,11 @@ final class AppHarness {
     /// A browser with its own cookie jar.
     func browser() -> Browser { Browser(port: port) }
 
+    /// Makes a signed-up person an admin (Given steps).
+    func promoteToAdmin(_ username: String) throws {
+        try application.database.pool.write { try $0.execute(sql: "UPDATE users SET role = 'admin' WHERE username = ?", arguments: [username]) }
+    }
+
     /// Runs SQL against the application's database (Given steps and Then checks).
     func count(_ sql: String, _ arguments: StatementArguments = []) throws -> Int {
         try application.database.pool.read { try Int.fetchOne($0, sql: sql, arguments: arguments) ?? 0 }

@@ -176,7 +176,7 @@ import HTTPTestSupport
         let olga = app.browser()
         try olga.signUp("olga")
         try app.browser().signUp("boss")
-        try app.application.database.pool.write { try $0.execute(sql: "UPDATE users SET role = 'admin' WHERE username = 'boss'") }
+        try app.promoteToAdmin("boss")
         try olga.get("/users/olga")
         #expect(try olga.post("/users/olga/block", []).0.status == 400)
         try olga.get("/users/boss")
@@ -202,7 +202,7 @@ import HTTPTestSupport
         try bystander.signUp("bystander")
         let admin = app.browser()
         try admin.signUp("admin1")
-        try app.application.database.pool.write { try $0.execute(sql: "UPDATE users SET role = 'admin' WHERE username = 'admin1'") }
+        try app.promoteToAdmin("admin1")
 
         func visible(to browser: Browser) throws -> Bool {
             try browser.get("/city/seoul").1.count("//article[@data-post-id='\(id)']//p[@class='post-body']") == 1

@@ -12,7 +12,7 @@ import Testing
         let app = try AppHarness()
         let admin = app.browser()
         try admin.signUp("chief")
-        try app.application.database.pool.write { try $0.execute(sql: "UPDATE users SET role = 'admin' WHERE username = 'chief'") }
+        try app.promoteToAdmin("chief")
         let (response, page) = try admin.get(target)
         #expect(response.status == 400)
         #expect(page.text("//h1") != nil)
@@ -174,7 +174,7 @@ import Testing
         #expect(try app.count("SELECT count(*) FROM posts WHERE hidden_at IS NOT NULL") == 1)
         let admin = app.browser()
         try admin.signUp("chief")
-        try app.application.database.pool.write { try $0.execute(sql: "UPDATE users SET role = 'admin' WHERE username = 'chief'") }
+        try app.promoteToAdmin("chief")
         let (_, queue) = try admin.get("/admin")
         #expect(queue.count("//article[@class='report-group'][@data-post-id='\(postID)']") == 1)
         #expect(queue.nodes("//span[@class='reporters']").first?["data-count"] == "3")
@@ -232,7 +232,7 @@ import Testing
         // and an admin looking the name up sees its ban history
         let admin = app.browser()
         try admin.signUp("chief")
-        try app.application.database.pool.write { try $0.execute(sql: "UPDATE users SET role = 'admin' WHERE username = 'chief'") }
+        try app.promoteToAdmin("chief")
         let (response, page) = try admin.get("/admin/users/troll")
         #expect(response.status == 200)
         #expect(page.nodes("//ul[@class='bans']/li").first?.text.contains("spam") == true)

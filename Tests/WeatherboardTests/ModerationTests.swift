@@ -16,7 +16,7 @@ struct ModerationScene {
         app = try AppHarness()
         admin = app.browser()
         try admin.signUp("root")
-        try app.application.database.pool.write { try $0.execute(sql: "UPDATE users SET role = 'admin' WHERE username = 'root'") }
+        try app.promoteToAdmin("root")
         author = app.browser()
         try author.signUp("spammer")
         try author.postOnBoard("seoul", "cheap watches here")
@@ -180,7 +180,7 @@ struct ModerationScene {
         let app = try AppHarness()
         let admin = app.browser()
         try admin.signUp("root")
-        try app.application.database.pool.write { try $0.execute(sql: "UPDATE users SET role = 'admin' WHERE username = 'root'") }
+        try app.promoteToAdmin("root")
         try app.browser().signUp("pest")
         for n in 0..<5 {
             let browser = app.browser()

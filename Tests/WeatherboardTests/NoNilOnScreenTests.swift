@@ -10,7 +10,7 @@ import Testing
         let app = try AppHarness()
         let admin = app.browser()
         try admin.signUp("chief")
-        try app.application.database.pool.write { try $0.execute(sql: "UPDATE users SET role = 'admin' WHERE username = 'chief'") }
+        try app.promoteToAdmin("chief")
         let author = app.browser()
         try author.signUp("author")
         try author.postOnBoard("seoul", "A post that will lose its author")

@@ -36,7 +36,7 @@ import Testing
         func makeAdmin(_ name: String) throws -> Browser {
             let admin = app.browser()
             try admin.signUp(name)
-            try app.application.database.pool.write { try $0.execute(sql: "UPDATE users SET role = 'admin' WHERE username = ?", arguments: [name]) }
+            try app.promoteToAdmin(name)
             return admin
         }
 

@@ -275,6 +275,13 @@ struct AdminController {
         }
     }
 
+    /// A row of `reason, created_at, until, lifted_at` (a ban, or a deleted account's kept ban) as shown.
+    private func banEntry(_ row: Row, _ language: Language) -> AdminUserPage.BanEntry {
+        AdminUserPage.BanEntry(reason: row["reason"], from: Self.timestamp(row["created_at"]),
+                               until: (row["until"] as Double?).map { Self.timestamp($0) } ?? pages.string("duration_permanent", language),
+                               lifted: (row["lifted_at"] as Double?).map { Self.timestamp($0) })
+    }
+
     /// A deleted account's name: reserved, with the bans it had (kept when it was deleted).
     private func retiredPage(_ username: String, _ context: AppContext) throws -> Response? {
         let language = context.language
@@ -282,11 +289,7 @@ struct AdminController {
         let bans = try database.pool.read { db -> [AdminUserPage.BanEntry]? in
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM retired_usernames WHERE username_key = ?", arguments: [key]).isTrue else { return nil }
             return try Row.fetchAll(db, sql: "SELECT reason, created_at, until, lifted_at FROM retired_bans WHERE username_key = ? ORDER BY id DESC",
-                                    arguments: [key]).map { row in
-                AdminUserPage.BanEntry(reason: row["reason"], from: Self.timestamp(row["created_at"]),
-                                       until: (row["until"] as Double?).map { Self.timestamp($0) } ?? pages.string("duration_permanent", language),
-                                       lifted: (row["lifted_at"] as Double?).map { Self.timestamp($0) })
-            }
+                                    arguments: [key]).map { banEntry($0, language) }
         }
         guard let bans else { return nil }
         let name = pages.string("deleted_user", language)
@@ -322,11 +325,7 @@ struct AdminController {
                 """)
             let blocks = try Int.fetchOne(db, sql: "SELECT count(*) FROM blocks WHERE blocked_id = ?", arguments: [id]) ?? 0
             let bans = try Row.fetchAll(db, sql: "SELECT reason, created_at, until, lifted_at FROM bans WHERE user_id = ? ORDER BY id DESC",
-                                        arguments: [id]).map { row in
-                AdminUserPage.BanEntry(reason: row["reason"], from: Self.timestamp(row["created_at"]),
-                                       until: (row["until"] as Double?).map { Self.timestamp($0) } ?? pages.string("duration_permanent", language),
-                                       lifted: (row["lifted_at"] as Double?).map { Self.timestamp($0) })
-            }
+                                        arguments: [id]).map { banEntry($0, language) }
             let active = try Ban.active(userID: id, now: clock(), db)
             return AdminUserPage(layout: pages.layout(context, title: person.displayName), username: person.username,
                                  displayName: person.displayName, blocksReceived: blocks, isBanned: active != nil,
