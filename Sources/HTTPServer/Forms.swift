@@ -44,8 +44,8 @@ public struct URLEncodedForm: Sendable {
 
     /// Throws a 400 `HTTPError` for bad escapes or invalid UTF-8.
     public init<S: StringProtocol>(parsing text: S) throws {
-        for pair in text.split(separator: "&", omittingEmptySubsequences: true) {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        for pair in Substring(text).splitASCII(UInt8(ascii: "&"), omittingEmpty: true) {
+            let parts = pair.splitASCII(UInt8(ascii: "="), maxSplits: 1, omittingEmpty: false)
             guard let name = PercentDecoding.decode(parts[0], plusAsSpace: true),
                   let value = PercentDecoding.decode(parts.count > 1 ? parts[1] : "", plusAsSpace: true)
             else { throw HTTPError(.badRequest, message: "Malformed form encoding") }
@@ -82,13 +82,15 @@ extension Request {
     public var cookies: [String: String] {
         var result: [String: String] = [:]
         for field in headers.values("Cookie") {
-            for pair in field.split(separator: ";") {
-                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            for pair in Substring(field).splitASCII(UInt8(ascii: ";"), omittingEmpty: true) {
+                let parts = pair.splitASCII(UInt8(ascii: "="), maxSplits: 1, omittingEmpty: false)
                 guard parts.count == 2 else { continue }
-                let name = parts[0].trimmingCharacters(in: .whitespaces)
-                var value = parts[1].trimmingCharacters(in: .whitespaces)
-                if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
-                if !name.isEmpty && result[name] == nil { result[name] = value }
+                let name = String(parts[0].trimmingASCIISpaces())
+                var value = parts[1].trimmingASCIISpaces()
+                if value.utf8.count >= 2, value.utf8.first == UInt8(ascii: "\""), value.utf8.last == UInt8(ascii: "\"") {
+                    value = value.dropFirst().dropLast()
+                }
+                if !name.isEmpty && result[name] == nil { result[name] = String(value) }
             }
         }
         return result
@@ -131,5 +133,36 @@ public struct SetCookie: Sendable {
         if secure { parts.append("Secure") }
         if let sameSite { parts.append("SameSite=\(sameSite.rawValue)") }
         return parts.joined(separator: "; ")
+    }
+}
+
+extension Substring {
+    /// Splits on one ASCII byte, working on UTF-8 rather than Characters (protocol text needs
+    /// no grapheme breaking, and that was the cost of every query string and cookie).
+    func splitASCII(_ separator: UInt8, maxSplits: Int = .max, omittingEmpty: Bool) -> [Substring] {
+        var pieces: [Substring] = []
+        let utf8 = self.utf8
+        var start = utf8.startIndex
+        var index = start
+        var splits = 0
+        while index < utf8.endIndex {
+            if utf8[index] == separator && splits < maxSplits {
+                if !(omittingEmpty && start == index) { pieces.append(Substring(utf8[start..<index])) }
+                splits += 1
+                start = utf8.index(after: index)
+            }
+            index = utf8.index(after: index)
+        }
+        if !(omittingEmpty && start == utf8.endIndex) { pieces.append(Substring(utf8[start..<utf8.endIndex])) }
+        return pieces
+    }
+
+    /// Without leading and trailing spaces and tabs.
+    func trimmingASCIISpaces() -> Substring {
+        let utf8 = self.utf8
+        var start = utf8.startIndex, end = utf8.endIndex
+        while start < end, utf8[start] == 0x20 || utf8[start] == 0x09 { start = utf8.index(after: start) }
+        while end > start, utf8[utf8.index(before: end)] == 0x20 || utf8[utf8.index(before: end)] == 0x09 { end = utf8.index(before: end) }
+        return Substring(utf8[start..<end])
     }
 }
