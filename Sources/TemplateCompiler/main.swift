@@ -313,8 +313,7 @@ struct Generator {
         for key in stringKeyList { output += "        \(swiftLiteral(key)),\n" }
         output += "    ]\n}\n\n"
         output += "/// One function per template: appends the rendered bytes to `o`.\nenum Templates {\n"
-        for name in templates.keys.sorted() {
-            let template = templates[name]!
+        for (name, template) in templates.sorted(by: { $0.key < $1.key }) {
             let blocks = template.declaredBlocks
             let blockParameters = blocks.map { ", \($0): ((inout HTML) -> Void)? = nil" }.joined()
             line("static func \(name)(_ page: \(template.viewType), _ o: inout HTML, _ t: Strings\(blockParameters)) {", 1)
