@@ -439,7 +439,7 @@ private struct HeadParser {
         if bytes.first == UInt8(ascii: "[") {
             guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else { return false }
             let literal = bytes[bytes.index(after: bytes.startIndex)..<close]
-            guard !literal.isEmpty, literal.allSatisfy({ isHexDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") }) else { return false }
+            guard !literal.isEmpty, literal.allSatisfy({ isHex($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") }) else { return false }
             bytes = bytes[bytes.index(after: close)...]
         } else {
             let colon = bytes.firstIndex(of: UInt8(ascii: ":")) ?? bytes.endIndex
@@ -448,8 +448,8 @@ private struct HeadParser {
                 let byte = bytes[i]
                 if byte == UInt8(ascii: "%") {
                     let first = bytes.index(after: i)
-                    guard first < colon, bytes.index(after: first) < colon, isHexDigit(bytes[first]),
-                          isHexDigit(bytes[bytes.index(after: first)]) else { return false }
+                    guard first < colon, bytes.index(after: first) < colon, isHex(bytes[first]),
+                          isHex(bytes[bytes.index(after: first)]) else { return false }
                     i = bytes.index(i, offsetBy: 3)
                     continue
                 }
@@ -462,6 +462,8 @@ private struct HeadParser {
         guard first == UInt8(ascii: ":") else { return false }
         return bytes.dropFirst().allSatisfy { $0 >= 48 && $0 <= 57 }
     }
+
+    private static func isHex(_ byte: UInt8) -> Bool { hexValue(byte) != nil }
 
     /// `Content-Length = 1*DIGIT`, without signs, lists or overflow.
     static func contentLength(_ value: String) -> Int? {
@@ -497,11 +499,6 @@ private struct HeadParser {
 @inline(__always)
 private func decimal(_ byte: UInt8) -> Int? {
     byte >= 48 && byte <= 57 ? Int(byte - 48) : nil
-}
-
-@inline(__always)
-private func isHexDigit(_ byte: UInt8) -> Bool {
-    (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 70) || (byte >= 97 && byte <= 102)
 }
 
 /// unreserved / sub-delims of RFC 3986, the bytes of a reg-name besides percent-encodings.

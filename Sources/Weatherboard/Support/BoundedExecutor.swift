@@ -81,6 +81,4 @@ final class Pending<Value: Sendable>: @unchecked Sendable {
         }
         return value
     }
-
-    var isDone: Bool { condition.withLock { done } }
 }

@@ -26,7 +26,7 @@ struct CitiesController {
         let css = Palette.stylesheet()
         var response = Response(headers: HTTPHeaders([("Content-Type", "text/css; charset=utf-8"),
                                                       ("Cache-Control", "public, max-age=86400")]), body: Array(css.utf8))
-        response.headers.add("ETag", "\"\(String(css.utf8.reduce(UInt64(14695981039346656037)) { ($0 ^ UInt64($1)) &* 1099511628211 }, radix: 16))\"")
+        response.headers.add("ETag", "\"\(String(fnv1a(Array(css.utf8)), radix: 16))\"")
         paletteCSS = response
     }
 

@@ -7,19 +7,18 @@ public struct Ban: Sendable, Equatable {
     /// nil for a permanent ban.
     public let until: Date?
 
-    /// The ban in force for `userID` at `now`, if any.
-    /// The id of the ban in force for `u.id` at `:now`, as a subquery (the session look-up joins it).
+    /// The id of the ban in force for `u.id` at `:now`, as a subquery: the one rule of which
+    /// ban counts, used here and joined by the session look-up.
     static let activeIDSQL = """
         SELECT id FROM bans WHERE user_id = u.id AND lifted_at IS NULL AND (until IS NULL OR until > :now)
         ORDER BY until IS NULL DESC, until DESC LIMIT 1
         """
 
+    /// The ban in force for `userID` at `now`, if any.
     static func active(userID: Int64, now: Date, _ db: Database) throws -> Ban? {
         let row = try Row.fetchOne(db.cachedStatement(sql: """
-            SELECT reason, until FROM bans
-            WHERE user_id = ? AND lifted_at IS NULL AND (until IS NULL OR until > ?)
-            ORDER BY until IS NULL DESC, until DESC LIMIT 1
-            """), arguments: [userID, now.timeIntervalSince1970])
+            SELECT b.reason, b.until FROM (SELECT :user AS id) u JOIN bans b ON b.id = (\(activeIDSQL))
+            """), arguments: ["user": userID, "now": now.timeIntervalSince1970])
         return row.map { Ban(reason: $0["reason"], until: ($0["until"] as Double?).map(Date.init(timeIntervalSince1970:))) }
     }
 
