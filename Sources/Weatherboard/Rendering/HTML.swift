@@ -1,24 +1,60 @@
 /// The bytes of a page being rendered. Compiled templates (`Templates.*`, generated at build time
 /// from `Templates/*.mustache`) append their fixed text as is and every value through `text`,
 /// which HTML-escapes it on the way in.
-public struct HTML {
-    public var bytes: [UInt8]
+public struct HTML: ~Copyable {
+    // A buffer of our own rather than `[UInt8]`: a page is a few hundred small appends, and
+    // `Array.append(contentsOf:)` cost about 150 instructions each (uniqueness check, generic
+    // element-by-element copy); here an append is a capacity check and a `memcpy`.
+    private var start: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    private(set) var count = 0
 
-    public init(capacity: Int = 16 * 1024) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
+    public init(capacity: Int = 64 * 1024) {
+        self.capacity = max(capacity, 64)
+        start = .allocate(capacity: self.capacity)
+    }
+
+    deinit { start.deallocate() }
+
+    /// The page so far, copied out once.
+    public var bytes: [UInt8] {
+        Array(UnsafeBufferPointer(start: start, count: count))
+    }
+
+    @inline(__always)
+    mutating func append(_ source: UnsafeRawPointer, count length: Int) {
+        if count + length > capacity { grow(toHold: count + length) }
+        (start + count).update(from: source.assumingMemoryBound(to: UInt8.self), count: length)
+        count += length
+    }
+
+    @inline(__always)
+    mutating func append(_ byte: UInt8) {
+        if count == capacity { grow(toHold: count + 1) }
+        start[count] = byte
+        count += 1
+    }
+
+    private mutating func grow(toHold needed: Int) {
+        var newCapacity = capacity * 2
+        while newCapacity < needed { newCapacity *= 2 }
+        let newStart = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        newStart.update(from: start, count: count)
+        start.deallocate()
+        start = newStart
+        capacity = newCapacity
     }
 
     /// Template text, already HTML.
     @inline(__always)
     mutating func raw(_ text: StaticString) {
-        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        append(text.utf8Start, count: text.utf8CodeUnitCount)
     }
 
     /// Bytes that are already HTML (a catalog string escaped at start-up, a rendered fragment).
     @inline(__always)
     mutating func raw(_ html: [UInt8]) {
-        bytes.append(contentsOf: html)
+        html.withUnsafeBufferPointer { if let base = $0.baseAddress { append(base, count: $0.count) } }
     }
 
     /// A value, HTML-escaped.
@@ -29,22 +65,43 @@ public struct HTML {
 
     /// Appends UTF-8 text with `& < > " '` escaped; runs without a special byte are copied whole.
     mutating func escape(_ utf8: UnsafeBufferPointer<UInt8>) {
+        guard let base = utf8.baseAddress else { return }
         var runStart = 0
-        for index in 0..<utf8.count {
-            let replacement: StaticString
-            switch utf8[index] {
-            case 0x26: replacement = "&amp;"
-            case 0x3C: replacement = "&lt;"
-            case 0x3E: replacement = "&gt;"
-            case 0x22: replacement = "&quot;"
-            case 0x27: replacement = "&#39;"
-            default: continue
+        var index = 0
+        while index < utf8.count {
+            // Most values have nothing to escape: one table look-up per byte until something does.
+            guard HTML.needsEscaping[Int(base[index])] else { index += 1; continue }
+            if index > runStart { append(base + runStart, count: index - runStart) }
+            switch base[index] {
+            case 0x26: raw("&amp;")
+            case 0x3C: raw("&lt;")
+            case 0x3E: raw("&gt;")
+            case 0x22: raw("&quot;")
+            default: raw("&#39;")
             }
-            if index > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
-            raw(replacement)
-            runStart = index + 1
+            index += 1
+            runStart = index
         }
-        if runStart < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
+        if runStart < utf8.count { append(base + runStart, count: utf8.count - runStart) }
+    }
+
+    private static let needsEscaping: [Bool] = (0...255).map { [0x26, 0x3C, 0x3E, 0x22, 0x27].contains($0) }
+
+    /// A number's decimal digits, written in place.
+    mutating func decimal(_ value: Int64) {
+        if value < 0 { append(0x2D) }
+        var magnitude = value.magnitude
+        var digits = 1
+        var rest = magnitude / 10
+        while rest > 0 { digits += 1; rest /= 10 }
+        if count + digits > capacity { grow(toHold: count + digits) }
+        var position = count + digits
+        repeat {
+            position -= 1
+            start[position] = 0x30 + UInt8(truncatingIfNeeded: magnitude % 10)
+            magnitude /= 10
+        } while magnitude > 0
+        count += digits
     }
 
     /// `text` escaped, as bytes (used for strings rendered once and reused).
@@ -80,22 +137,7 @@ extension Int: HTMLText {
 }
 
 extension Int64: HTMLText {
-    public func write(to html: inout HTML) {
-        if self < 0 { html.bytes.append(0x2D) }
-        var magnitude = self.magnitude
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            var position = buffer.count
-            repeat {
-                position -= 1
-                buffer[position] = 0x30 + UInt8(magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
-            html.bytes.append(contentsOf: buffer[position...])
-        }
-    }
+    public func write(to html: inout HTML) { html.decimal(self) }
 }
 
 extension Double: HTMLText {
@@ -114,6 +156,8 @@ extension Optional: HTMLText where Wrapped: HTMLText {
 public struct HTMLFragment: HTMLText, Sendable {
     public let bytes: [UInt8]
     public init(_ bytes: [UInt8]) { self.bytes = bytes }
+    /// Text escaped once, to be shown many times.
+    public init(escaping text: String) { self.bytes = HTML.escaped(text) }
     public func write(to html: inout HTML) { html.raw(bytes) }
 }
 

@@ -76,11 +76,24 @@ public struct Pages: Sendable {
     }
 }
 
-private let unreservedCharacters = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
-
-/// Percent-encodes everything but RFC 3986 unreserved characters.
+/// Percent-encodes everything but RFC 3986 unreserved characters (`A-Z a-z 0-9 - . _ ~`), byte by
+/// byte over UTF-8 (Foundation's `addingPercentEncoding` bridged through `NSString` on every page).
 func percentEncode(_ text: String) -> String {
-    text.addingPercentEncoding(withAllowedCharacters: unreservedCharacters) ?? ""
+    let hexDigits: StaticString = "0123456789ABCDEF"
+    var encoded: [UInt8] = []
+    encoded.reserveCapacity(text.utf8.count)
+    for byte in text.utf8 {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            encoded.append(byte)
+        default:
+            encoded.append(UInt8(ascii: "%"))
+            encoded.append(hexDigits.utf8Start[Int(byte >> 4)])
+            encoded.append(hexDigits.utf8Start[Int(byte & 0x0F)])
+        }
+    }
+    return String(decoding: encoded, as: UTF8.self)
 }
 
 /// One `<option>` of a `<select>`.

@@ -11,26 +11,30 @@ enum DateFormatting {
         var t = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()
         gmtime_r(&t, &parts)
-        // Digits written directly: this runs for every post on every page (no `String(format:)`).
-        var out: [UInt8] = []
-        out.reserveCapacity(20)
-        func digits(_ value: Int32, _ count: Int) {
-            var divisor: Int32 = 1
-            for _ in 1..<count { divisor *= 10 }
-            var rest = max(0, value)
-            while divisor > 0 {
-                out.append(0x30 + UInt8((rest / divisor) % 10))
-                rest %= divisor
-                divisor /= 10
+        // Digits written straight into the string's storage: this runs for every post on every
+        // page (no `String(format:)`, no intermediate array).
+        return String(unsafeUninitializedCapacity: 20) { out in
+            var position = 0
+            func digits(_ value: Int32, _ count: Int) {
+                var rest = max(0, value)
+                for offset in stride(from: count - 1, through: 0, by: -1) {
+                    out[position + offset] = 0x30 + UInt8(truncatingIfNeeded: rest % 10)
+                    rest /= 10
+                }
+                position += count
             }
+            func separator(_ byte: UInt8) {
+                out[position] = byte
+                position += 1
+            }
+            digits(parts.tm_year + 1900, 4); separator(0x2D)
+            digits(parts.tm_mon + 1, 2); separator(0x2D)
+            digits(parts.tm_mday, 2); separator(0x54)
+            digits(parts.tm_hour, 2); separator(0x3A)
+            digits(parts.tm_min, 2); separator(0x3A)
+            digits(parts.tm_sec, 2); separator(0x5A)
+            return position
         }
-        digits(parts.tm_year + 1900, 4); out.append(0x2D)
-        digits(parts.tm_mon + 1, 2); out.append(0x2D)
-        digits(parts.tm_mday, 2); out.append(0x54)
-        digits(parts.tm_hour, 2); out.append(0x3A)
-        digits(parts.tm_min, 2); out.append(0x3A)
-        digits(parts.tm_sec, 2); out.append(0x5A)
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// `date` with a fixed pattern (`EEE d MMM`) or a style, in a language and time zone.

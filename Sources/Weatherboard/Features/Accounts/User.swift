@@ -71,19 +71,27 @@ struct SessionStore: Sendable {
         return token
     }
 
+    /// Session, person and ban in force in one cached statement, read by column position: this
+    /// runs before every signed-in request.
+    private static let findSQL = """
+        SELECT s.csrf_secret, s.last_seen_at, u.id, u.username, u.username_key, u.display_name, u.password_hash, u.role,
+               u.created_at, b.reason, b.until, b.id
+        FROM sessions s JOIN users u ON u.id = s.user_id
+        LEFT JOIN bans b ON b.id = (\(Ban.activeIDSQL))
+        WHERE s.token_hash = :hash
+        """
+
     /// The live session for a cookie token; touches it at most once an hour.
     func find(token: String, now: Date) throws -> Session? {
         let hash = Tokens.digest(token)
         // Session, person and ban in force in one cached statement, read by column position:
         // this runs before every signed-in request.
         let found = try database.pool.unsafeRead { db -> (User, String, Double, Ban?)? in
-            guard let row = try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT s.csrf_secret, s.last_seen_at, u.id, u.username, u.username_key, u.display_name, u.password_hash, u.role,
-                       u.created_at, b.reason, b.until, b.id
-                FROM sessions s JOIN users u ON u.id = s.user_id
-                LEFT JOIN bans b ON b.id = (\(Ban.activeIDSQL))
-                WHERE s.token_hash = :hash
-                """), arguments: ["hash": hash, "now": now.timeIntervalSince1970]) else { return nil }
+            // A cursor's row reads the statement in place (`fetchOne` copies every column first);
+            // the cursor must outlive the reads, since ending it resets the statement.
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: Self.findSQL), arguments: ["hash": hash, "now": now.timeIntervalSince1970])
+            guard let row = try rows.next() else { return nil }
+            defer { withExtendedLifetime(rows) {} }
             let user = User(id: row[2], username: row[3], usernameKey: row[4], displayName: row[5], passwordHash: row[6], role: row[7],
                             createdAt: Date(timeIntervalSince1970: row[8]))
             let ban = (row[11] as Int64?) == nil ? nil : Ban(reason: row[9], until: (row[10] as Double?).map(Date.init(timeIntervalSince1970:)))

@@ -26,27 +26,37 @@ struct BoardView {
     let pages: Pages
     let clock: @Sendable () -> Date
 
-    func section(city: City, context: AppContext, before: Int64?, composer: Composer?) throws -> BoardSection {
-        // One statement, so SQLite's statement-level snapshot is enough: no transaction around it.
-        let posts = try database.pool.unsafeRead { db in
-            try BoardQueries.board(cityID: city.id, viewer: context.user, before: before, limit: BoardQueries.pageSize + 1, db)
-        }
+    /// The rows of a board page for the viewer, one more than a page (to know whether there is
+    /// an older page). Read inside the caller's read, with whatever else its page needs.
+    func posts(city: City, context: AppContext, before: Int64?, _ db: Database) throws -> [PostRow] {
+        try BoardQueries.board(cityID: city.id, viewer: context.user, before: before, limit: BoardQueries.pageSize + 1, db)
+    }
+
+    func section(city: City, context: AppContext, before: Int64?, composer: Composer?, posts: [PostRow]) -> BoardSection {
         let presenter = presenter(context)
-        let reasons = context.user == nil ? [] : presenter.reasons
         let shown = posts.prefix(BoardQueries.pageSize)
+        let returnTo = HTMLFragment(escaping: "/city/\(city.slug)")
         var section = BoardSection(
             feedHref: "/city/\(city.slug)/feed.atom", canPost: context.user != nil, composerText: composer?.text ?? "",
             composerError: composer?.error,
-            posts: shown.map { presenter.view($0, returnTo: "/city/\(city.slug)", reasons: reasons) })
+            posts: shown.map { presenter.view($0, returnTo: returnTo) })
         if posts.count > BoardQueries.pageSize, let last = shown.last { section.olderHref = "/city/\(city.slug)?before=\(last.id)#board" }
         if before != nil { section.newestHref = "/city/\(city.slug)#board" }
         return section
     }
 
     func presenter(_ context: AppContext) -> PostPresenter {
-        PostPresenter(viewer: context.user, csrfToken: context.csrfToken, language: context.language, now: clock()) { key, arguments in
-            pages.string(key, context.language, arguments)
+        let language = context.language
+        var reasonOptions = HTMLFragment([])
+        if context.user != nil {
+            let reasons = ReportReasons(options: ReportReason.allCases.map {
+                SelectOption(value: $0.rawValue, label: pages.string("reason_\($0.rawValue)", language))
+            })
+            reasonOptions = HTMLFragment(pages.renderer.render(language) { Templates.report_reasons(reasons, &$0, $1) })
         }
+        return PostPresenter(viewer: context.user, csrfToken: HTMLFragment(escaping: context.csrfToken), language: language, now: clock(),
+                             strings: { key, arguments in pages.string(key, language, arguments) }, reasonOptions: reasonOptions,
+                             relativeTimes: PostPresenter.RelativeTimes { pages.string($0, language) })
     }
 }
 

@@ -4,21 +4,22 @@ import Foundation
 /// the viewer may take (precomputed here; templates stay logic-less).
 struct PostPresenter {
     let viewer: User?
-    let csrfToken: String
+    /// The page's CSRF token, escaped once for every form of every post.
+    let csrfToken: HTMLFragment
     let language: Language
     let now: Date
     let strings: (String, [String: String]) -> String
+    /// The report reasons' `<option>`s in the viewer's language, rendered once per page (none for
+    /// guests, who cannot report).
+    let reasonOptions: HTMLFragment
+    let relativeTimes: RelativeTimes
     static let editWindow: TimeInterval = 15 * 60
     static let withdrawWindow: TimeInterval = 10 * 60
 
-    /// The report reasons in the viewer's language, made once per page rather than per post.
-    var reasons: [SelectOption] {
-        ReportReason.allCases.map { SelectOption(value: $0.rawValue, label: strings("reason_\($0.rawValue)", [:])) }
-    }
-
-    func view(_ post: PostRow, returnTo: String, reasons: [SelectOption]) -> PostView {
+    /// `returnTo`: where the post's forms send the viewer back, escaped once per page.
+    func view(_ post: PostRow, returnTo: HTMLFragment) -> PostView {
         let mine = viewer?.id != nil && post.userID == viewer?.id
-        var view = PostView(
+        let view = PostView(
             id: post.id, author: post.username ?? "", hasAuthor: post.username != nil,
             displayName: post.displayName ?? strings("deleted_user", [:]), datetime: DateFormatting.iso8601(post.createdAt),
             relativeTime: relativeTime(post.createdAt), edited: post.editedAt != nil, parts: Self.parts(of: post.body),
@@ -35,7 +36,7 @@ struct PostPresenter {
         if viewer != nil, !mine, post.userID != nil {
             view.canBlock = !post.authorIsAdmin
             view.canReport = post.reportedByViewerAt == nil
-            if view.canReport { view.reasons = reasons }
+            if view.canReport { view.reasonOptions = reasonOptions }
         }
         if mine {
             view.canDelete = true
@@ -48,10 +49,25 @@ struct PostPresenter {
     func relativeTime(_ date: Date) -> String {
         let seconds = max(0, Int(now.timeIntervalSince(date)))
         switch seconds {
-        case ..<60: return strings("time_now", [:])
-        case ..<3600: return strings("time_minutes", ["n": String(seconds / 60)])
-        case ..<86400: return strings("time_hours", ["n": String(seconds / 3600)])
-        default: return strings("time_days", ["n": String(seconds / 86400)])
+        case ..<60: return relativeTimes.now
+        case ..<3600: return relativeTimes.minutes(seconds / 60)
+        case ..<86400: return relativeTimes.hours(seconds / 3600)
+        default: return relativeTimes.days(seconds / 86400)
+        }
+    }
+
+    /// The phrases of `relativeTime` in the page's language, looked up once per page.
+    struct RelativeTimes {
+        let now: String
+        let minutes: CountedPhrase
+        let hours: CountedPhrase
+        let days: CountedPhrase
+
+        init(_ string: (String) -> String) {
+            now = string("time_now")
+            minutes = CountedPhrase(string("time_minutes"))
+            hours = CountedPhrase(string("time_hours"))
+            days = CountedPhrase(string("time_days"))
         }
     }
 
@@ -72,8 +88,8 @@ struct PostPresenter {
         while index < bytes.count {
             guard bytes[index] == 0x68 /* h */, let schemeLength = startsLink(at: index) else { index += 1; continue }
             var end = index + schemeLength
-            while end < bytes.count, !linkStoppers.contains(bytes[end]) { end += 1 }
-            while end > index + schemeLength, trailingPunctuation.contains(bytes[end - 1]) { end -= 1 }
+            while end < bytes.count, !endsLink(bytes[end]) { end += 1 }
+            while end > index + schemeLength, isTrailingPunctuation(bytes[end - 1]) { end -= 1 }
             guard end > index + schemeLength else { index += schemeLength; continue }
             if index > textStart { parts.append(PostView.Part(text: String(decoding: bytes[textStart..<index], as: UTF8.self))) }
             let link = String(decoding: bytes[index..<end], as: UTF8.self)
@@ -86,40 +102,78 @@ struct PostPresenter {
     }
 
     private static let linkSchemes: [[UInt8]] = [Array("https://".utf8), Array("http://".utf8)]
-    /// ASCII white space and the characters that end a link in running text.
-    private static let linkStoppers: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D, 0x0B, 0x0C, 0x3C, 0x3E, 0x22, 0x27]
-    private static let trailingPunctuation: Set<UInt8> = Set(".,;:!?)".utf8)
+    /// ASCII white space and the characters that end a link in running text. (A switch, not a
+    /// `Set`: hashing every byte of every link cost more than the rest of the scan.)
+    private static func endsLink(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x20, 0x09, 0x0A, 0x0D, 0x0B, 0x0C, 0x3C, 0x3E, 0x22, 0x27: true
+        default: false
+        }
+    }
+
+    private static func isTrailingPunctuation(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "."), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: ":"), UInt8(ascii: "!"), UInt8(ascii: "?"), UInt8(ascii: ")"): true
+        default: false
+        }
+    }
 }
 
 /// A post as `post.mustache` shows it, with the actions the viewer may take.
-struct PostView {
+///
+/// A class, unlike the other views: a template section over a flag (`{{#canEdit}}`) hands its
+/// scope on by value, and copying a dozen strings five times per post cost more than rendering
+/// the post's bytes.
+final class PostView {
     /// A run of the body: plain text, or a link.
     struct Part {
         var text: String
         var href: String?
     }
 
-    var id: Int64
-    var author: String
-    var hasAuthor: Bool
-    var displayName: String
-    var datetime: String
-    var relativeTime: String
-    var edited: Bool
-    var parts: [Part]
-    var isHidden: Bool
-    var csrfToken: String
-    var citySlug: String
-    var cityName: String
-    var returnTo: String
+    let id: Int64
+    let author: String
+    let hasAuthor: Bool
+    let displayName: String
+    let datetime: String
+    let relativeTime: String
+    let edited: Bool
+    let parts: [Part]
+    let isHidden: Bool
+    let csrfToken: HTMLFragment
+    let citySlug: String
+    let cityName: String
+    let returnTo: HTMLFragment
     var removedNotice: String?
     var reportedByMe = false
     var canWithdraw = false
     var canBlock = false
     var canReport = false
-    var reasons: [SelectOption] = []
+    var reasonOptions = HTMLFragment([])
     var canDelete = false
     var canEdit = false
+
+    init(id: Int64, author: String, hasAuthor: Bool, displayName: String, datetime: String, relativeTime: String, edited: Bool,
+         parts: [Part], isHidden: Bool, csrfToken: HTMLFragment, citySlug: String, cityName: String, returnTo: HTMLFragment) {
+        self.id = id
+        self.author = author
+        self.hasAuthor = hasAuthor
+        self.displayName = displayName
+        self.datetime = datetime
+        self.relativeTime = relativeTime
+        self.edited = edited
+        self.parts = parts
+        self.isHidden = isHidden
+        self.csrfToken = csrfToken
+        self.citySlug = citySlug
+        self.cityName = cityName
+        self.returnTo = returnTo
+    }
+}
+
+/// The report reasons as `report_reasons.mustache` lists them.
+struct ReportReasons {
+    var options: [SelectOption]
 }
 
 /// The closed list of report reasons.

@@ -29,13 +29,13 @@ struct SafetyController {
              try Bool.fetchOne(db, sql: "SELECT 1 FROM blocks WHERE blocker_id = ? AND blocked_id = ?", arguments: [viewer?.id, person.id]) ?? false)
         }
         let presenter = board.presenter(context)
-        let reasons = viewer == nil ? [] : presenter.reasons
         let isMe = viewer?.id == person.id
+        let returnTo = HTMLFragment(escaping: "/users/\(person.username)")
         let view = ProfilePage(
             layout: pages.layout(context, title: person.displayName), username: person.username, displayName: person.displayName,
             joined: DateFormatting.string(person.createdAt, style: .long, language: context.language), blockedByMe: blockedByMe,
             canBlock: viewer != nil && !isMe && !person.isAdmin && !blockedByMe,
-            posts: blockedByMe ? [] : posts.map { presenter.view($0, returnTo: "/users/\(person.username)", reasons: reasons) })
+            posts: blockedByMe ? [] : posts.map { presenter.view($0, returnTo: returnTo) })
         return pages.html(context) { Templates.profile(view, &$0, $1) }
     }
 

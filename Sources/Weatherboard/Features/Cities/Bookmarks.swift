@@ -28,8 +28,16 @@ struct Bookmarks {
         return guestSlugs(context.request).compactMap(index.city(slug:))
     }
 
-    func contains(_ city: City, for context: AppContext) throws -> Bool {
-        try cities(for: context).contains { $0.id == city.id }
+    /// Whether the viewer bookmarked `city`: a guest's cookie, or one row looked up inside the
+    /// caller's read.
+    func contains(_ city: City, for context: AppContext, _ db: Database) throws -> Bool {
+        guard let user = context.user else { return containsForGuest(city, context) }
+        return try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM bookmarks WHERE user_id = ? AND city_id = ?)"),
+                                 arguments: [user.id, city.id]) ?? false
+    }
+
+    func containsForGuest(_ city: City, _ context: AppContext) -> Bool {
+        guestSlugs(context.request).contains(city.slug)
     }
 
     /// The guest's bookmarks: known cities, each once, at most `limit` whatever the cookie holds.

@@ -76,7 +76,7 @@ struct CitiesController {
         }
         guard context.user == nil else { return try page(city, context, before: before, composer: nil) }
         // Guests all see the same page (but for their bookmark and token): kept and reused.
-        let bookmarked = try bookmarks.contains(city, for: context)
+        let bookmarked = bookmarks.containsForGuest(city, context)
         let key = "city \(context.language.rawValue) \(bookmarked) \(request.target)"
         return try cache.response(key: key, city: city.id, context: context) { token in
             try render(city, context, before: before, composer: nil, bookmarked: bookmarked, csrfToken: token)
@@ -85,18 +85,22 @@ struct CitiesController {
 
     /// The city page; also re-rendered by the board when a post is refused, with the text kept.
     func page(_ city: City, _ context: AppContext, before: Int64?, composer: Composer?, status: HTTPStatus = .ok) throws -> Response {
-        let bytes = try render(city, context, before: before, composer: composer, bookmarked: try bookmarks.contains(city, for: context),
-                               csrfToken: context.csrfToken)
+        let bytes = try render(city, context, before: before, composer: composer, bookmarked: nil, csrfToken: context.csrfToken)
         return .html(bytes, status: status)
     }
 
-    private func render(_ city: City, _ context: AppContext, before: Int64?, composer: Composer?, bookmarked: Bool,
+    /// `bookmarked` is nil when it must be read: then it is read with the board, in one read.
+    private func render(_ city: City, _ context: AppContext, before: Int64?, composer: Composer?, bookmarked: Bool?,
                         csrfToken: String) throws -> [UInt8] {
+        // One statement each, so SQLite's statement-level snapshots are enough: no transaction.
+        let (posts, isBookmarked) = try board.database.pool.unsafeRead { db in
+            (try board.posts(city: city, context: context, before: before, db), try bookmarked ?? bookmarks.contains(city, for: context, db))
+        }
         let language = context.language
         var layout = pages.layout(context, title: city.name(language))
         layout.csrfToken = csrfToken
-        let view = CityPage(layout: layout, slug: city.slug, weather: weatherFragment(city, language), bookmarked: bookmarked,
-                            board: try board.section(city: city, context: context, before: before, composer: composer))
+        let view = CityPage(layout: layout, slug: city.slug, weather: weatherFragment(city, language), bookmarked: isBookmarked,
+                            board: board.section(city: city, context: context, before: before, composer: composer, posts: posts))
         return pages.renderer.render(language) { Templates.city(view, &$0, $1) }
     }
 
