@@ -78,6 +78,8 @@ extension WeatherboardCommand {
 
         @Option(help: "Minutes a fetched forecast is served before asking again (env WEATHERBOARD_WEATHER_FRESH_MINUTES).")
         var weatherFreshMinutes: Int = Environment.value("WEATHERBOARD_WEATHER_FRESH_MINUTES").flatMap(Int.init) ?? 30
+        @Option(help: "Decoded forecasts kept in memory, at most (env WEATHERBOARD_FORECASTS_IN_MEMORY).")
+        var forecastsInMemory: Int = Environment.value("WEATHERBOARD_FORECASTS_IN_MEMORY").flatMap(Int.init) ?? WeatherService.MemoryLimit().forecasts
 
         @Option(help: "Sign-in attempts allowed per account and per address each minute (env WEATHERBOARD_SIGN_INS_PER_MINUTE).")
         var signInsPerMinute: Int = Environment.value("WEATHERBOARD_SIGN_INS_PER_MINUTE").flatMap(Int.init) ?? 6
@@ -126,6 +128,7 @@ extension WeatherboardCommand {
             configuration.openMeteoURL = openMeteoURL
             configuration.kmaURL = kmaURL
             configuration.weatherFreshFor = TimeInterval(weatherFreshMinutes * 60)
+            configuration.forecastsInMemory.forecasts = forecastsInMemory
             configuration.limits.signInsPerMinute = signInsPerMinute
             configuration.limits.signUpsPerHour = signUpsPerHour
             configuration.limits.secondsBetweenPosts = secondsBetweenPosts

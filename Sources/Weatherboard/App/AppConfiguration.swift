@@ -27,6 +27,8 @@ public struct AppConfiguration: Sendable {
     public var weatherFreshFor: TimeInterval = 1800
     /// How long a page waits for a city's first forecast before showing the page without it.
     public var weatherFirstFetchBudget: TimeInterval = 0.3
+    /// Decoded forecasts kept in memory (least recently shown forgotten first; SQLite keeps all).
+    public var forecastsInMemory = WeatherService.MemoryLimit()
     /// Abuse limits (documented in the README).
     public var limits = Limits()
     /// scrypt's cost for new password hashes (tests lower it to stay fast).

@@ -30,7 +30,8 @@ public final class Application: Sendable {
         cities = CityIndex(cities: try database.pool.read { try City.fetchAll($0) })
         weather = WeatherService(providers: try Application.makeProviders(configuration), database: database,
                                  freshFor: configuration.weatherFreshFor, firstFetchBudget: configuration.weatherFirstFetchBudget,
-                                 versions: pageVersions, logger: logger, clock: configuration.clock)
+                                 versions: pageVersions, memoryLimit: configuration.forecastsInMemory, logger: logger,
+                                 clock: configuration.clock)
         router = Application.makeRouter(configuration: configuration, database: database, pages: pages,
                                         cities: cities, weather: weather, versions: pageVersions, logger: logger)
         var serverConfiguration = configuration.server

@@ -74,20 +74,20 @@ final class PageCache: @unchecked Sendable {
 
     // Safe to share: `entries` and `serial` are only touched with `lock` held.
     private let lock = NSLock()
-    private var entries: [String: Entry] = [:]
+    /// Least recently served pages go first, past a count and a byte budget.
+    private var entries: LRUCache<String, Entry>
     private var serial: UInt64 = 0
     let versions: PageVersions
     let maximumAge: TimeInterval
-    let maximumEntries: Int
 
     /// Stands for the CSRF token while a cached page is rendered; random per process, so no
     /// text a person types can be taken for it.
     static let tokenPlaceholder = "csrf" + (0..<4).map { _ in String(UInt64.random(in: .min ... .max), radix: 36) }.joined()
 
-    init(versions: PageVersions, maximumAge: TimeInterval = 30, maximumEntries: Int = 2_000) {
+    init(versions: PageVersions, maximumAge: TimeInterval = 30, maximumEntries: Int = 2_000, maximumBytes: Int = 16 << 20) {
         self.versions = versions
         self.maximumAge = maximumAge
-        self.maximumEntries = maximumEntries
+        entries = LRUCache(maximumCount: maximumEntries, maximumCost: maximumBytes)
     }
 
     /// The page for `key` from the cache, or rendered by `render` (with the token placeholder)
@@ -95,7 +95,7 @@ final class PageCache: @unchecked Sendable {
     func response(key: String, city: Int64?, context: AppContext, now: Date = Date(),
                   render: (_ csrfToken: String) throws -> [UInt8]) rethrows -> Response {
         let stamp = versions.stamp(city: city)
-        let cached = lock.withLock { entries[key] }
+        let cached = lock.withLock { entries.value(for: key) }
         let entry: Entry
         if let cached, cached.stamp == stamp, cached.expires > now {
             entry = cached
@@ -105,9 +105,7 @@ final class PageCache: @unchecked Sendable {
             entry = lock.withLock {
                 serial &+= 1
                 let entry = Entry(stamp: stamp, expires: now.addingTimeInterval(maximumAge), serial: serial, page: page)
-                if entries.count >= maximumEntries { entries = entries.filter { $0.value.expires > now } }
-                if entries.count >= maximumEntries { entries.removeAll(keepingCapacity: true) }
-                entries[key] = entry
+                entries.set(entry, for: key, cost: page.byteCount)
                 return entry
             }
         }

@@ -10,6 +10,11 @@ struct SplicedPage: Sendable {
     let deflatedRuns: [[UInt8]]
     let runCRCs: [UInt32]
 
+    /// The bytes it holds, plain and deflated (what a cache counts it as).
+    var byteCount: Int {
+        runs.reduce(0) { $0 + $1.count } + deflatedRuns.reduce(0) { $0 + $1.count }
+    }
+
     init(_ bytes: [UInt8], hole: [UInt8]) {
         var runs: [[UInt8]] = []
         var start = 0

@@ -134,12 +134,12 @@ final class WeatherFragments: @unchecked Sendable {
 
     // Safe to share: `entries` is only touched with `lock` held.
     private let lock = NSLock()
-    private var entries: [String: Entry] = [:]
+    /// Least recently shown go first, past a count and a byte budget.
+    private var entries = LRUCache<String, Entry>(maximumCount: 4_000, maximumCost: 8 << 20)
     static let maximumAge: TimeInterval = 30
-    static let maximumEntries = 4_000
 
     func fragment(city: Int64, language: Language, report: WeatherReport?, now: Date) -> HTMLFragment? {
-        guard let entry = lock.withLock({ entries["\(city) \(language.rawValue)"] }),
+        guard let entry = lock.withLock({ entries.value(for: "\(city) \(language.rawValue)") }),
               entry.fetchedAt == report?.forecast.fetchedAt, entry.source == report?.source, entry.until > now else { return nil }
         return entry.fragment
     }
@@ -148,8 +148,7 @@ final class WeatherFragments: @unchecked Sendable {
         let entry = Entry(fetchedAt: report?.forecast.fetchedAt, source: report?.source, until: now.addingTimeInterval(Self.maximumAge),
                           fragment: fragment)
         lock.withLock {
-            if entries.count >= Self.maximumEntries { entries.removeAll(keepingCapacity: true) }
-            entries["\(city) \(language.rawValue)"] = entry
+            entries.set(entry, for: "\(city) \(language.rawValue)", cost: fragment.bytes.count)
         }
     }
 }

@@ -28,6 +28,16 @@ public final class WeatherService: @unchecked Sendable {
 
     /// How long a page waits for a city that has nothing cached.
     let firstFetchBudget: TimeInterval
+    /// How many decoded forecasts are kept in memory, and how many bytes of JSON they may amount to.
+    public struct MemoryLimit: Sendable {
+        public var forecasts = 1_000
+        public var bytes = 32 << 20
+        public init(forecasts: Int = 1_000, bytes: Int = 32 << 20) {
+            self.forecasts = forecasts
+            self.bytes = bytes
+        }
+    }
+
     /// Upstream fetches one request may start (the home page's list, a long bookmark cookie).
     static let fetchesPerRequest = 5
     private let fetches: BoundedExecutor
@@ -39,14 +49,17 @@ public final class WeatherService: @unchecked Sendable {
     private var breakerOpenUntil: [String: Date] = [:]
     private var lastRefreshFailed: Set<Int64> = []
     /// The newest cached forecast per city, decoded: SQLite keeps them across restarts, but
-    /// decoding the JSON on every page view cost more than the rest of the page's work.
-    private var decoded: [Int64: Forecast] = [:]
+    /// decoding the JSON on every page view cost more than the rest of the page's work. Bounded
+    /// (a crawl of every city must not hold every forecast): least recently shown go first, each
+    /// costing its JSON's size.
+    private var decoded: LRUCache<Int64, Forecast>
 
     public init(providers: [WeatherProvider], database: AppDatabase, freshFor: TimeInterval = 1800,
                 breakerOpenFor: TimeInterval = 60, firstFetchBudget: TimeInterval = 0.3, fetchThreads: Int = 4,
-                versions: PageVersions? = nil, logger: Logger = Logger(label: "weather"),
+                versions: PageVersions? = nil, memoryLimit: MemoryLimit = MemoryLimit(), logger: Logger = Logger(label: "weather"),
                 clock: @escaping @Sendable () -> Date = Date.init) {
         self.providers = providers
+        decoded = LRUCache(maximumCount: memoryLimit.forecasts, maximumCost: memoryLimit.bytes)
         self.versions = versions
         self.firstFetchBudget = firstFetchBudget
         fetches = BoundedExecutor(name: "weather-fetch", threads: fetchThreads, queueLimit: 256)
@@ -142,7 +155,7 @@ public final class WeatherService: @unchecked Sendable {
     // MARK: - Cache
 
     private func cachedForecast(_ city: City) -> Forecast? {
-        if let forecast = lock.withLock({ decoded[city.id] }) { return forecast }
+        if let forecast = lock.withLock({ decoded.value(for: city.id) }) { return forecast }
         let payload = try? database.pool.read { db in
             try String.fetchOne(db, sql: "SELECT payload FROM weather_cache WHERE city_id = ? ORDER BY fetched_at DESC LIMIT 1",
                                 arguments: [city.id])
@@ -150,22 +163,27 @@ public final class WeatherService: @unchecked Sendable {
         guard let payload = payload ?? nil, let forecast = try? Self.decoder.decode(Forecast.self, from: Data(payload.utf8)) else {
             return nil
         }
-        remember(forecast, for: city)
+        remember(forecast, for: city, size: payload.utf8.count)
         return forecast
     }
 
     /// Keeps the newest forecast for the city in memory.
-    private func remember(_ forecast: Forecast, for city: City) {
+    private func remember(_ forecast: Forecast, for city: City, size: Int) {
         lock.withLock {
-            if let known = decoded[city.id], known.fetchedAt > forecast.fetchedAt { return }
-            decoded[city.id] = forecast
+            if let known = decoded.peek(city.id), known.fetchedAt > forecast.fetchedAt { return }
+            decoded.set(forecast, for: city.id, cost: size)
         }
     }
 
+    /// Decoded forecasts held in memory now (for tests and the operator's numbers).
+    var forecastsInMemory: (count: Int, bytes: Int) {
+        lock.withLock { (decoded.count, decoded.totalCost) }
+    }
+
     private func store(_ forecast: Forecast, for city: City) {
-        remember(forecast, for: city)
-        versions?.changed(.weather(city.id))
         guard let data = try? Self.encoder.encode(forecast) else { return }
+        remember(forecast, for: city, size: data.count)
+        versions?.changed(.weather(city.id))
         do {
             try database.pool.write { db in
                 try db.execute(sql: """

@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+@testable import Weatherboard
+
+/// Memory that a crawl cannot grow without bound: the decoded-forecast cache.
+@Suite struct MemoryBoundTests {
+    @Test func theLeastRecentlyUsedEntryGoesFirst() {
+        var cache = LRUCache<String, Int>(maximumCount: 3, maximumCost: 1_000)
+        cache.set(1, for: "a", cost: 1)
+        cache.set(2, for: "b", cost: 1)
+        cache.set(3, for: "c", cost: 1)
+        #expect(cache.value(for: "a") == 1) // "a" is now the most recent; "b" the least
+        cache.set(4, for: "d", cost: 1)
+        #expect(cache.count == 3)
+        #expect(cache.peek("b") == nil)
+        #expect(cache.peek("a") == 1 && cache.peek("c") == 3 && cache.peek("d") == 4)
+    }
+
+    @Test func theTotalCostIsBoundedAndAReplacedEntryIsCountedOnce() {
+        var cache = LRUCache<Int, String>(maximumCount: 100, maximumCost: 10)
+        for key in 0..<5 { cache.set("v\(key)", for: key, cost: 3) }
+        #expect(cache.totalCost <= 10)
+        #expect(cache.count == 3)
+        #expect(cache.peek(4) == "v4" && cache.peek(0) == nil)
+        cache.set("again", for: 4, cost: 3)
+        #expect(cache.totalCost == 9 && cache.count == 3)
+        cache.set("too big", for: 99, cost: 11)
+        #expect(cache.peek(99) == nil && cache.totalCost == 9)
+        cache.removeValue(for: 4)
+        #expect(cache.count == 2 && cache.totalCost == 6)
+    }
+
+    @Test func manyCitiesKeepAtMostTheConfiguredForecastsInMemoryAndPagesStillShowTheirWeather() throws {
+        let harness = try AppHarness { $0.forecastsInMemory = WeatherService.MemoryLimit(forecasts: 3, bytes: 1 << 20) }
+        let slugs = ["seoul", "tokyo", "london", "paris", "auckland", "honolulu"]
+        for slug in slugs {
+            let (response, page) = try harness.page("/city/\(slug)")
+            #expect(response.status == 200)
+            #expect(page.nodes("//section[@data-day='today']").count == 1, "\(slug) shows today's weather")
+            #expect(harness.application.weather.forecastsInMemory.count <= 3)
+        }
+        // The first city was forgotten in memory but not in SQLite: its page still has its weather,
+        // read back rather than fetched again.
+        let (_, again) = try harness.page("/city/seoul")
+        #expect(again.nodes("//section[@data-day='today']").count == 1)
+        #expect(try harness.count("SELECT COUNT(*) FROM weather_cache") == slugs.count)
+        #expect(harness.application.weather.forecastsInMemory.count == 3)
+    }
+}
