@@ -70,22 +70,26 @@ public struct HTML: ~Copyable {
         var index = 0
         while index < utf8.count {
             // Most values have nothing to escape: one table look-up per byte until something does.
-            guard HTML.needsEscaping[Int(base[index])] else { index += 1; continue }
+            guard let replacement = HTML.replacements[Int(base[index])] else { index += 1; continue }
             if index > runStart { append(base + runStart, count: index - runStart) }
-            switch base[index] {
-            case 0x26: raw("&amp;")
-            case 0x3C: raw("&lt;")
-            case 0x3E: raw("&gt;")
-            case 0x22: raw("&quot;")
-            default: raw("&#39;")
-            }
+            raw(replacement)
             index += 1
             runStart = index
         }
         if runStart < utf8.count { append(base + runStart, count: utf8.count - runStart) }
     }
 
-    private static let needsEscaping: [Bool] = (0...255).map { [0x26, 0x3C, 0x3E, 0x22, 0x27].contains($0) }
+    /// What each byte is written as, for the five that HTML needs escaped; nil for the rest.
+    private static let replacements: [StaticString?] = (0...255).map { byte -> StaticString? in
+        switch byte {
+        case 0x26: "&amp;"
+        case 0x3C: "&lt;"
+        case 0x3E: "&gt;"
+        case 0x22: "&quot;"
+        case 0x27: "&#39;"
+        default: nil
+        }
+    }
 
     /// A number's decimal digits, written in place.
     mutating func decimal(_ value: Int64) {

@@ -79,22 +79,21 @@ struct CitiesController {
         let bookmarked = bookmarks.containsForGuest(city, context)
         let key = "city \(context.language.rawValue) \(bookmarked) \(request.target)"
         return try cache.response(key: key, city: city.id, context: context) { token in
-            try render(city, context, before: before, composer: nil, bookmarked: bookmarked, csrfToken: token)
+            try render(city, context, before: before, composer: nil, csrfToken: token)
         }
     }
 
     /// The city page; also re-rendered by the board when a post is refused, with the text kept.
     func page(_ city: City, _ context: AppContext, before: Int64?, composer: Composer?, status: HTTPStatus = .ok) throws -> Response {
-        let bytes = try render(city, context, before: before, composer: composer, bookmarked: nil, csrfToken: context.csrfToken)
+        let bytes = try render(city, context, before: before, composer: composer, csrfToken: context.csrfToken)
         return .html(bytes, status: status)
     }
 
-    /// `bookmarked` is nil when it must be read: then it is read with the board, in one read.
-    private func render(_ city: City, _ context: AppContext, before: Int64?, composer: Composer?, bookmarked: Bool?,
-                        csrfToken: String) throws -> [UInt8] {
-        // One statement each, so SQLite's statement-level snapshots are enough: no transaction.
+    private func render(_ city: City, _ context: AppContext, before: Int64?, composer: Composer?, csrfToken: String) throws -> [UInt8] {
+        // The board and the bookmark flag in one read; one statement each, so SQLite's
+        // statement-level snapshots are enough: no transaction.
         let (posts, isBookmarked) = try board.database.pool.unsafeRead { db in
-            (try board.posts(city: city, context: context, before: before, db), try bookmarked ?? bookmarks.contains(city, for: context, db))
+            (try board.posts(city: city, context: context, before: before, db), try bookmarks.contains(city, for: context, db))
         }
         let language = context.language
         var layout = pages.layout(context, title: city.name(language))

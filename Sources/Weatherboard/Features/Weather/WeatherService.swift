@@ -30,8 +30,8 @@ public final class WeatherService: @unchecked Sendable {
     let firstFetchBudget: TimeInterval
     /// How many decoded forecasts are kept in memory, and how many bytes of JSON they may amount to.
     public struct MemoryLimit: Sendable {
-        public var forecasts = 1_000
-        public var bytes = 32 << 20
+        public var forecasts: Int
+        public var bytes: Int
         public init(forecasts: Int = 1_000, bytes: Int = 32 << 20) {
             self.forecasts = forecasts
             self.bytes = bytes
@@ -175,7 +175,7 @@ public final class WeatherService: @unchecked Sendable {
         }
     }
 
-    /// Decoded forecasts held in memory now (for tests and the operator's numbers).
+    /// Decoded forecasts held in memory now (tests read it).
     var forecastsInMemory: (count: Int, bytes: Int) {
         lock.withLock { (decoded.count, decoded.totalCost) }
     }
