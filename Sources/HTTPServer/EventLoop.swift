@@ -12,8 +12,14 @@ final class Connection {
     var parser: RequestParser
     var input: [UInt8] = []
     var inputIndex = 0
-    var output: [UInt8] = []
+    /// Bytes waiting to be written, in order: a response's head and its body stay separate
+    /// chunks (written together with `writev`), so a page is never copied into one buffer.
+    var output: [[UInt8]] = []
+    /// How much of `output[0]` is written.
     var outputIndex = 0
+    /// Tells this connection apart from a later one on the same descriptor, for a response that
+    /// comes back after its connection closed.
+    let serial: UInt64
     /// A request is with a worker; nothing more is parsed until its response is queued.
     var inFlight = false
     /// The peer has sent FIN.
@@ -30,13 +36,14 @@ final class Connection {
 
     enum Phase { case idle, head, body, handling, writing, lingering }
 
-    init(fd: Int32, remoteAddress: String, limits: ParserLimits) {
+    init(fd: Int32, serial: UInt64, remoteAddress: String, limits: ParserLimits) {
         self.fd = fd
+        self.serial = serial
         self.remoteAddress = remoteAddress
         self.parser = RequestParser(limits: limits)
     }
 
-    var hasPendingOutput: Bool { outputIndex < output.count }
+    var hasPendingOutput: Bool { !output.isEmpty }
     var unparsedInput: Int { input.count - inputIndex }
 }
 
@@ -54,11 +61,22 @@ final class EventLoop: @unchecked Sendable {
     private var jobs: [() -> Void] = []
     private var shutdownDeadline: UInt64 = 0
     private var nextSweep: UInt64 = 0
+    private var acceptedConnections: UInt64 = 0
     private let date = DateCache()
 
     /// Responses handed back by workers, and the shutdown request.
+    /// A response a worker hands back: which connection it answers (by descriptor and serial, so
+    /// workers never hold the loop's `Connection`), its serialised head and its body.
+    struct Completion: Sendable {
+        let fd: Int32
+        let serial: UInt64
+        let head: [UInt8]
+        let body: [UInt8]
+        let close: Bool
+    }
+
     private struct Mailbox {
-        var completions: [(Connection, [UInt8], Bool)] = []
+        var completions: [Completion] = []
         var shutdownDeadline: UInt64 = 0
         var asleep = false
     }
@@ -93,9 +111,9 @@ final class EventLoop: @unchecked Sendable {
     // MARK: - Cross-thread entry points
 
     /// Called by a worker with a serialised response.
-    func complete(_ connection: Connection, bytes: [UInt8], close: Bool) {
+    func complete(_ completion: Completion) {
         let wake = mailbox.withLock { box -> Bool in
-            box.completions.append((connection, bytes, close))
+            box.completions.append(completion)
             return box.completions.count == 1
         }
         if wake { signalWake() }
@@ -190,7 +208,9 @@ final class EventLoop: @unchecked Sendable {
                 refuse(fd)
                 continue
             }
-            let connection = Connection(fd: fd, remoteAddress: address, limits: server.configuration.limits)
+            acceptedConnections += 1
+            let connection = Connection(fd: fd, serial: acceptedConnections, remoteAddress: address,
+                                        limits: server.configuration.limits)
             if Int(fd) >= connections.count {
                 connections.append(contentsOf: repeatElement(nil, count: Int(fd) + 1024 - connections.count))
             }
@@ -207,7 +227,7 @@ final class EventLoop: @unchecked Sendable {
     /// Over the connection limit: a 503 if the socket takes it at once, then close.
     private func refuse(_ fd: Int32) {
         let bytes = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
-        _ = bytes.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+        _ = bytes.withCString { Glibc.send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
         Glibc.close(fd)
         server.connectionCount.subtract(1, ordering: .relaxed)
     }
@@ -313,29 +333,32 @@ final class EventLoop: @unchecked Sendable {
     private func dispatch(_ request: Request, on connection: Connection) {
         let server = self.server
         let started = monotonicMilliseconds()
+        let fd = connection.fd, serial = connection.serial
         jobs.append { [self] in
             let response = server.handle(request, started: started)
             let close = !request.wantsKeepAlive || server.draining.load(ordering: .relaxed)
-            let bytes = server.writer.serialize(
+            let (head, body) = server.writer.serialize(
                 response, omitBody: request.method == "HEAD", close: close,
                 keepAliveHTTP10: request.version == .http10 && !close, date: WorkerDate.current())
-            complete(connection, bytes: bytes, close: close)
+            complete(Completion(fd: fd, serial: serial, head: head, body: body, close: close))
         }
     }
 
     private func drainMailbox() {
         var value: UInt64 = 0
         _ = read(wakeFD, &value, 8)
-        let (completions, deadline) = mailbox.withLock { box -> ([(Connection, [UInt8], Bool)], UInt64) in
+        let (completions, deadline) = mailbox.withLock { box -> ([Completion], UInt64) in
             let taken = box.completions
             box.completions.removeAll(keepingCapacity: true)
             return (taken, box.shutdownDeadline)
         }
-        for (connection, bytes, close) in completions {
+        for completion in completions {
+            // Its connection may have closed meanwhile (a timeout), its descriptor reused.
+            guard let connection = connection(for: completion.fd), connection.serial == completion.serial else { continue }
             connection.inFlight = false
-            guard !connection.closed else { continue }
-            if close || shutdownDeadline != 0 { connection.closeWhenWritten = true }
-            enqueue(connection, bytes)
+            if completion.close || shutdownDeadline != 0 { connection.closeWhenWritten = true }
+            enqueue(connection, completion.head)
+            enqueue(connection, completion.body)
             connection.phase = .writing
             flush(connection)
             if !connection.closed && !connection.hasPendingOutput { process(connection) }
@@ -345,22 +368,15 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func enqueue(_ connection: Connection, _ bytes: [UInt8]) {
-        if connection.output.isEmpty {
-            connection.output = bytes
-            connection.outputIndex = 0
-        } else {
-            connection.output.append(contentsOf: bytes)
-        }
+        if !bytes.isEmpty { connection.output.append(bytes) }
     }
 
     /// Writes what it can; on EAGAIN waits for EPOLLOUT, with the write timeout as back-pressure.
     private func flush(_ connection: Connection) {
         while connection.hasPendingOutput {
-            let n = connection.output.withUnsafeBytes {
-                send(connection.fd, $0.baseAddress! + connection.outputIndex, $0.count - connection.outputIndex, Int32(MSG_NOSIGNAL))
-            }
+            let n = send(connection.output, from: connection.outputIndex, to: connection.fd)
             if n > 0 {
-                connection.outputIndex += n
+                advance(connection, by: n)
                 continue
             }
             if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -374,9 +390,42 @@ final class EventLoop: @unchecked Sendable {
             close(connection)
             return
         }
-        if connection.output.capacity > 256 * 1024 { connection.output = [] } else { connection.output.removeAll(keepingCapacity: true) }
-        connection.outputIndex = 0
         if connection.closeWhenWritten && !connection.inFlight { linger(connection) }
+    }
+
+    /// One `sendmsg` of the first chunk (from `offset`) and the next, if any: a response's head
+    /// and body in one call. MSG_NOSIGNAL: a closed peer is an error here, not a signal.
+    private func send(_ chunks: [[UInt8]], from offset: Int, to fd: Int32) -> Int {
+        chunks[0].withUnsafeBytes { first in
+            let head = iovec(iov_base: UnsafeMutableRawPointer(mutating: first.baseAddress! + offset),
+                             iov_len: first.count - offset)
+            guard chunks.count > 1 else { return Glibc.send(fd, head.iov_base, head.iov_len, Int32(MSG_NOSIGNAL)) }
+            return chunks[1].withUnsafeBytes { second in
+                var vectors = (head, iovec(iov_base: UnsafeMutableRawPointer(mutating: second.baseAddress!),
+                                           iov_len: second.count))
+                return withUnsafeMutableBytes(of: &vectors) { raw in
+                    var message = msghdr()
+                    message.msg_iov = raw.baseAddress!.assumingMemoryBound(to: iovec.self)
+                    message.msg_iovlen = 2
+                    return sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
+                }
+            }
+        }
+    }
+
+    /// Drops what `send` sent: whole chunks, then part of the next.
+    private func advance(_ connection: Connection, by written: Int) {
+        var rest = written
+        while rest > 0 {
+            let left = connection.output[0].count - connection.outputIndex
+            if rest < left {
+                connection.outputIndex += rest
+                return
+            }
+            rest -= left
+            connection.output.removeFirst()
+            connection.outputIndex = 0
+        }
     }
 
     /// After the last response: shut down the write side and drain briefly, so that the client

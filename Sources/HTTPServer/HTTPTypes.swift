@@ -78,6 +78,8 @@ extension String {
     /// ASCII case-insensitive comparison, which is what HTTP field names and tokens need.
     @inlinable
     func caseInsensitiveEquals(_ other: String) -> Bool {
+        // Most comparisons (a field name against another) differ in length: O(1) for native strings.
+        guard utf8.count == other.utf8.count else { return false }
         var a = self.utf8.makeIterator()
         var b = other.utf8.makeIterator()
         while true {

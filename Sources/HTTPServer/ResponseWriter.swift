@@ -12,11 +12,16 @@ struct ResponseWriter {
     ///   - omitBody: for `HEAD`: the same fields as `GET`, no body.
     ///   - close: whether the connection closes after this response.
     ///   - keepAliveHTTP10: an HTTP/1.0 client asked for keep-alive, which must be confirmed.
-    func serialize(_ response: Response, omitBody: Bool, close: Bool, keepAliveHTTP10: Bool, date: String) -> [UInt8] {
+    /// - Returns: the head, and the body to write after it. A body of a few kilobytes rides in the
+    ///   head's buffer; a larger one (a page) is handed on as the handler made it, not copied.
+    func serialize(_ response: Response, omitBody: Bool, close: Bool, keepAliveHTTP10: Bool,
+                   date: String) -> (head: [UInt8], body: [UInt8]) {
         let status = response.status
         let bodyAllowed = status.code >= 200 && status.code != 204 && status.code != 304
+        let sendsBody = bodyAllowed && !omitBody && !response.body.isEmpty
+        let bodyInHead = sendsBody && response.body.count <= Self.bodyCopiedIntoHead
         var out: [UInt8] = []
-        out.reserveCapacity(160 + response.headers.fields.count * 40 + (omitBody ? 0 : response.body.count))
+        out.reserveCapacity(160 + response.headers.fields.count * 40 + (bodyInHead ? response.body.count : 0))
         out.append(contentsOf: "HTTP/1.1 \(status.code) \(status.reason)\r\n".utf8)
         for field in response.headers.fields {
             if field.name.caseInsensitiveEquals("Content-Length") || field.name.caseInsensitiveEquals("Connection")
@@ -43,17 +48,21 @@ struct ResponseWriter {
             out.append(contentsOf: "\r\nConnection: keep-alive".utf8)
         }
         out.append(contentsOf: "\r\n\r\n".utf8)
-        if bodyAllowed && !omitBody { out.append(contentsOf: response.body) }
-        return out
+        if bodyInHead { out.append(contentsOf: response.body) }
+        return (out, sendsBody && !bodyInHead ? response.body : [])
     }
+
+    /// Below this a body is cheaper copied than written as a second chunk.
+    static let bodyCopiedIntoHead = 4096
 
     /// A minimal response for errors found before any handler runs (parse errors, timeouts).
     func errorBytes(_ status: HTTPStatus, date: String) -> [UInt8] {
+        // Small enough to come back whole in the head.
         let body = "\(status.code) \(status.reason)\n"
         let response = Response(status: status, headers: HTTPHeaders([("Content-Type", "text/plain; charset=utf-8"),
                                                                      ("X-Content-Type-Options", "nosniff")]),
                                 body: Array(body.utf8))
-        return serialize(response, omitBody: false, close: true, keepAliveHTTP10: false, date: date)
+        return serialize(response, omitBody: false, close: true, keepAliveHTTP10: false, date: date).head
     }
 }
 

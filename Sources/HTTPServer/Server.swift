@@ -47,6 +47,8 @@ public final class Server: @unchecked Sendable {
     let writer: ResponseWriter
     let pool: WorkerPool
     let connectionCount = Atomic<Int>(0)
+    /// Connections open now, across all loops.
+    public var openConnections: Int { connectionCount.load(ordering: .relaxed) }
     // Guarded by `perAddressLock`: open connections per client address, across every loop.
     private let perAddressLock = NSLock()
     private var perAddress: [String: Int] = [:]

@@ -78,6 +78,12 @@ public final class TestClient {
     /// Half-closes the connection (FIN), as a client that is done sending.
     public func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
 
+    /// Makes the close at the end of this client a reset (RST), as a client that vanished.
+    public func resetOnClose() {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+    }
+
     /// Reads more bytes; false at EOF.
     private func fill() throws -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65536)
@@ -153,5 +159,15 @@ public final class TestClient {
         text += "\r\n"
         try client.send(Array(text.utf8) + body)
         return try client.readResponse(head: method == "HEAD")
+    }
+}
+
+/// Waits until `condition` holds, checking every few milliseconds; throws with `what` after
+/// `timeout` seconds. Tests wait for what they need, not for a guessed time.
+public func waitUntil(_ what: String, timeout: Double = 10, _ condition: () throws -> Bool) throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while try !condition() {
+        guard Date() < deadline else { throw TestClientError("timed out waiting until \(what)") }
+        usleep(5_000)
     }
 }

@@ -164,8 +164,15 @@ func parse(_ text: String, limits: ParserLimits = ParserLimits()) -> [Outcome] {
     }
 
     @Test func cookiesAndSetCookie() {
-        let request = Request(method: "GET", target: "/", headers: HTTPHeaders([("Cookie", "a=1; b=\"two\"; a=3")]))
-        #expect(request.cookies == ["a": "1", "b": "two"])
+        let request = Request(method: "GET", target: "/", headers: HTTPHeaders([
+            ("Cookie", "xa=0; a=1;b=\"two\" ; a=3; =orphan; c; d=e=f"), ("cookie", "g=7; a=9")]))
+        #expect(request.cookie("a") == "1")
+        #expect(request.cookie("b") == "two")
+        #expect(request.cookie("d") == "e=f")
+        #expect(request.cookie("g") == "7")
+        #expect(request.cookie("c") == nil)
+        #expect(request.cookie("") == nil)
+        #expect(request.cookie("x") == nil)
         let cookie = SetCookie(name: "session", value: "abc", maxAge: 60, secure: true, sameSite: .lax)
         #expect(cookie.headerValue == "session=abc; Path=/; Max-Age=60; HttpOnly; Secure; SameSite=Lax")
     }

@@ -336,6 +336,61 @@ final class TestServer {
         #expect(handled.value == 100)
     }
 
+    @Test func pipelinedBodiesOfEverySizeComeBackWhole() throws {
+        // Small bodies ride in the head's buffer, large ones are written as their own chunk.
+        let router = Router<EmptyContext>()
+        router.get("/bytes/{count}") { request, _ in
+            let count = Int(request.parameters["count"]!)!
+            return Response(body: (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ count) })
+        }
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        let server = Server(configuration: configuration, responder: router.responder)
+        try server.start()
+        defer { server.shutdown(); server.wait() }
+        let client = try TestClient(port: server.port)
+        let sizes = [0, 1, 4095, 4096, 4097, 70_000, 3, 300_000, 12]
+        try client.send(sizes.map { "GET /bytes/\($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined())
+        for count in sizes {
+            let response = try client.readResponse()
+            #expect(response.headers["Content-Length"] == String(count))
+            #expect(response.body == (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ count) })
+        }
+    }
+
+    @Test func aResponseForAVanishedClientNeverReachesTheNextClientOnItsDescriptor() throws {
+        let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), finished = DispatchSemaphore(value: 0)
+        let router = Router<EmptyContext>()
+        router.get("/held") { _, _ in
+            started.signal()
+            release.wait()
+            defer { finished.signal() }
+            return .text("held")
+        }
+        router.get("/plaintext") { _, _ in .text("Hello, World!") }
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.eventLoops = 1
+        let server = Server(configuration: configuration, responder: router.responder)
+        try server.start()
+        defer { server.shutdown(); server.wait() }
+
+        var vanishing: TestClient? = try TestClient(port: server.port)
+        try vanishing!.send("GET /held HTTP/1.1\r\nHost: x\r\n\r\n")
+        started.wait()
+        vanishing!.resetOnClose()
+        vanishing = nil
+        try waitUntil("the server closed the reset connection") { server.openConnections == 0 }
+        // The next connection takes the lowest free descriptor: the one just closed.
+        let next = try TestClient(port: server.port)
+        try next.send("GET /plaintext HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(String(decoding: try next.readResponse().body, as: UTF8.self) == "Hello, World!")
+        release.signal()
+        finished.wait()
+        try next.send("GET /plaintext HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(String(decoding: try next.readResponse().body, as: UTF8.self) == "Hello, World!")
+    }
+
     @Test func listensOnIPv6() throws {
         let server = try TestServer { $0.host = "::1" }
         let client = try TestClient(host: "::1", port: server.port)

@@ -20,7 +20,7 @@ import Testing
     }
 
     @Test func digestsAreLowerCaseHex() {
-        #expect(Tokens.hex([0x00, 0x0F, 0xA0, 0xFF]) == "000fa0ff")
+        #expect([UInt8]([0x00, 0x0F, 0xA0, 0xFF]).withUnsafeBytes(Tokens.hex) == "000fa0ff")
         #expect(Tokens.digest("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
 }

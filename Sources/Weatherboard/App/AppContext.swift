@@ -27,7 +27,7 @@ public final class AppContext: RequestContext {
         if let code = query?["lang"], let language = Language(rawValue: code) {
             self.language = language
             languageChosenByQuery = true
-        } else if let code = request.cookies[AppContext.languageCookie], let language = Language(rawValue: code) {
+        } else if let code = request.cookie(AppContext.languageCookie), let language = Language(rawValue: code) {
             self.language = language
             languageChosenByQuery = false
         } else {

@@ -8,13 +8,24 @@ public struct HTML: ~Copyable {
     private var start: UnsafeMutablePointer<UInt8>
     private var capacity: Int
     private(set) var count = 0
+    /// False while writing into a buffer someone else owns (a response's array, see
+    /// `Renderer.page`); the first growth moves the bytes into storage of our own.
+    private(set) var ownsStorage = true
 
     public init(capacity: Int = 64 * 1024) {
         self.capacity = max(capacity, 64)
         start = .allocate(capacity: self.capacity)
     }
 
-    deinit { start.deallocate() }
+    /// Writes into `buffer` until it is full; the caller keeps `count` bytes of it if
+    /// `ownsStorage` is still false at the end.
+    init(writingInto buffer: UnsafeMutableBufferPointer<UInt8>) {
+        start = buffer.baseAddress!
+        capacity = buffer.count
+        ownsStorage = false
+    }
+
+    deinit { if ownsStorage { start.deallocate() } }
 
     /// The page so far, copied out once.
     public var bytes: [UInt8] {
@@ -40,9 +51,10 @@ public struct HTML: ~Copyable {
         while newCapacity < needed { newCapacity *= 2 }
         let newStart = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
         newStart.update(from: start, count: count)
-        start.deallocate()
+        if ownsStorage { start.deallocate() }
         start = newStart
         capacity = newCapacity
+        ownsStorage = true
     }
 
     /// Template text, already HTML.

@@ -55,7 +55,7 @@ public struct Pages: Sendable {
 
     /// An HTML response whose body a compiled template writes, in the request's language.
     func html(_ context: AppContext, status: HTTPStatus = .ok, _ template: (inout HTML, Strings) -> Void) -> Response {
-        .html(renderer.render(context.language, template), status: status)
+        .html(renderer.page(context.language, template), status: status)
     }
 
     public func string(_ key: String, _ language: Language, _ arguments: [String: String] = [:]) -> String {
@@ -65,9 +65,15 @@ public struct Pages: Sendable {
     /// The request's path and query with one query item replaced (used by the language switch),
     /// always a path on this site: `//evil.example/x` must not become a link to another host.
     static func url(_ request: Request, settingQuery name: String, to value: String) -> String {
-        var items = ((try? request.queryItems())?.fields ?? []).filter { $0.name != name }
-        items.append((name, value))
-        return localPath(request.path) + "?" + items.map { "\(percentEncode($0.name))=\(percentEncode($0.value))" }.joined(separator: "&")
+        var url = localPath(request.path)
+        let kept = request.query == nil ? [] : ((try? request.queryItems())?.fields ?? []).filter { $0.name != name }
+        for (separator, item) in zip(["?"] + repeatElement("&", count: kept.count), kept + [(name, value)]) {
+            url += separator
+            url += percentEncode(item.name)
+            url += "="
+            url += percentEncode(item.value)
+        }
+        return url
     }
 
     /// `path` with its leading slashes and backslashes (which browsers read as slashes) made one `/`.

@@ -25,10 +25,32 @@ public final class Renderer: Sendable {
         tables[language] ?? Strings(table: [])
     }
 
-    /// Runs a compiled template into a new buffer.
-    public func render(_ language: Language, _ template: (inout HTML, Strings) -> Void) -> [UInt8] {
-        var html = HTML()
-        template(&html, strings(language))
-        return html.bytes
+    /// Runs a compiled template for a response body. It writes straight into the array that
+    /// becomes the body (no copy of the page at the end); its spare capacity lives only until
+    /// the response is written, so keep `fragment` for anything held longer.
+    public func page(_ language: Language, _ template: (inout HTML, Strings) -> Void) -> [UInt8] {
+        let strings = strings(language)
+        var grown: [UInt8]?
+        let page = [UInt8](unsafeUninitializedCapacity: Self.pageCapacity) { buffer, initialized in
+            var html = HTML(writingInto: buffer)
+            template(&html, strings)
+            if html.ownsStorage {
+                grown = html.bytes // it outgrew the array and moved; rare
+                initialized = 0
+            } else {
+                initialized = html.count
+            }
+        }
+        return grown ?? page
     }
+
+    /// Runs a compiled template into an exactly sized fragment, to be kept and shown again.
+    public func fragment(_ language: Language, _ template: (inout HTML, Strings) -> Void) -> HTMLFragment {
+        var html = HTML(capacity: 4096)
+        template(&html, strings(language))
+        return HTMLFragment(html.bytes)
+    }
+
+    /// Room for the largest usual page (Seoul's with 20 posts is about 44 KB).
+    static let pageCapacity = 64 * 1024
 }

@@ -18,12 +18,12 @@ struct Identity {
         if request.method != "POST" && Self.anonymousPrefixes.contains(where: { request.path.hasPrefix($0) }) {
             return try next(request, context)
         }
-        if let token = request.cookies[SessionStore.cookieName], let session = try sessions.find(token: token, now: clock()) {
+        if let token = request.cookie(SessionStore.cookieName), let session = try sessions.find(token: token, now: clock()) {
             context.user = session.user
             context.sessionTokenHash = session.tokenHash
             context.csrfToken = session.csrfSecret
             context.ban = session.ban
-        } else if let guest = request.cookies[Self.guestCookie], guest.utf8.count >= 32 {
+        } else if let guest = request.cookie(Self.guestCookie), guest.utf8.count >= 32 {
             context.csrfToken = guest
         } else {
             let token = Tokens.random()

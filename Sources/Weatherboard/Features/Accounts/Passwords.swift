@@ -67,18 +67,19 @@ enum Tokens {
 
     /// SHA-256, hex: what the database keeps of a session token.
     static func digest(_ token: String) -> String {
-        hex(SHA256.hash(data: Array(token.utf8)))
+        SHA256.hash(data: Array(token.utf8)).withUnsafeBytes(hex)
     }
 
     /// Lower-case hexadecimal, two digits a byte (done on every signed-in request: no `String(format:)`).
-    static func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
+    static func hex(_ bytes: UnsafeRawBufferPointer) -> String {
+        let digits: StaticString = "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+            for (index, byte) in bytes.enumerated() {
+                out[2 * index] = digits.utf8Start[Int(byte >> 4)]
+                out[2 * index + 1] = digits.utf8Start[Int(byte & 0x0F)]
+            }
+            return bytes.count * 2
         }
-        return String(decoding: out, as: UTF8.self)
     }
 }
 

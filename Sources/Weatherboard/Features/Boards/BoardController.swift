@@ -25,6 +25,27 @@ struct BoardView {
     let database: AppDatabase
     let pages: Pages
     let clock: @Sendable () -> Date
+    /// What every page in a language shares, prepared once: the relative-time phrases and the
+    /// report form's reasons.
+    private let relativeTimes: [Language: PostPresenter.RelativeTimes]
+    private let reasonOptions: [Language: HTMLFragment]
+
+    init(database: AppDatabase, pages: Pages, clock: @escaping @Sendable () -> Date) {
+        self.database = database
+        self.pages = pages
+        self.clock = clock
+        var relativeTimes: [Language: PostPresenter.RelativeTimes] = [:]
+        var reasonOptions: [Language: HTMLFragment] = [:]
+        for language in Language.allCases {
+            relativeTimes[language] = PostPresenter.RelativeTimes { pages.string($0, language) }
+            let reasons = ReportReasons(options: ReportReason.allCases.map {
+                SelectOption(value: $0.rawValue, label: pages.string("reason_\($0.rawValue)", language))
+            })
+            reasonOptions[language] = pages.renderer.fragment(language) { Templates.report_reasons(reasons, &$0, $1) }
+        }
+        self.relativeTimes = relativeTimes
+        self.reasonOptions = reasonOptions
+    }
 
     /// The rows of a board page for the viewer, one more than a page (to know whether there is
     /// an older page). Read inside the caller's read, with whatever else its page needs.
@@ -47,16 +68,10 @@ struct BoardView {
 
     func presenter(_ context: AppContext) -> PostPresenter {
         let language = context.language
-        var reasonOptions = HTMLFragment([])
-        if context.user != nil {
-            let reasons = ReportReasons(options: ReportReason.allCases.map {
-                SelectOption(value: $0.rawValue, label: pages.string("reason_\($0.rawValue)", language))
-            })
-            reasonOptions = HTMLFragment(pages.renderer.render(language) { Templates.report_reasons(reasons, &$0, $1) })
-        }
         return PostPresenter(viewer: context.user, csrfToken: HTMLFragment(escaping: context.csrfToken), language: language, now: clock(),
-                             strings: { key, arguments in pages.string(key, language, arguments) }, reasonOptions: reasonOptions,
-                             relativeTimes: PostPresenter.RelativeTimes { pages.string($0, language) })
+                             strings: { key, arguments in pages.string(key, language, arguments) },
+                             reasonOptions: context.user == nil ? HTMLFragment([]) : reasonOptions[language] ?? HTMLFragment([]),
+                             relativeTimes: relativeTimes[language] ?? PostPresenter.RelativeTimes { pages.string($0, language) })
     }
 }
 
@@ -218,7 +233,7 @@ struct BoardController {
                             title: pages.string("feed_title", context.language, ["city": city.name(context.language)]),
                             updated: DateFormatting.iso8601(updated), selfHref: "\(base)/city/\(city.slug)/feed.atom",
                             alternate: "\(base)/city/\(city.slug)", entries: entries)
-        let bytes = pages.renderer.render(context.language) { Templates.feed(view, &$0, $1) }
+        let bytes = pages.renderer.page(context.language) { Templates.feed(view, &$0, $1) }
         return Response(headers: HTTPHeaders([("Content-Type", "application/atom+xml; charset=utf-8")]), body: bytes)
     }
 }

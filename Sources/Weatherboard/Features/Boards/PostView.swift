@@ -75,35 +75,39 @@ struct PostPresenter {
     /// make only the links clickable. A scan over the UTF-8 bytes: a link runs from `http://` or
     /// `https://` to the next space, `<`, `>`, `"` or `'`, less trailing sentence punctuation.
     static func parts(of body: String) -> [PostView.Part] {
-        let bytes = Array(body.utf8)
-        var parts: [PostView.Part] = []
-        var textStart = 0
-        var index = 0
-        func startsLink(at i: Int) -> Int? {
-            for scheme in linkSchemes where bytes.count - i > scheme.count && bytes[i..<(i + scheme.count)].elementsEqual(scheme) {
-                return scheme.count
+        var utf8 = body
+        return utf8.withUTF8 { bytes in
+            var parts: [PostView.Part] = []
+            var textStart = 0
+            var index = 0
+            while index < bytes.count {
+                guard bytes[index] == UInt8(ascii: "h"), let schemeLength = linkScheme(in: bytes, at: index) else { index += 1; continue }
+                var end = index + schemeLength
+                while end < bytes.count, !endsLink(bytes[end]) { end += 1 }
+                while end > index + schemeLength, isTrailingPunctuation(bytes[end - 1]) { end -= 1 }
+                guard end > index + schemeLength else { index += schemeLength; continue }
+                if index > textStart { parts.append(PostView.Part(text: String(decoding: bytes[textStart..<index], as: UTF8.self))) }
+                let link = String(decoding: bytes[index..<end], as: UTF8.self)
+                parts.append(PostView.Part(text: link, href: link))
+                index = end
+                textStart = end
             }
-            return nil
+            if textStart == 0 { return [PostView.Part(text: body)] } // no link: the body as it is
+            if textStart < bytes.count { parts.append(PostView.Part(text: String(decoding: bytes[textStart...], as: UTF8.self))) }
+            return parts
         }
-        while index < bytes.count {
-            guard bytes[index] == 0x68 /* h */, let schemeLength = startsLink(at: index) else { index += 1; continue }
-            var end = index + schemeLength
-            while end < bytes.count, !endsLink(bytes[end]) { end += 1 }
-            while end > index + schemeLength, isTrailingPunctuation(bytes[end - 1]) { end -= 1 }
-            guard end > index + schemeLength else { index += schemeLength; continue }
-            if index > textStart { parts.append(PostView.Part(text: String(decoding: bytes[textStart..<index], as: UTF8.self))) }
-            let link = String(decoding: bytes[index..<end], as: UTF8.self)
-            parts.append(PostView.Part(text: link, href: link))
-            index = end
-            textStart = end
-        }
-        if textStart < bytes.count { parts.append(PostView.Part(text: String(decoding: bytes[textStart...], as: UTF8.self))) }
-        return parts
     }
 
-    private static let linkSchemes: [[UInt8]] = [Array("https://".utf8), Array("http://".utf8)]
-    /// ASCII white space and the characters that end a link in running text. (A switch, not a
-    /// `Set`: hashing every byte of every link cost more than the rest of the scan.)
+    /// The length of `https://` or `http://` at `index`, if one starts there and something follows.
+    private static func linkScheme(in bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Int? {
+        for scheme: StaticString in ["https://", "http://"]
+        where bytes.count - index > scheme.utf8CodeUnitCount
+            && memcmp(bytes.baseAddress! + index, scheme.utf8Start, scheme.utf8CodeUnitCount) == 0 {
+            return scheme.utf8CodeUnitCount
+        }
+        return nil
+    }
+
     private static func endsLink(_ byte: UInt8) -> Bool {
         switch byte {
         case 0x20, 0x09, 0x0A, 0x0D, 0x0B, 0x0C, 0x3C, 0x3E, 0x22, 0x27: true

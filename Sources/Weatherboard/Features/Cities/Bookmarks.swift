@@ -43,7 +43,7 @@ struct Bookmarks {
     /// The guest's bookmarks: known cities, each once, at most `limit` whatever the cookie holds.
     private func guestSlugs(_ request: Request) -> [String] {
         var slugs: [String] = []
-        for slug in (request.cookies[Self.cookie] ?? "").split(separator: ".") where slugs.count < Self.limit {
+        for slug in (request.cookie(Self.cookie) ?? "").split(separator: ".") where slugs.count < Self.limit {
             let slug = String(slug)
             if index.city(slug: slug) != nil && !slugs.contains(slug) { slugs.append(slug) }
         }

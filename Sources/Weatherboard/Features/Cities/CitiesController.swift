@@ -100,7 +100,7 @@ struct CitiesController {
         layout.csrfToken = csrfToken
         let view = CityPage(layout: layout, slug: city.slug, weather: weatherFragment(city, language), bookmarked: isBookmarked,
                             board: board.section(city: city, context: context, before: before, composer: composer, posts: posts))
-        return pages.renderer.render(language) { Templates.city(view, &$0, $1) }
+        return pages.renderer.page(language) { Templates.city(view, &$0, $1) }
     }
 
     /// The weather part of the city page, the same for every reader in one language: rendered
@@ -115,7 +115,7 @@ struct CitiesController {
                 pages.string(key, language, arguments)
             }.view
         }
-        let fragment = HTMLFragment(pages.renderer.render(language) { Templates.city_weather(view, &$0, $1) })
+        let fragment = pages.renderer.fragment(language) { Templates.city_weather(view, &$0, $1) }
         fragments.keep(fragment, city: city.id, language: language, report: report, now: now)
         return fragment
     }

@@ -48,7 +48,7 @@ struct HomeController {
         var layout = pages.layout(context, title: nil)
         layout.csrfToken = csrfToken
         let view = HomePage(layout: layout, hasBookmarks: !bookmarked.isEmpty, cities: rows)
-        return pages.renderer.render(language) { Templates.home(view, &$0, $1) }
+        return pages.renderer.page(language) { Templates.home(view, &$0, $1) }
     }
 }
 
