@@ -9,13 +9,15 @@
 #         and a 90 % GET / 10 % POST mix whose POSTs are signed in and carry the CSRF token
 #         (scripts/post-mix-signed-in.lua); posting limits are lifted for the run.
 #   peer: ../shared/peers/hummingbird-board, seeded by its own `seed`; its city page and its mix.
+# The bare server's `/plaintext` against nginx (one process, `return 200`), the floor the site's
+# own server must hold (SKIP_NGINX=1 to leave it out).
 # Then our instructions per request under valgrind's callgrind (a stripped copy of the binary
 # beside the original: valgrind 3.19 cannot read the toolchain's DWARF 5), which, unlike req/s,
 # repeat on a noisy machine.
 #
 # Environment: PEER (the peer's sources), PEER_BUILD (a writable copy, built here if needed),
 # DURATION=8s WARMUP=2s REPS=3 CONNS=64 CALLGRIND_REQUESTS=200 SKIP_PEER=1 SKIP_CALLGRIND=1.
-# Needs: wrk, valgrind, curl, taskset.
+# Needs: wrk, valgrind, curl, taskset, nginx.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: $0 OUT_DIR}
@@ -82,6 +84,40 @@ if [[ -z ${SKIP_PEER:-} ]]; then
     wait_healthy "http://127.0.0.1:$PEER_PORT"
     measure peer-city "http://127.0.0.1:$PEER_PORT/city/seoul"
     SLUG=seoul POST_PCT=10 measure peer-mix "http://127.0.0.1:$PEER_PORT" -s "$PEER/post-mix.lua"
+    stop_server
+fi
+
+# --- the bare server against nginx -----------------------------------------------------------
+if [[ -z ${SKIP_NGINX:-} ]]; then
+    command -v nginx >/dev/null || { echo "missing nginx (apt-get install -y nginx), or SKIP_NGINX=1" >&2; exit 1; }
+    NGINX_PORT=${NGINX_PORT:-8082}
+    mkdir -p "$WORK/nginx/logs"
+    cat >"$WORK/nginx/nginx.conf" <<CONF
+daemon off;
+master_process off;
+worker_processes 1;
+error_log $WORK/nginx/logs/error.log warn;
+pid $WORK/nginx/nginx.pid;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    server {
+        listen 127.0.0.1:$NGINX_PORT;
+        location /healthz { return 200 "ok"; }
+        location /plaintext { default_type text/plain; return 200 "Hello, World!"; }
+    }
+}
+CONF
+    taskset -c 0 nginx -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" >"$OUT/nginx.log" 2>&1 &
+    SERVER_PID=$!
+    wait_healthy "http://127.0.0.1:$NGINX_PORT"
+    measure nginx-plaintext "http://127.0.0.1:$NGINX_PORT/plaintext"
+    stop_server
+    swift build -c release --product HTTPServerBench >/dev/null
+    taskset -c 0 .build/release/HTTPServerBench --port "$PORT" --loops 1 >"$OUT/bare-server.log" 2>&1 &
+    SERVER_PID=$!
+    wait_healthy "$BASE"
+    measure ours-plaintext "$BASE/plaintext"
     stop_server
 fi
 

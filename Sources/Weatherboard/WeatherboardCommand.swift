@@ -225,9 +225,7 @@ extension WeatherboardCommand {
             }
             let hash = try PasswordHasher().hash(password)
             try db.pool.write { db in
-                var user = User(id: nil, username: username, usernameKey: username.lowercased(), displayName: username,
-                                passwordHash: hash, role: "admin", createdAt: Date())
-                try user.insert(db)
+                _ = try NewUser(username: username, displayName: username, passwordHash: hash, role: "admin", createdAt: Date()).insert(db)
             }
             print("created admin \(username)")
         }

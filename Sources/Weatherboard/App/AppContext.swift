@@ -38,6 +38,11 @@ public final class AppContext: RequestContext {
 
     static let languageCookie = "lang"
 
+    /// Where a form asked to go back to (`return_to`, if it is a path on this site), else `fallback`.
+    func returnPath(or fallback: String) -> String {
+        safeReturnPath(form["return_to"] ?? fallback)
+    }
+
     /// The signed-in user, or a 303 to the sign-in page that comes back here.
     func requireUser() throws -> User {
         guard let user else {
@@ -61,6 +66,12 @@ struct Redirect: Error {
 }
 
 extension Request {
+    /// The path's `{id}`, as a row id; 404 for anything else (no such row can exist).
+    func idParameter() throws -> Int64 {
+        guard let id = Int64(parameters["id"] ?? "") else { throw HTTPError(.notFound) }
+        return id
+    }
+
     /// A whole number from the query string: `fallback` when absent, 400 when it is not a
     /// number within `range` (so that no arithmetic on it can overflow).
     func queryNumber(_ name: String, default fallback: Int, in range: ClosedRange<Int>) throws -> Int {

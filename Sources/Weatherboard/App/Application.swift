@@ -79,12 +79,18 @@ public final class Application: Sendable {
         let board = BoardView(database: database, pages: pages, clock: clock)
         let bookmarks = Bookmarks(database: database, index: cities, clock: clock, secureCookies: configuration.secureCookies)
         bookmarks.addRoutes(to: router)
-        let citiesController = CitiesController(pages: pages, index: cities, weather: weather, board: board, bookmarks: bookmarks,
-                                                cache: cache, clock: clock)
         HomeController(pages: pages, index: cities, weather: weather, bookmarks: bookmarks, cache: cache, clock: clock).addRoutes(to: router)
-        citiesController.addRoutes(to: router)
-        BoardController(pages: pages, database: database, cities: citiesController, board: board, limits: configuration.limits,
-                        versions: versions, clock: clock).addRoutes(to: router)
+        CitiesController(pages: pages, index: cities).addRoutes(to: router)
+        let cityPage = CityPageController(pages: pages, index: cities, weather: weather, board: board, bookmarks: bookmarks,
+                                          cache: cache, clock: clock)
+        cityPage.addRoutes(to: router)
+        BoardController(pages: pages, database: database, index: cities,
+                        rules: PostingRules(secondsBetweenPosts: configuration.limits.secondsBetweenPosts,
+                                            postsPerDay: configuration.limits.postsPerDay),
+                        versions: versions, clock: clock,
+                        cityPageWithComposer: { city, context, composer, status in
+                            try cityPage.page(city, context, before: nil, composer: composer, status: status)
+                        }).addRoutes(to: router)
         SafetyController(pages: pages, database: database, board: board, limits: configuration.limits, versions: versions,
                          clock: clock).addRoutes(to: router)
         AdminController(pages: pages, database: database, versions: versions, clock: clock).addRoutes(to: router)

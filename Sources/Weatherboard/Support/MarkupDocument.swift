@@ -12,8 +12,9 @@ public final class MarkupDocument {
 
     public init(_ bytes: [UInt8], as kind: Kind = .html) throws {
         guard !bytes.isEmpty else { throw ParseFailure() }
-        let parsed: xmlDocPtr? = bytes.withUnsafeBufferPointer { buffer in
-            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { pointer -> xmlDocPtr? in
+        let parsed: xmlDocPtr? = bytes.withUnsafeBufferPointer { buffer -> xmlDocPtr? in
+            guard let base = buffer.baseAddress else { return nil }
+            return base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { pointer -> xmlDocPtr? in
                 switch kind {
                 case .html:
                     let options = Int32(HTML_PARSE_NOERROR.rawValue | HTML_PARSE_NOWARNING.rawValue | HTML_PARSE_NONET.rawValue)

@@ -60,10 +60,8 @@ struct AccountsController {
             guard try User.find(username: username, db) == nil,
                   try !Bool.fetchOne(db, sql: "SELECT 1 FROM retired_usernames WHERE username_key = ?", arguments: [username.lowercased()]).isTrue
             else { return nil }
-            var user = User(id: nil, username: username, usernameKey: username.lowercased(), displayName: displayName,
-                            passwordHash: hash, role: "user", createdAt: now)
-            try user.insert(db)
-            return try identity.sessions.create(userID: try user.persistedID(), now: now, db)
+            let user = try NewUser(username: username, displayName: displayName, passwordHash: hash, role: "user", createdAt: now).insert(db)
+            return try identity.sessions.create(userID: user.id, now: now, db)
         }
         guard let token else {
             errors["username"] = pages.string("error_username_taken", language)
@@ -111,10 +109,10 @@ struct AccountsController {
             if let old = context.sessionTokenHash {
                 try db.execute(sql: "DELETE FROM sessions WHERE token_hash = ?", arguments: [old])
             }
-            return try identity.sessions.create(userID: try user.persistedID(), now: now, db)
+            return try identity.sessions.create(userID: user.id, now: now, db)
         }
         // A banned person may sign in to read; the sign-in page tells them why and until when.
-        if let ban = try database.pool.read({ try Ban.active(userID: try user.persistedID(), now: now, $0) }) {
+        if let ban = try database.pool.read({ try Ban.active(userID: user.id, now: now, $0) }) {
             let view = SignInPage(layout: pages.layout(context, title: pages.string("sign_in", context.language)),
                                   banNotice: ban.explanation(pages, context.language), continueHref: next, next: next, username: username)
             var response = pages.html(context) { Templates.login(view, &$0, $1) }

@@ -2,88 +2,17 @@ import Foundation
 import GRDB
 import HTTPServer
 
-/// What the post form shows when it comes back: the text as typed and why it was refused.
-struct Composer {
-    var text: String
-    var error: String
-}
-
-/// A city's board on its page: one page of posts and the form to post.
-struct BoardSection {
-    var feedHref: String
-    var canPost: Bool
-    var composerText: String
-    var composerError: String?
-    var posts: [PostView]
-    var hasPosts: Bool { !posts.isEmpty }
-    var newestHref: String?
-    var olderHref: String?
-}
-
-/// Builds a city's board section for a viewer.
-struct BoardView {
-    let database: AppDatabase
-    let pages: Pages
-    let clock: @Sendable () -> Date
-    /// What every page in a language shares, prepared once: the relative-time phrases and the
-    /// report form's reasons.
-    private let relativeTimes: [Language: PostPresenter.RelativeTimes]
-    private let reasonOptions: [Language: HTMLFragment]
-
-    init(database: AppDatabase, pages: Pages, clock: @escaping @Sendable () -> Date) {
-        self.database = database
-        self.pages = pages
-        self.clock = clock
-        var relativeTimes: [Language: PostPresenter.RelativeTimes] = [:]
-        var reasonOptions: [Language: HTMLFragment] = [:]
-        for language in Language.allCases {
-            relativeTimes[language] = PostPresenter.RelativeTimes { pages.string($0, language) }
-            let reasons = ReportReasons(options: ReportReason.allCases.map {
-                SelectOption(value: $0.rawValue, label: pages.string("reason_\($0.rawValue)", language))
-            })
-            reasonOptions[language] = pages.renderer.fragment(language) { Templates.report_reasons(reasons, &$0, $1) }
-        }
-        self.relativeTimes = relativeTimes
-        self.reasonOptions = reasonOptions
-    }
-
-    /// The rows of a board page for the viewer, one more than a page (to know whether there is
-    /// an older page). Read inside the caller's read, with whatever else its page needs.
-    func posts(city: City, context: AppContext, before: Int64?, _ db: Database) throws -> [PostRow] {
-        try BoardQueries.board(cityID: city.id, viewer: context.user, before: before, limit: BoardQueries.pageSize + 1, db)
-    }
-
-    func section(city: City, context: AppContext, before: Int64?, composer: Composer?, posts: [PostRow]) -> BoardSection {
-        let presenter = presenter(context)
-        let shown = posts.prefix(BoardQueries.pageSize)
-        let returnTo = HTMLFragment(escaping: "/city/\(city.slug)")
-        var section = BoardSection(
-            feedHref: "/city/\(city.slug)/feed.atom", canPost: context.user != nil, composerText: composer?.text ?? "",
-            composerError: composer?.error,
-            posts: shown.map { presenter.view($0, returnTo: returnTo) })
-        if posts.count > BoardQueries.pageSize, let last = shown.last { section.olderHref = "/city/\(city.slug)?before=\(last.id)#board" }
-        if before != nil { section.newestHref = "/city/\(city.slug)#board" }
-        return section
-    }
-
-    func presenter(_ context: AppContext) -> PostPresenter {
-        let language = context.language
-        return PostPresenter(viewer: context.user, csrfToken: HTMLFragment(escaping: context.csrfToken), language: language, now: clock(),
-                             strings: { key, arguments in pages.string(key, language, arguments) },
-                             reasonOptions: context.user == nil ? HTMLFragment([]) : reasonOptions[language] ?? HTMLFragment([]),
-                             relativeTimes: relativeTimes[language] ?? PostPresenter.RelativeTimes { pages.string($0, language) })
-    }
-}
-
 /// Posting, editing and deleting posts, and the board's Atom feed.
 struct BoardController {
     let pages: Pages
     let database: AppDatabase
-    let cities: CitiesController
-    let board: BoardView
-    let limits: AppConfiguration.Limits
+    let index: CityIndex
+    let rules: PostingRules
     let versions: PageVersions
     let clock: @Sendable () -> Date
+    /// The city page with the post form given back (the text as typed, why it was refused).
+    /// The page is the city page's to compose (`CityPageController`); the application hands it here.
+    let cityPageWithComposer: (City, AppContext, Composer, HTTPStatus) throws -> Response
 
     func addRoutes(to router: Router<AppContext>) {
         router.post("/city/{slug}/posts", create)
@@ -93,61 +22,29 @@ struct BoardController {
         router.post("/posts/{id}/delete", delete)
     }
 
-    /// The body as stored: trimmed, NFC; or the key of what is wrong with it.
-    static func normalise(_ text: String?) -> Result<String, BodyProblem> {
-        let body = (text ?? "").replacingOccurrences(of: "\r\n", with: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
-            .precomposedStringWithCanonicalMapping
-        if body.isEmpty { return .failure(BodyProblem(key: "error_post_empty")) }
-        if let problem = TextPolicy.post.problem(body) { return .failure(BodyProblem(key: problem.key(lengthKey: "error_post_long"))) }
-        return .success(body)
-    }
-
-    struct BodyProblem: Error { let key: String }
-
-    /// The longest text a refused form gives back (the limit is 500).
-    static let echoLimit = 600
-
-    /// The form of a body the duplicate rule compares: case and runs of white space do not make
-    /// two posts different.
-    static func duplicateKey(_ body: String) -> String {
-        body.lowercased().split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
-    }
-
     func create(_ request: Request, _ context: AppContext) throws -> Response {
-        guard let city = cities.index.city(slug: request.parameters["slug"] ?? "") else { throw HTTPError(.notFound) }
+        let city = try index.city(named: request)
         let user = try context.requireActiveUser()
         // What comes back in the box is at most a little over the limit: a refused megabyte is not echoed.
-        let typed = String((context.form["body"] ?? "").unicodeScalars.prefix(Self.echoLimit))
-        func refuse(_ key: String, _ arguments: [String: String] = [:], status: HTTPStatus = .unprocessableContent) throws -> Response {
-            try cities.page(city, context, before: nil, composer: Composer(text: typed, error: pages.string(key, context.language, arguments)),
-                            status: status)
+        let typed = String((context.form["body"] ?? "").unicodeScalars.prefix(PostingRules.echoLimit))
+        func refuse(_ refusal: PostingRules.Refusal) throws -> Response {
+            try cityPageWithComposer(city, context, Composer(text: typed, error: pages.string(refusal.key, context.language, refusal.arguments)),
+                                     refusal.status)
         }
         let body: String
-        switch Self.normalise(typed) {
+        switch PostingRules.normalise(typed) {
         case .success(let text): body = text
-        case .failure(let problem): return try refuse(problem.key)
+        case .failure(let refusal): return try refuse(refusal)
         }
         let now = clock().timeIntervalSince1970
         // The checks and the insert share one write transaction, so two quick posts cannot both pass.
-        let refusal: (String, [String: String])? = try database.pool.write { db in
-            let last = try Double.fetchOne(db, sql: "SELECT max(created_at) FROM posts WHERE user_id = ?", arguments: [user.id])
-            if let last, now - last < Double(limits.secondsBetweenPosts) {
-                return ("error_post_too_fast", ["n": String(Int((Double(limits.secondsBetweenPosts) - (now - last)).rounded(.up)))])
-            }
-            let today = try Int.fetchOne(db, sql: "SELECT count(*) FROM posts WHERE user_id = ? AND created_at > ?",
-                                         arguments: [user.id, now - 86400]) ?? 0
-            if today >= limits.postsPerDay { return ("error_post_daily", ["n": String(limits.postsPerDay)]) }
-            let recent = try String.fetchAll(db, sql: "SELECT body FROM posts WHERE user_id = ? AND created_at > ?",
-                                             arguments: [user.id, now - 300])
-            let key = Self.duplicateKey(body)
-            if recent.contains(where: { Self.duplicateKey($0) == key }) { return ("error_post_duplicate", [:]) }
+        let refusal: PostingRules.Refusal? = try database.pool.write { db in
+            if let refusal = try rules.refusal(of: body, by: user.id, now: now, db) { return refusal }
             try db.execute(sql: "INSERT INTO posts (city_id, user_id, body, created_at) VALUES (?, ?, ?, ?)",
                            arguments: [city.id, user.id, body, now])
             return nil
         }
-        if let (key, arguments) = refusal {
-            return try refuse(key, arguments, status: key == "error_post_duplicate" ? .unprocessableContent : .tooManyRequests)
-        }
+        if let refusal { return try refuse(refusal) }
         versions.changed(.city(city.id))
         return .redirect(to: "/city/\(city.slug)#board")
     }
@@ -156,8 +53,8 @@ struct BoardController {
     /// would tell them it exists).
     private func ownPost(_ request: Request, _ context: AppContext, changing: Bool = false) throws -> PostRow {
         let user = try changing ? context.requireActiveUser() : context.requireUser()
-        guard let id = Int64(request.parameters["id"] ?? ""),
-              let post = try database.pool.read({ try BoardQueries.post(id: id, viewer: user, $0) }),
+        let id = try request.idParameter()
+        guard let post = try database.pool.read({ try BoardQueries.post(id: id, viewer: user, $0) }),
               post.userID == user.id else { throw HTTPError(.notFound) }
         return post
     }
@@ -168,7 +65,7 @@ struct BoardController {
     }
 
     private func editPage(_ post: PostRow, _ context: AppContext, text: String, error: String?, status: HTTPStatus = .ok) -> Response {
-        let open = clock().timeIntervalSince(post.createdAt) < PostPresenter.editWindow
+        let open = PostingRules.canEdit(postedAt: post.createdAt, now: clock())
         let view = EditPostPage(layout: pages.layout(context, title: pages.string("edit_post", context.language)), postID: post.id,
                                 text: text, open: open, citySlug: post.citySlug, error: error)
         return pages.html(context, status: status) { Templates.edit(view, &$0, $1) }
@@ -184,16 +81,16 @@ struct BoardController {
 
     func edit(_ request: Request, _ context: AppContext) throws -> Response {
         let post = try ownPost(request, context, changing: true)
-        let typed = String((context.form["body"] ?? "").unicodeScalars.prefix(Self.echoLimit))
-        guard clock().timeIntervalSince(post.createdAt) < PostPresenter.editWindow else {
+        let typed = String((context.form["body"] ?? "").unicodeScalars.prefix(PostingRules.echoLimit))
+        guard PostingRules.canEdit(postedAt: post.createdAt, now: clock()) else {
             return editPage(post, context, text: typed, error: pages.string("error_edit_window", context.language), status: .forbidden)
         }
         guard try !isUnderReview(post) else {
             return editPage(post, context, text: typed, error: pages.string("error_under_review", context.language), status: .forbidden)
         }
-        switch Self.normalise(typed) {
-        case .failure(let problem):
-            return editPage(post, context, text: typed, error: pages.string(problem.key, context.language), status: .unprocessableContent)
+        switch PostingRules.normalise(typed) {
+        case .failure(let refusal):
+            return editPage(post, context, text: typed, error: pages.string(refusal.key, context.language), status: refusal.status)
         case .success(let body):
             try database.pool.write { db in
                 try db.execute(sql: "UPDATE posts SET body = ?, edited_at = ? WHERE id = ? AND user_id = ?",
@@ -218,7 +115,7 @@ struct BoardController {
 
     /// `GET /city/{slug}/feed.atom`: the board's visible posts for whoever asks (with their session).
     func feed(_ request: Request, _ context: AppContext) throws -> Response {
-        guard let city = cities.index.city(slug: request.parameters["slug"] ?? "") else { throw HTTPError(.notFound) }
+        let city = try index.city(named: request)
         let posts = try database.pool.read { db in try BoardQueries.board(cityID: city.id, viewer: context.user, before: nil, db) }
         let host = request.headers["Host"].flatMap { $0.allSatisfy { $0.isLetter || $0.isNumber || ".-:[]".contains($0) } ? $0 : nil } ?? "localhost"
         let base = "http://\(host)"

@@ -25,7 +25,7 @@ struct SafetyController {
         let person = try User.named(request, in: database)
         let viewer = context.user
         let (posts, blockedByMe) = try database.pool.read { db in
-            (try BoardQueries.byAuthor(userID: try person.persistedID(), viewer: viewer, db),
+            (try BoardQueries.byAuthor(userID: person.id, viewer: viewer, db),
              try Bool.fetchOne(db, sql: "SELECT 1 FROM blocks WHERE blocker_id = ? AND blocked_id = ?", arguments: [viewer?.id, person.id]) ?? false)
         }
         let presenter = board.presenter(context)
@@ -48,7 +48,7 @@ struct SafetyController {
             try db.execute(sql: "INSERT OR IGNORE INTO blocks (blocker_id, blocked_id, created_at) VALUES (?, ?, ?)",
                            arguments: [user.id, target.id, clock().timeIntervalSince1970])
         }
-        return .redirect(to: safeReturnPath(context.form["return_to"] ?? "/users/\(target.username)"))
+        return .redirect(to: context.returnPath(or: "/users/\(target.username)"))
     }
 
     func unblock(_ request: Request, _ context: AppContext) throws -> Response {
@@ -57,23 +57,23 @@ struct SafetyController {
         try database.pool.write { db in
             try db.execute(sql: "DELETE FROM blocks WHERE blocker_id = ? AND blocked_id = ?", arguments: [user.id, target.id])
         }
-        return .redirect(to: safeReturnPath(context.form["return_to"] ?? "/users/\(target.username)"))
+        return .redirect(to: context.returnPath(or: "/users/\(target.username)"))
     }
 
     /// `POST /posts/{id}/report`: one report per person per post; the threshold-crossing report
     /// hides the post for everyone but its author and admins, in the same transaction.
     func report(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireActiveUser()
-        guard let id = Int64(request.parameters["id"] ?? "") else { throw HTTPError(.notFound) }
+        let id = try request.idParameter()
         let (post, alreadyReported) = try database.pool.read { db in
             (try BoardQueries.post(id: id, viewer: user, db),
              try Bool.fetchOne(db, sql: "SELECT 1 FROM reports WHERE post_id = ? AND reporter_id = ?", arguments: [id, user.id]) ?? false)
         }
         if alreadyReported { // a second report is a friendly no-op, even once the post is hidden
-            return .redirect(to: safeReturnPath(context.form["return_to"] ?? "/") + "#post-\(id)")
+            return .redirect(to: context.returnPath(or: "/") + "#post-\(id)")
         }
         guard let post else { throw HTTPError(.notFound) }
-        let returnTo = safeReturnPath(context.form["return_to"] ?? "/city/\(post.citySlug)")
+        let returnTo = context.returnPath(or: "/city/\(post.citySlug)")
         guard post.userID != user.id else { throw HTTPError(.badRequest, message: "You cannot report your own post.") }
         guard let reason = ReportReason(rawValue: context.form["reason"] ?? "") else {
             throw HTTPError(.badRequest, message: "Choose a reason from the list.")
@@ -118,12 +118,12 @@ struct SafetyController {
 
     func withdraw(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireUser()
-        guard let id = Int64(request.parameters["id"] ?? "") else { throw HTTPError(.notFound) }
+        let id = try request.idParameter()
         let now = clock().timeIntervalSince1970
         let city: (id: Int64, slug: String)? = try database.pool.write { db in
             guard let created = try Double.fetchOne(db, sql: "SELECT created_at FROM reports WHERE post_id = ? AND reporter_id = ? AND outcome = 'pending'",
                                                     arguments: [id, user.id]) else { return nil }
-            guard now - created < PostPresenter.withdrawWindow else {
+            guard PostingRules.canWithdraw(reportedAt: Date(timeIntervalSince1970: created), now: Date(timeIntervalSince1970: now)) else {
                 throw HTTPError(.forbidden, message: "Reports can be withdrawn for 10 minutes.")
             }
             try db.execute(sql: "DELETE FROM reports WHERE post_id = ? AND reporter_id = ?", arguments: [id, user.id])
@@ -133,7 +133,7 @@ struct SafetyController {
         }
         guard let city else { throw HTTPError(.notFound) }
         versions.changed(.city(city.id))
-        return .redirect(to: safeReturnPath(context.form["return_to"] ?? "/city/\(city.slug)") + "#post-\(id)")
+        return .redirect(to: context.returnPath(or: "/city/\(city.slug)") + "#post-\(id)")
     }
 
     /// `GET /settings/reports`: what I reported and what became of it.

@@ -51,13 +51,13 @@ struct Bookmarks {
     }
 
     private func city(_ request: Request) throws -> City {
-        guard let city = index.city(slug: request.parameters["slug"] ?? "") else { throw HTTPError(.notFound) }
+        let city = try index.city(named: request)
         return city
     }
 
     func add(_ request: Request, _ context: AppContext) throws -> Response {
         let city = try city(request)
-        var response = Response.redirect(to: safeReturnPath(context.form["return_to"] ?? "/city/\(city.slug)"))
+        var response = Response.redirect(to: context.returnPath(or: "/city/\(city.slug)"))
         if let user = context.user {
             try database.pool.write { db in
                 let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM bookmarks WHERE user_id = ?", arguments: [user.id]) ?? 0
@@ -75,7 +75,7 @@ struct Bookmarks {
 
     func remove(_ request: Request, _ context: AppContext) throws -> Response {
         let city = try city(request)
-        var response = Response.redirect(to: safeReturnPath(context.form["return_to"] ?? "/"))
+        var response = Response.redirect(to: context.returnPath(or: "/"))
         if let user = context.user {
             try database.pool.write { db in
                 try db.execute(sql: "DELETE FROM bookmarks WHERE user_id = ? AND city_id = ?", arguments: [user.id, city.id])

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 
 /// The whole catalog in memory (about 34,000 cities, a few MB), for prefix search and nearest-city
 /// look-ups without touching SQLite. Cities are ranked by population, so a city's position in
@@ -32,6 +33,12 @@ public final class CityIndex: Sendable {
     public func city(slug: String) -> City? { bySlug[slug].map { cities[$0] } }
 
     public func city(id: Int64) -> City? { byID[id].map { cities[$0] } }
+
+    /// The city a `/city/{slug}…` route names, or 404.
+    func city(named request: Request) throws -> City {
+        guard let city = city(slug: request.parameters["slug"] ?? "") else { throw HTTPError(.notFound) }
+        return city
+    }
 
     /// Case- and accent-insensitive form used for matching: "São Paulo" → "sao paulo".
     public static func fold(_ text: String) -> String {

@@ -63,20 +63,33 @@ struct AdminController {
                 ORDER BY reporters DESC, first_report ASC
                 LIMIT ? OFFSET ?
                 """, arguments: [Self.pageSize + 1, (page - 1) * Self.pageSize])
-            let groups = try rows.prefix(Self.pageSize).map { row -> AdminQueuePage.Group in
+            // Every pending report of the page's posts in one query, grouped here (not two
+            // queries per post).
+            let shown = Array(rows.prefix(Self.pageSize))
+            let ids = shown.map { $0["id"] as Int64 }
+            var reports: [Int64: [Row]] = [:]
+            if !ids.isEmpty {
+                for report in try Row.fetchAll(db, sql: """
+                    SELECT r.post_id, u.username, r.reason, r.detail, r.created_at FROM reports r LEFT JOIN users u ON u.id = r.reporter_id
+                    WHERE r.post_id IN (\(databaseQuestionMarks(count: ids.count))) AND r.outcome = 'pending' ORDER BY r.created_at
+                    """, arguments: StatementArguments(ids)) {
+                    reports[report["post_id"], default: []].append(report)
+                }
+            }
+            let groups = shown.map { row -> AdminQueuePage.Group in
                 let id: Int64 = row["id"]
-                let reasons = try Row.fetchAll(db, sql: """
-                    SELECT reason, count(*) AS n FROM reports WHERE post_id = ? AND outcome = 'pending' GROUP BY reason ORDER BY n DESC
-                    """, arguments: [id]).map {
-                        AdminQueuePage.ReasonCount(reason: pages.string("reason_\($0["reason"] as String)", language), count: $0["n"])
-                    }
-                let details = try Row.fetchAll(db, sql: """
-                    SELECT u.username, r.reason, r.detail, r.created_at FROM reports r LEFT JOIN users u ON u.id = r.reporter_id
-                    WHERE r.post_id = ? AND r.outcome = 'pending' ORDER BY r.created_at
-                    """, arguments: [id]).map { report in
-                        AdminQueuePage.Detail(reporter: (report["username"] as String?) ?? pages.string("deleted_user", language), reason: pages.string("reason_\(report["reason"] as String)", language),
-                                              detail: report["detail"], at: Self.timestamp(report["created_at"]))
-                    }
+                let pending = reports[id] ?? []
+                var counts: [String: Int] = [:]
+                for report in pending { counts[report["reason"], default: 0] += 1 }
+                // Most frequent reason first; ties in a fixed order.
+                let reasons = counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map {
+                    AdminQueuePage.ReasonCount(reason: pages.string("reason_\($0.key)", language), count: $0.value)
+                }
+                let details = pending.map { report in
+                    AdminQueuePage.Detail(reporter: (report["username"] as String?) ?? pages.string("deleted_user", language),
+                                          reason: pages.string("reason_\(report["reason"] as String)", language),
+                                          detail: report["detail"], at: Self.timestamp(report["created_at"]))
+                }
                 var group = AdminQueuePage.Group(
                     id: id, body: row["body"], isHidden: row["hidden_at"] != nil, author: row["username"],
                     authorName: (row["display_name"] as String?) ?? pages.string("deleted_user", language), citySlug: row["slug"],
@@ -124,8 +137,8 @@ struct AdminController {
     }
 
     private func post(_ request: Request) throws -> (id: Int64, cityID: Int64, userID: Int64?, username: String?) {
-        guard let id = Int64(request.parameters["id"] ?? ""),
-              let row = try database.pool.read({ try Row.fetchOne($0, sql: """
+        let id = try request.idParameter()
+        guard let row = try database.pool.read({ try Row.fetchOne($0, sql: """
                   SELECT p.id, p.city_id, p.user_id, u.username FROM posts p LEFT JOIN users u ON u.id = p.user_id WHERE p.id = ?
                   """, arguments: [id]) })
         else { throw HTTPError(.notFound) }
@@ -204,12 +217,12 @@ struct AdminController {
             let cityID = try postID.flatMap { try Int64.fetchOne(db, sql: "SELECT city_id FROM posts WHERE id = ?", arguments: [$0]) }
             try db.execute(sql: "INSERT INTO bans (user_id, admin_id, reason, created_at, until) VALUES (?, ?, ?, ?, ?)",
                            arguments: [target.id, admin.id, reason, now, duration.map { now + $0 }])
-            try SessionStore.revokeAll(userID: try target.persistedID(), db)
+            try SessionStore.revokeAll(userID: target.id, db)
             try writeLog(db, admin: admin, action: "ban", postID: postID, userID: target.id, username: target.username,
                          cityID: cityID, reason: reason)
         }
         versions.changed(.everything)
-        return .redirect(to: safeReturnPath(context.form["return_to"] ?? "/admin"))
+        return .redirect(to: context.returnPath(or: "/admin"))
     }
 
     func unban(_ request: Request, _ context: AppContext) throws -> Response {
@@ -300,7 +313,7 @@ struct AdminController {
 
     private func lookUpPage(_ person: User, _ context: AppContext, problem: String?, status: HTTPStatus = .ok) throws -> Response {
         let language = context.language
-        let id = try person.persistedID()
+        let id = person.id
         var view = try database.pool.read { db -> AdminUserPage in
             let posts = try Row.fetchAll(db, sql: """
                 SELECT p.id, p.body, p.hidden_at, p.removed_at, p.removed_reason, c.slug FROM posts p JOIN cities c ON c.id = p.city_id
@@ -335,162 +348,4 @@ struct AdminController {
         view.problem = problem
         return pages.html(context, status: status) { Templates.admin_user(view, &$0, $1) }
     }
-}
-
-/// `GET /city/{slug}/moderation`: what moderators did on a city's board, in public: who was
-/// removed or banned and why, never who reported it or what the removed text said.
-struct TransparencyController {
-    let pages: Pages
-    let database: AppDatabase
-    let index: CityIndex
-
-    func addRoutes(to router: Router<AppContext>) {
-        router.get("/city/{slug}/moderation", show)
-    }
-
-    func show(_ request: Request, _ context: AppContext) throws -> Response {
-        guard let city = index.city(slug: request.parameters["slug"] ?? "") else { throw HTTPError(.notFound) }
-        let language = context.language
-        let rows = try database.pool.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT action, username, reason, created_at FROM moderation_log
-                WHERE city_id = ? AND action IN ('remove', 'ban') ORDER BY id DESC LIMIT 100
-                """, arguments: [city.id])
-        }
-        let entries = rows.map { row -> ModerationPage.Entry in
-            let user = (row["username"] as String?) ?? pages.string("deleted_user", language)
-            let key = row["action"] == "remove" ? "public_removed" : "public_banned"
-            return ModerationPage.Entry(
-                action: row["action"],
-                text: pages.string(key, language, ["user": user, "reason": row["reason"] as String,
-                                                   "date": DateFormatting.string(Date(timeIntervalSince1970: row["created_at"]), style: .medium,
-                                                                                 language: language, timeZone: city.timeZone)]))
-        }
-        let view = ModerationPage(layout: pages.layout(context, title: pages.string("moderation_title", language, ["city": city.name(language)])),
-                                  cityName: city.name(language), slug: city.slug, entries: entries)
-        return pages.html(context) { Templates.moderation(view, &$0, $1) }
-    }
-}
-
-/// The report queue: reported posts grouped, most reporters first.
-struct AdminQueuePage {
-    struct ReasonCount {
-        var reason: String
-        var count: Int
-    }
-
-    struct Detail {
-        var reporter: String
-        var reason: String
-        var detail: String
-        var at: String
-    }
-
-    struct Group {
-        var id: Int64
-        var body: String
-        var isHidden: Bool
-        var author: String?
-        var authorName: String
-        var citySlug: String
-        var cityName: String
-        var reporters: Int
-        var firstReport: String
-        var lastReport: String
-        var reasons: [ReasonCount]
-        var details: [Detail]
-        var problem: String?
-        var typedReason = ""
-    }
-
-    struct Signal {
-        var username: String
-        var displayName: String
-        var count: Int
-    }
-
-    var layout: LayoutView
-    var problem: String?
-    var groups: [Group]
-    var hasGroups: Bool { !groups.isEmpty }
-    var newerHref: String?
-    var olderHref: String?
-    var signals: [Signal]
-    var hasSignals: Bool { !signals.isEmpty }
-    var durations: [SelectOption]
-}
-
-/// The moderation log.
-struct AdminLogPage {
-    struct Entry {
-        var admin: String
-        var action: String
-        var actionText: String
-        var postID: Int64?
-        var username: String?
-        var citySlug: String?
-        var reason: String
-        var at: String
-    }
-
-    var layout: LayoutView
-    var adminFilter: String
-    var actions: [SelectOption]
-    var entries: [Entry]
-    var hasEntries: Bool { !entries.isEmpty }
-    var newerHref: String?
-    var olderHref: String?
-}
-
-/// An admin's look at one person.
-struct AdminUserPage {
-    struct BanEntry {
-        var reason: String
-        var from: String
-        var until: String
-        var lifted: String?
-    }
-
-    struct Post {
-        var id: Int64
-        var body: String
-        var citySlug: String
-        var isHidden: Bool
-        var isRemoved: Bool
-        var removedReason: String?
-    }
-
-    struct Report {
-        var postID: Int64
-        var other: String
-        var reason: String
-        var outcome: String
-    }
-
-    var layout: LayoutView
-    var username: String
-    var displayName: String
-    var problem: String?
-    var blocksReceived: Int
-    var isBanned: Bool
-    var canBan: Bool
-    var durations: [SelectOption]
-    var bans: [BanEntry]
-    var posts: [Post]
-    var made: [Report]
-    var received: [Report]
-}
-
-/// A city's public moderation record.
-struct ModerationPage {
-    struct Entry {
-        var action: String
-        var text: String
-    }
-
-    var layout: LayoutView
-    var cityName: String
-    var slug: String
-    var entries: [Entry]
-    var hasEntries: Bool { !entries.isEmpty }
 }

@@ -70,13 +70,14 @@ public struct LocalCalendar: Sendable {
     public func dateString(_ date: Date, offset: Int = 0) -> String {
         let day = calendar.date(byAdding: .day, value: offset, to: date) ?? date
         let c = calendar.dateComponents([.year, .month, .day], from: day)
-        return String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!)
+        // Asked-for components are always filled; 0 rather than a trap if that ever changed.
+        return String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0)
     }
 
     /// The local hour (0–23) and minute of `date`.
     public func hourMinute(_ date: Date) -> (hour: Int, minute: Int) {
         let c = calendar.dateComponents([.hour, .minute], from: date)
-        return (c.hour!, c.minute!)
+        return (c.hour ?? 0, c.minute ?? 0)
     }
 
     /// The instant of local midnight starting `dateString`'s day.

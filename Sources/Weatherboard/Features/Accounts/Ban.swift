@@ -1,7 +1,8 @@
 import Foundation
 import GRDB
 
-/// A ban in force: the person may read but not post, edit, report or block.
+/// A ban in force: the person may read but not post, edit, report or block. It lives with the
+/// accounts because sign-in and every session look-up read it; moderation only writes bans.
 public struct Ban: Sendable, Equatable {
     public let reason: String
     /// nil for a permanent ban.

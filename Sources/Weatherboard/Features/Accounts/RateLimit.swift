@@ -1,0 +1,48 @@
+import Foundation
+import GRDB
+import HTTPServer
+
+/// Rate limits kept in SQLite, so they hold across restarts and every worker thread sees them.
+public struct RateLimit: Sendable {
+    public var limit: Int
+    public var window: TimeInterval
+
+    public init(limit: Int, window: TimeInterval) {
+        self.limit = limit
+        self.window = window
+    }
+
+    /// Records an attempt in `bucket`; throws 429 with `Retry-After` when over the limit.
+    /// Buckets are stored as a SHA-256 digest (a bucket may hold a username as typed, of any
+    /// length), and expired rows of every bucket are purged once a minute.
+    func hit(_ bucket: String, now: Date, _ db: Database) throws {
+        try Self.purgeIfDue(now: now, db)
+        let bucket = Tokens.digest(bucket)
+        let since = now.timeIntervalSince1970 - window
+        try db.execute(sql: "DELETE FROM rate_events WHERE bucket = ? AND at <= ?", arguments: [bucket, since])
+        let times = try Double.fetchAll(db, sql: "SELECT at FROM rate_events WHERE bucket = ? ORDER BY at", arguments: [bucket])
+        if times.count >= limit, let oldest = times.first {
+            let retry = max(1, Int((oldest + window - now.timeIntervalSince1970).rounded(.up)))
+            throw HTTPError(.tooManyRequests, headers: HTTPHeaders([("Retry-After", String(retry))]))
+        }
+        try db.execute(sql: "INSERT INTO rate_events (bucket, at) VALUES (?, ?)", arguments: [bucket, now.timeIntervalSince1970])
+    }
+
+    /// The longest window any limit uses; rows older than it count for nothing.
+    static let longestWindow: TimeInterval = 86_400
+    private static let purgeLock = NSLock()
+    nonisolated(unsafe) private static var lastPurge: Double = 0 // guarded by purgeLock
+
+    /// Deletes every expired rate event and every session past its idle limit, at most once a minute.
+    static func purgeIfDue(now: Date, _ db: Database) throws {
+        let seconds = now.timeIntervalSince1970
+        let due = purgeLock.withLock { () -> Bool in
+            guard abs(seconds - lastPurge) >= 60 else { return false }
+            lastPurge = seconds
+            return true
+        }
+        guard due else { return }
+        try db.execute(sql: "DELETE FROM rate_events WHERE at <= ?", arguments: [seconds - longestWindow])
+        try db.execute(sql: "DELETE FROM sessions WHERE last_seen_at <= ?", arguments: [seconds - SessionStore.defaultIdleLimit])
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+
+/// Turns posts into template data: author, times, the body as text and links, and the actions
+/// the viewer may take (precomputed here; templates stay logic-less).
+struct PostPresenter {
+    let viewer: User?
+    /// The page's CSRF token, escaped once for every form of every post.
+    let csrfToken: HTMLFragment
+    let language: Language
+    let now: Date
+    let strings: (String, [String: String]) -> String
+    /// The report reasons' `<option>`s in the viewer's language, rendered once per page (none for
+    /// guests, who cannot report).
+    let reasonOptions: HTMLFragment
+    let relativeTimes: RelativeTimes
+
+    /// `returnTo`: where the post's forms send the viewer back, escaped once per page.
+    func view(_ post: PostRow, returnTo: HTMLFragment) -> PostView {
+        let mine = viewer?.id != nil && post.userID == viewer?.id
+        let view = PostView(
+            id: post.id, author: post.username ?? "", hasAuthor: post.username != nil,
+            displayName: post.displayName ?? strings("deleted_user", [:]), datetime: DateFormatting.iso8601(post.createdAt),
+            relativeTime: relativeTime(post.createdAt), edited: post.editedAt != nil, parts: Self.parts(of: post.body),
+            isHidden: post.hiddenAt != nil, csrfToken: csrfToken, citySlug: post.citySlug,
+            cityName: language == .ko ? (post.cityNameKo ?? post.cityNameEn) : post.cityNameEn, returnTo: returnTo)
+        if post.removedAt != nil {
+            view.removedNotice = strings("removed_notice", ["reason": post.removedReason ?? ""])
+            return view
+        }
+        if let reported = post.reportedByViewerAt {
+            view.reportedByMe = true
+            view.canWithdraw = PostingRules.canWithdraw(reportedAt: reported, now: now)
+        }
+        if viewer != nil, !mine, post.userID != nil {
+            view.canBlock = !post.authorIsAdmin
+            view.canReport = post.reportedByViewerAt == nil
+            if view.canReport { view.reasonOptions = reasonOptions }
+        }
+        if mine {
+            view.canDelete = true
+            view.canEdit = PostingRules.canEdit(postedAt: post.createdAt, now: now)
+        }
+        return view
+    }
+
+    /// "3 min ago" / "3분 전".
+    func relativeTime(_ date: Date) -> String {
+        let seconds = max(0, Int(now.timeIntervalSince(date)))
+        switch seconds {
+        case ..<60: return relativeTimes.now
+        case ..<3600: return relativeTimes.minutes(seconds / 60)
+        case ..<86400: return relativeTimes.hours(seconds / 3600)
+        default: return relativeTimes.days(seconds / 86400)
+        }
+    }
+
+    /// The phrases of `relativeTime` in the page's language, looked up once per page.
+    struct RelativeTimes {
+        let now: String
+        let minutes: CountedPhrase
+        let hours: CountedPhrase
+        let days: CountedPhrase
+
+        init(_ string: (String) -> String) {
+            now = string("time_now")
+            minutes = CountedPhrase(string("time_minutes"))
+            hours = CountedPhrase(string("time_hours"))
+            days = CountedPhrase(string("time_days"))
+        }
+    }
+
+    /// The body split into plain text and `http(s)` links, so templates can escape the text and
+    /// make only the links clickable. A scan over the UTF-8 bytes: a link runs from `http://` or
+    /// `https://` to the next space, `<`, `>`, `"` or `'`, less trailing sentence punctuation.
+    static func parts(of body: String) -> [PostView.Part] {
+        var utf8 = body
+        return utf8.withUTF8 { bytes in
+            var parts: [PostView.Part] = []
+            var textStart = 0
+            var index = 0
+            while index < bytes.count {
+                guard bytes[index] == UInt8(ascii: "h"), let schemeLength = linkScheme(in: bytes, at: index) else { index += 1; continue }
+                var end = index + schemeLength
+                while end < bytes.count, !endsLink(bytes[end]) { end += 1 }
+                while end > index + schemeLength, isTrailingPunctuation(bytes[end - 1]) { end -= 1 }
+                guard end > index + schemeLength else { index += schemeLength; continue }
+                if index > textStart { parts.append(PostView.Part(text: String(decoding: bytes[textStart..<index], as: UTF8.self))) }
+                let link = String(decoding: bytes[index..<end], as: UTF8.self)
+                parts.append(PostView.Part(text: link, href: link))
+                index = end
+                textStart = end
+            }
+            if textStart == 0 { return [PostView.Part(text: body)] } // no link: the body as it is
+            if textStart < bytes.count { parts.append(PostView.Part(text: String(decoding: bytes[textStart...], as: UTF8.self))) }
+            return parts
+        }
+    }
+
+    /// The length of `https://` or `http://` at `index`, if one starts there and something follows.
+    private static func linkScheme(in bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Int? {
+        for scheme: StaticString in ["https://", "http://"]
+        where bytes.count - index > scheme.utf8CodeUnitCount
+            && memcmp(bytes.baseAddress! + index, scheme.utf8Start, scheme.utf8CodeUnitCount) == 0 {
+            return scheme.utf8CodeUnitCount
+        }
+        return nil
+    }
+
+    private static func endsLink(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x20, 0x09, 0x0A, 0x0D, 0x0B, 0x0C, 0x3C, 0x3E, 0x22, 0x27: true
+        default: false
+        }
+    }
+
+    private static func isTrailingPunctuation(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "."), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: ":"), UInt8(ascii: "!"), UInt8(ascii: "?"), UInt8(ascii: ")"): true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import GRDB
+import HTTPServer
+
+/// The board's rules in one place: what a post may say, how often a person may post, and how
+/// long an author may edit a post and a reporter withdraw a report.
+struct PostingRules: Sendable {
+    var secondsBetweenPosts: Int
+    var postsPerDay: Int
+
+    /// An author may edit a post for this long after posting it.
+    static let editWindow: TimeInterval = 15 * 60
+    /// A reporter may withdraw a report for this long after making it.
+    static let withdrawWindow: TimeInterval = 10 * 60
+    /// The same text again within this long is a duplicate.
+    static let duplicateWindow: TimeInterval = 5 * 60
+    /// The longest text a refused form gives back (the limit is 500).
+    static let echoLimit = 600
+
+    /// Why a post is refused: a catalog key with its arguments, and the status to answer with.
+    struct Refusal: Error {
+        let key: String
+        var arguments: [String: String] = [:]
+        var status: HTTPStatus = .unprocessableContent
+    }
+
+    static func canEdit(postedAt: Date, now: Date) -> Bool {
+        now.timeIntervalSince(postedAt) < editWindow
+    }
+
+    static func canWithdraw(reportedAt: Date, now: Date) -> Bool {
+        now.timeIntervalSince(reportedAt) < withdrawWindow
+    }
+
+    /// The body as stored: trimmed, NFC; or what is wrong with it.
+    static func normalise(_ text: String?) -> Result<String, Refusal> {
+        let body = (text ?? "").replacingOccurrences(of: "\r\n", with: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+            .precomposedStringWithCanonicalMapping
+        if body.isEmpty { return .failure(Refusal(key: "error_post_empty")) }
+        if let problem = TextPolicy.post.problem(body) { return .failure(Refusal(key: problem.key(lengthKey: "error_post_long"))) }
+        return .success(body)
+    }
+
+    /// The form of a body the duplicate rule compares: case and runs of white space do not make
+    /// two posts different.
+    static func duplicateKey(_ body: String) -> String {
+        body.lowercased().split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+    }
+
+    /// Why `userID` may not post `body` at `now` (too soon after the last post, too many today,
+    /// the same text again), or nil. Run it in the transaction that inserts the post, so that
+    /// two posts sent at once cannot both pass.
+    func refusal(of body: String, by userID: Int64, now: TimeInterval, _ db: Database) throws -> Refusal? {
+        let last = try Double.fetchOne(db, sql: "SELECT max(created_at) FROM posts WHERE user_id = ?", arguments: [userID])
+        if let last, now - last < Double(secondsBetweenPosts) {
+            let wait = Int((Double(secondsBetweenPosts) - (now - last)).rounded(.up))
+            return Refusal(key: "error_post_too_fast", arguments: ["n": String(wait)], status: .tooManyRequests)
+        }
+        let today = try Int.fetchOne(db, sql: "SELECT count(*) FROM posts WHERE user_id = ? AND created_at > ?",
+                                     arguments: [userID, now - 86400]) ?? 0
+        if today >= postsPerDay { return Refusal(key: "error_post_daily", arguments: ["n": String(postsPerDay)], status: .tooManyRequests) }
+        let recent = try String.fetchAll(db, sql: "SELECT body FROM posts WHERE user_id = ? AND created_at > ?",
+                                         arguments: [userID, now - Self.duplicateWindow])
+        let key = Self.duplicateKey(body)
+        if recent.contains(where: { Self.duplicateKey($0) == key }) { return Refusal(key: "error_post_duplicate") }
+        return nil
+    }
+}

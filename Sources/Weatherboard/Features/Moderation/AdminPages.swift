@@ -1,0 +1,110 @@
+import Foundation
+
+/// The report queue: reported posts grouped, most reporters first.
+struct AdminQueuePage {
+    struct ReasonCount {
+        var reason: String
+        var count: Int
+    }
+
+    struct Detail {
+        var reporter: String
+        var reason: String
+        var detail: String
+        var at: String
+    }
+
+    struct Group {
+        var id: Int64
+        var body: String
+        var isHidden: Bool
+        var author: String?
+        var authorName: String
+        var citySlug: String
+        var cityName: String
+        var reporters: Int
+        var firstReport: String
+        var lastReport: String
+        var reasons: [ReasonCount]
+        var details: [Detail]
+        var problem: String?
+        var typedReason = ""
+    }
+
+    struct Signal {
+        var username: String
+        var displayName: String
+        var count: Int
+    }
+
+    var layout: LayoutView
+    var problem: String?
+    var groups: [Group]
+    var hasGroups: Bool { !groups.isEmpty }
+    var newerHref: String?
+    var olderHref: String?
+    var signals: [Signal]
+    var hasSignals: Bool { !signals.isEmpty }
+    var durations: [SelectOption]
+}
+
+/// The moderation log.
+struct AdminLogPage {
+    struct Entry {
+        var admin: String
+        var action: String
+        var actionText: String
+        var postID: Int64?
+        var username: String?
+        var citySlug: String?
+        var reason: String
+        var at: String
+    }
+
+    var layout: LayoutView
+    var adminFilter: String
+    var actions: [SelectOption]
+    var entries: [Entry]
+    var hasEntries: Bool { !entries.isEmpty }
+    var newerHref: String?
+    var olderHref: String?
+}
+
+/// An admin's look at one person.
+struct AdminUserPage {
+    struct BanEntry {
+        var reason: String
+        var from: String
+        var until: String
+        var lifted: String?
+    }
+
+    struct Post {
+        var id: Int64
+        var body: String
+        var citySlug: String
+        var isHidden: Bool
+        var isRemoved: Bool
+        var removedReason: String?
+    }
+
+    struct Report {
+        var postID: Int64
+        var other: String
+        var reason: String
+        var outcome: String
+    }
+
+    var layout: LayoutView
+    var username: String
+    var displayName: String
+    var problem: String?
+    var blocksReceived: Int
+    var isBanned: Bool
+    var canBan: Bool
+    var durations: [SelectOption]
+    var bans: [BanEntry]
+    var posts: [Post]
+    var made: [Report]
+    var received: [Report]
+}

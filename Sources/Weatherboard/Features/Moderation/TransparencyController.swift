@@ -1,0 +1,52 @@
+import Foundation
+import GRDB
+import HTTPServer
+
+/// `GET /city/{slug}/moderation`: what moderators did on a city's board, in public: who was
+/// removed or banned and why, never who reported it or what the removed text said.
+struct TransparencyController {
+    let pages: Pages
+    let database: AppDatabase
+    let index: CityIndex
+
+    func addRoutes(to router: Router<AppContext>) {
+        router.get("/city/{slug}/moderation", show)
+    }
+
+    func show(_ request: Request, _ context: AppContext) throws -> Response {
+        let city = try index.city(named: request)
+        let language = context.language
+        let rows = try database.pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT action, username, reason, created_at FROM moderation_log
+                WHERE city_id = ? AND action IN ('remove', 'ban') ORDER BY id DESC LIMIT 100
+                """, arguments: [city.id])
+        }
+        let entries = rows.map { row -> ModerationPage.Entry in
+            let user = (row["username"] as String?) ?? pages.string("deleted_user", language)
+            let key = row["action"] == "remove" ? "public_removed" : "public_banned"
+            return ModerationPage.Entry(
+                action: row["action"],
+                text: pages.string(key, language, ["user": user, "reason": row["reason"] as String,
+                                                   "date": DateFormatting.string(Date(timeIntervalSince1970: row["created_at"]), style: .medium,
+                                                                                 language: language, timeZone: city.timeZone)]))
+        }
+        let view = ModerationPage(layout: pages.layout(context, title: pages.string("moderation_title", language, ["city": city.name(language)])),
+                                  cityName: city.name(language), slug: city.slug, entries: entries)
+        return pages.html(context) { Templates.moderation(view, &$0, $1) }
+    }
+}
+
+/// A city's public moderation record.
+struct ModerationPage {
+    struct Entry {
+        var action: String
+        var text: String
+    }
+
+    var layout: LayoutView
+    var cityName: String
+    var slug: String
+    var entries: [Entry]
+    var hasEntries: Bool { !entries.isEmpty }
+}
