@@ -1,6 +1,9 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// Our own modules treat every warning as an error (dependencies are built as their authors ship them).
+let strict: [SwiftSetting] = [.unsafeFlags(["-warnings-as-errors"])]
+
 let package = Package(
     name: "Weatherboard",
     platforms: [.macOS(.v14)],
@@ -18,7 +21,8 @@ let package = Package(
         // The HTTP/1.1 server: POSIX sockets, epoll, no application knowledge.
         .target(
             name: "HTTPServer",
-            dependencies: ["CSystem", "CZlib", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["CSystem", "CZlib", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
         ),
         // zlib, the reference deflate implementation (Debian's zlib1g-dev), for gzip responses.
         .systemLibrary(
@@ -40,11 +44,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             resources: [.copy("Features/Cities/cities.tsv")],
+            swiftSettings: strict,
             plugins: ["CompileTemplatesPlugin"]
         ),
         // Templates/*.mustache into Swift at build time: a template error is a build error, and a
         // page costs the bytes it writes (no dynamic lookups while rendering).
-        .executableTarget(name: "TemplateCompiler"),
+        .executableTarget(name: "TemplateCompiler", swiftSettings: strict),
         .plugin(
             name: "CompileTemplatesPlugin",
             capability: .buildTool(),
@@ -54,12 +59,14 @@ let package = Package(
         // The thin executable: runs the command line defined in Weatherboard.
         .executableTarget(
             name: "weatherboard",
-            dependencies: ["Weatherboard"]
+            dependencies: ["Weatherboard"],
+            swiftSettings: strict
         ),
         // The bare HTTPServer serving /plaintext and /healthz, for load tests against the peer.
         .executableTarget(
             name: "HTTPServerBench",
-            dependencies: ["HTTPServer"]
+            dependencies: ["HTTPServer"],
+            swiftSettings: strict
         ),
         // libxml2: XML from the KMA, and HTML and XPath in tests.
         .systemLibrary(
@@ -70,17 +77,19 @@ let package = Package(
         // A raw-socket HTTP client for tests: every byte sent and received is under the test's control.
         .target(
             name: "HTTPTestSupport",
-            dependencies: ["HTTPServer"]
+            dependencies: ["HTTPServer"],
+            swiftSettings: strict
         ),
         .testTarget(
             name: "HTTPServerTests",
-            dependencies: ["HTTPServer", "HTTPTestSupport"]
+            dependencies: ["HTTPServer", "HTTPTestSupport"],
+            swiftSettings: strict
         ),
         .testTarget(
             name: "WeatherboardTests",
             dependencies: ["Weatherboard", "HTTPServer", "HTTPTestSupport", "CLibXML2", "CZlib"],
-            resources: [.copy("Fixtures")]
+            resources: [.copy("Fixtures")],
+            swiftSettings: strict
         ),
-    ],
-    swiftLanguageModes: [.v5]
+    ]
 )

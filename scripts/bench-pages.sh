@@ -108,17 +108,27 @@ http {
     }
 }
 CONF
-    taskset -c 0 nginx -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" >"$OUT/nginx.log" 2>&1 &
-    SERVER_PID=$!
-    wait_healthy "http://127.0.0.1:$NGINX_PORT"
-    measure nginx-plaintext "http://127.0.0.1:$NGINX_PORT/plaintext"
-    stop_server
     swift build -c release --product HTTPServerBench >/dev/null
-    taskset -c 0 .build/release/HTTPServerBench --port "$PORT" --loops 1 >"$OUT/bare-server.log" 2>&1 &
-    SERVER_PID=$!
-    wait_healthy "$BASE"
-    measure ours-plaintext "$BASE/plaintext"
-    stop_server
+    # Alternated, one run each per round: both servers swing by a quarter from minute to
+    # minute on this machine, so back-to-back pairs give the ratio that holds.
+    NGINX_RATES=() BARE_RATES=()
+    for round in $(seq 1 "${PLAINTEXT_ROUNDS:-5}"); do
+        taskset -c 0 nginx -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" >>"$OUT/nginx.log" 2>&1 &
+        SERVER_PID=$!
+        wait_healthy "http://127.0.0.1:$NGINX_PORT"
+        REPS=1 measure "nginx-plaintext-$round" "http://127.0.0.1:$NGINX_PORT/plaintext" >/dev/null
+        NGINX_RATES+=("$(awk '/Requests\/sec/ {print $2}' "$OUT/nginx-plaintext-$round-1.txt")")
+        stop_server
+        taskset -c 0 .build/release/HTTPServerBench --port "$PORT" >>"$OUT/bare-server.log" 2>&1 &
+        SERVER_PID=$!
+        wait_healthy "$BASE"
+        REPS=1 measure "ours-plaintext-$round" "$BASE/plaintext" >/dev/null
+        BARE_RATES+=("$(awk '/Requests\/sec/ {print $2}' "$OUT/ours-plaintext-$round-1.txt")")
+        stop_server
+    done
+    median() { printf '%s\n' "$@" | sort -g | sed -n "$(( ($# + 1) / 2 ))p"; }
+    echo "nginx-plaintext $(median "${NGINX_RATES[@]}") (rounds: ${NGINX_RATES[*]})" | tee -a "$OUT/results.txt"
+    echo "ours-plaintext $(median "${BARE_RATES[@]}") (rounds: ${BARE_RATES[*]})" | tee -a "$OUT/results.txt"
 fi
 
 # --- ours ------------------------------------------------------------------------------------

@@ -49,6 +49,8 @@ final class Connection {
 
 /// An epoll loop owning one listening socket and the connections accepted on it.
 final class EventLoop: @unchecked Sendable {
+    // Safe to share: everything but `mailbox` (a Mutex) is touched only by the loop's own thread;
+    // other threads call only `complete` and `beginShutdown`, which go through the mailbox.
     let index: Int
     private unowned let server: Server
     private let epollFD: Int32

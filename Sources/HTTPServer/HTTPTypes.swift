@@ -98,6 +98,10 @@ extension String {
 func asciiLower(_ byte: UInt8) -> UInt8 { byte >= 65 && byte <= 90 ? byte | 0x20 : byte }
 
 /// A complete request: head and body. Handlers receive it on a worker thread.
+///
+/// Sendable because handlers see it only finished: the event loop sets `remoteAddress` and the
+/// router sets `parameters` (both only inside this library) before any handler runs, on the
+/// thread that then runs the handlers; after that nothing changes it.
 public final class Request: @unchecked Sendable {
     public let method: String
     /// The request target as sent (`/path?query`).
@@ -112,7 +116,7 @@ public final class Request: @unchecked Sendable {
     /// The peer's address, e.g. `127.0.0.1` or `::1`.
     public internal(set) var remoteAddress: String
     /// Path parameters filled by the router (`/city/{slug}` → `slug`).
-    public var parameters: [String: String] = [:]
+    public internal(set) var parameters: [String: String] = [:]
 
     public init(method: String, target: String, version: HTTPVersion = .http11, headers: HTTPHeaders = HTTPHeaders(),
                 body: [UInt8] = [], remoteAddress: String = "") {

@@ -1,11 +1,15 @@
 /// The per-request state an application keeps (identity, language, CSRF…), created once per
 /// request before any middleware runs and handed to every middleware and handler.
-public protocol RequestContext: AnyObject {
+public protocol RequestContext: AnyObject, SendableMetatype {
     init(request: Request)
 }
 
 /// Routes requests by method and path (`/city/{slug}`, `/static/{path...}`) to handlers, runs
 /// middleware around them, and turns every thrown error into a response in one place.
+///
+/// Sendable because it is frozen: routes, middleware and the error responder are set while the
+/// application starts, on one thread; taking `responder` (which the server does before it
+/// accepts anything) freezes them, and after that workers only read them.
 public final class Router<Context: RequestContext>: @unchecked Sendable {
     public typealias Handler = (Request, Context) throws -> Response
     public typealias Middleware = (Request, Context, _ next: Handler) throws -> Response
@@ -16,7 +20,11 @@ public final class Router<Context: RequestContext>: @unchecked Sendable {
     public private(set) var routes: [(method: String, path: String)] = []
     /// Turns an error (an `HTTPError` or anything else) into a response; the context is there
     /// so that error pages can be rendered in the request's language.
-    public var errorResponder: (Request, Context, Error) -> Response = { _, _, error in
+    public var errorResponder: (Request, Context, Error) -> Response = Router.plainErrorResponse {
+        willSet { checkNotFrozen() }
+    }
+
+    private static func plainErrorResponse(_ request: Request, _ context: Context, _ error: Error) -> Response {
         if let http = error as? HTTPError {
             var response = Response.text(http.message ?? "\(http.status.code) \(http.status.reason)\n", status: http.status)
             for field in http.headers { response.headers.add(field.name, field.value) }
@@ -25,15 +33,28 @@ public final class Router<Context: RequestContext>: @unchecked Sendable {
         return Response.text("500 Internal Server Error\n", status: .internalServerError)
     }
 
+    /// Set once the server has the responder; see the type's comment.
+    private var frozen = false
+
+    /// Changing the routes of a running server is a programming error in the application's
+    /// set-up, caught at start-up (no request can reach it).
+    private func checkNotFrozen() {
+        precondition(!frozen, "routes, middleware and the error responder are fixed once the server has the responder")
+    }
+
     public init() {}
 
     /// Adds middleware that runs around every request, including those that match no route.
-    public func use(_ middleware: @escaping Middleware) { self.middleware.append(middleware) }
+    public func use(_ middleware: @escaping Middleware) {
+        checkNotFrozen()
+        self.middleware.append(middleware)
+    }
 
     public func get(_ path: String, _ handler: @escaping Handler) { add("GET", path, handler) }
     public func post(_ path: String, _ handler: @escaping Handler) { add("POST", path, handler) }
 
     public func add(_ method: String, _ path: String, _ handler: @escaping Handler) {
+        checkNotFrozen()
         var node = root
         for segment in path.split(separator: "/", omittingEmptySubsequences: true) {
             if segment.hasPrefix("{") && segment.hasSuffix("...}") {
@@ -65,9 +86,10 @@ public final class Router<Context: RequestContext>: @unchecked Sendable {
         RouteGroup(router: self, prefix: prefix, middleware: middleware)
     }
 
-    /// The function the server calls for each request.
+    /// The function the server calls for each request. Taking it freezes the router.
     public var responder: Responder {
-        { [self] request in respond(to: request) }
+        frozen = true
+        return { [self] request in respond(to: request) }
     }
 
     public func respond(to request: Request) -> Response {

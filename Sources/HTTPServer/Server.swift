@@ -41,6 +41,9 @@ public typealias Responder = @Sendable (Request) -> Response
 
 /// The HTTP/1.1 server: event loops for I/O, a worker pool for handlers.
 public final class Server: @unchecked Sendable {
+    // Safe to share: configuration, responder and pool are set in init and only read after;
+    // the counters are atomics and `perAddress` has its lock; `loops`, `threads` and `port` are
+    // filled by `start`, which the owner calls once before anything else uses the server.
     public let configuration: ServerConfiguration
     let responder: Responder
     let logger: Logger

@@ -88,7 +88,7 @@ enum Socket {
                 }
             }
         }
-        let text = String(cString: buffer)
+        let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return text.hasPrefix("::ffff:") && text.contains(".") ? String(text.dropFirst(7)) : text
     }
 

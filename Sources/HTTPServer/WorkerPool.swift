@@ -4,6 +4,7 @@ import Foundation
 /// never holds up an event loop. The queue needs no bound of its own: each connection has at most
 /// one request in it, and connections are bounded.
 final class WorkerPool: @unchecked Sendable {
+    // Safe to share: `jobs`, `head` and the stop flag are only touched with `condition` held.
     private let condition = NSCondition()
     private var jobs: [() -> Void] = []
     private var head = 0

@@ -171,3 +171,34 @@ public func waitUntil(_ what: String, timeout: Double = 10, _ condition: () thro
         usleep(5_000)
     }
 }
+
+/// A TCP port free on 127.0.0.1 now (bound to port 0 and released), for a server started in
+/// another process; not a guessed number that something else may hold.
+public func freeLoopbackPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw TestClientError("socket: \(errno)") }
+    defer { Glibc.close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+        }
+    }
+    guard bound else { throw TestClientError("bind: \(errno)") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// A value shared between a test and the threads it starts, read and changed under a lock.
+public final class Locked<Value>: @unchecked Sendable { // every access holds `lock`
+    private let lock = NSLock()
+    private var stored: Value
+
+    public init(_ value: Value) { stored = value }
+
+    public var value: Value { lock.withLock { stored } }
+
+    public func update(_ change: (inout Value) -> Void) { lock.withLock { change(&stored) } }
+}

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HTTPServer
 import Logging
 
 /// The `weatherboard` command line. Every option can also come from a `WEATHERBOARD_…`
@@ -56,7 +57,7 @@ extension WeatherboardCommand {
         var logLevel: String = Environment.value("WEATHERBOARD_LOG_LEVEL") ?? "info"
 
         @Option(help: "Threads running request handlers (env WEATHERBOARD_WORKERS; default: twice the CPUs, at least 4).")
-        var workers: Int? = Environment.value("WEATHERBOARD_WORKERS").flatMap(Int.init)
+        var workers: Int = Environment.value("WEATHERBOARD_WORKERS").flatMap(Int.init) ?? ServerConfiguration().workerThreads
 
         @Option(help: "Seconds a client may take to send a request's head before a 408 (env WEATHERBOARD_HEADER_TIMEOUT).")
         var headerTimeout: Int = Environment.value("WEATHERBOARD_HEADER_TIMEOUT").flatMap(Int.init) ?? 10
@@ -120,7 +121,7 @@ extension WeatherboardCommand {
             configuration.templatesDirectory = templates
             configuration.secureCookies = secureCookies
             configuration.logLevel = Logger.Level(rawValue: logLevel) ?? .info
-            if let workers { configuration.server.workerThreads = workers }
+            configuration.server.workerThreads = workers
             configuration.server.headerTimeout = .seconds(headerTimeout)
             configuration.server.maxConnections = maxConnections
             configuration.server.maxConnectionsPerAddress = maxConnectionsPerAddress

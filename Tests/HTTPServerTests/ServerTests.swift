@@ -18,6 +18,8 @@ final class EmptyContext: RequestContext {
 final class TestServer {
     let server: Server
     var port: Int { server.port }
+    /// How many times `/slow` has started.
+    let slowStarted = Counter()
 
     init(configure: (inout ServerConfiguration) -> Void = { _ in }, publicFolder: String? = nil) throws {
         var configuration = ServerConfiguration()
@@ -34,7 +36,9 @@ final class TestServer {
             return .text("posted \(form["body"] ?? "-") to \(request.parameters["slug"]!)", status: .created)
         }
         router.post("/echo") { request, _ in Response(body: request.body) }
+        let slowStarted = self.slowStarted
         router.get("/slow") { _, _ in
+            slowStarted.increment()
             Thread.sleep(forTimeInterval: 1)
             return .text("slow")
         }
@@ -216,7 +220,7 @@ final class TestServer {
         let server = try TestServer()
         let slow = try TestClient(port: server.port)
         try slow.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
-        Thread.sleep(forTimeInterval: 0.05)
+        try waitUntil("the slow handler runs") { server.slowStarted.value == 1 }
         let started = Date()
         #expect(try server.get("/plaintext").status == 200)
         #expect(Date().timeIntervalSince(started) < 0.9, "answered while the slow handler was still running")
@@ -262,8 +266,7 @@ final class TestServer {
         let client = try TestClient(port: server.port)
         try client.send("GET /plaintext HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try client.readResponse().status == 200)
-        Thread.sleep(forTimeInterval: 1.0)
-        #expect(client.isClosedByServer())
+        #expect(client.isClosedByServer()) // reads until the server closes (or the client's 5 s timeout)
     }
 
     @Test func connectionsBeyondTheLimitAreRefusedWith503() throws {
@@ -281,7 +284,7 @@ final class TestServer {
         try first.send("GET /plaintext HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         _ = try first.readResponse()
         first.shutdownWrite()
-        Thread.sleep(forTimeInterval: 0.1)
+        try waitUntil("the server has closed the first connection") { server.server.openConnections < 2 }
         #expect(try server.get("/plaintext").status == 200)
     }
 
@@ -289,7 +292,9 @@ final class TestServer {
         var configuration = ServerConfiguration()
         configuration.port = 0
         let router = Router<EmptyContext>()
+        let slowStarted = DispatchSemaphore(value: 0)
         router.get("/slow") { _, _ in
+            slowStarted.signal()
             Thread.sleep(forTimeInterval: 0.5)
             return .text("done")
         }
@@ -301,7 +306,7 @@ final class TestServer {
         _ = try idle.readResponse()
         let busy = try TestClient(port: server.port)
         try busy.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
-        Thread.sleep(forTimeInterval: 0.1)
+        slowStarted.wait()
         server.shutdown()
         let response = try busy.readResponse()
         #expect(response.text == "done")
@@ -454,7 +459,7 @@ final class TestServer {
             .deletingLastPathComponent().appendingPathComponent(".build/debug/HTTPServerBench").path
         let path = FileManager.default.isExecutableFile(atPath: binary) ? binary : fallback
         #expect(FileManager.default.isExecutableFile(atPath: path), "build HTTPServerBench first")
-        let port = Int.random(in: 41000...49000)
+        let port = try freeLoopbackPort()
         var pid: pid_t = 0
         let command = "ulimit -n 48 && exec '\(path)' --port \(port) --loops 1 --workers 2"
         var argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(command), nil]

@@ -3,10 +3,11 @@ import HTTPServer
 import HTTPTestSupport
 import Logging
 import GRDB
+import Testing
 @testable import Weatherboard
 
 /// The real application on an ephemeral port with a fresh database in a temporary folder.
-final class AppHarness {
+final class AppHarness: Sendable {
     let application: Application
     let folder: String
     /// The application's clock; tests move it.
@@ -43,7 +44,7 @@ final class AppHarness {
         do {
             let (database, _) = try AppDatabase.open(path: path, migrationsDirectory: AppConfiguration.repositoryFolder("Migrations"))
             try CityCatalog.importIfEmpty(into: database)
-            try database.pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+            _ = try database.pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
             try database.pool.close()
         } catch {
             fatalError("cannot prepare the template database: \(error)")
@@ -54,6 +55,9 @@ final class AppHarness {
     deinit {
         application.server.shutdown()
         application.server.wait()
+        // Every page the test showed asked only for strings the catalogs have.
+        let missing = application.pages.renderer.localization.missingKeys
+        #expect(missing.isEmpty, "catalog keys asked for but missing: \(missing.sorted())")
         try? FileManager.default.removeItem(atPath: folder)
     }
 

@@ -50,6 +50,39 @@ import HTTPTestSupport
         #expect(try app.count("SELECT count(*) FROM posts") == 1)
     }
 
+    /// Sends the same person's post form on two connections so that both arrive together: every
+    /// byte but the last on each, then the last bytes. Returns the two statuses, sorted.
+    private func postTwiceAtOnce(_ app: AppHarness, as person: Browser, bodies: [String]) throws -> [Int] {
+        try person.get("/city/seoul")
+        let token = try #require(person.csrfToken)
+        let cookie = person.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
+        let requests = bodies.map { body -> [UInt8] in
+            let form = "body=\(percentEncode(body))&csrf_token=\(percentEncode(token))"
+            return Array(("POST /city/seoul/posts HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: \(cookie)\r\n"
+                + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(form.utf8.count)\r\n\r\n\(form)").utf8)
+        }
+        let clients = try requests.map { _ in try TestClient(port: app.port) }
+        for (client, request) in zip(clients, requests) { try client.send(Array(request.dropLast())) }
+        for (client, request) in zip(clients, requests) { try client.send([request[request.count - 1]]) }
+        return try clients.map { try $0.readResponse().status }.sorted()
+    }
+
+    @Test func twoPostsSentAtTheSameInstantByOnePersonAreOneAcceptedOneTooFast() throws {
+        let app = try AppHarness()
+        let eve = app.browser()
+        try eve.signUp("eve")
+        #expect(try postTwiceAtOnce(app, as: eve, bodies: ["first of two at once", "second of two at once"]) == [303, 429])
+        #expect(try app.count("SELECT count(*) FROM posts") == 1)
+    }
+
+    @Test func aDoubleSubmittedPostIsStoredOnce() throws {
+        let app = try AppHarness { $0.limits.secondsBetweenPosts = 0 } // only the duplicate rule stands between them
+        let finn = app.browser()
+        try finn.signUp("finn")
+        #expect(try postTwiceAtOnce(app, as: finn, bodies: ["the button pressed twice", "the button pressed twice"]) == [303, 422])
+        #expect(try app.count("SELECT count(*) FROM posts") == 1)
+    }
+
     @Test func aDayAllowsFiftyPosts() throws {
         let app = try AppHarness()
         let kim = app.browser()

@@ -32,6 +32,46 @@ import Testing
         #expect(used > 0)
     }
 
+    /// Keys the Swift code names: literal ones, and the families built from a value (each value
+    /// listed). A new family built another way fails here until it is listed.
+    @Test func everyKeyTheCodeNamesExists() throws {
+        let localization = try Localization(directory: templates + "/strings")
+        let keys = Set(try #require(localization.catalogs[.en]).keys)
+        let sources = AppConfiguration.repositoryFolder("Sources/Weatherboard")
+        let files = try #require(FileManager.default.enumerator(atPath: sources)).compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") }
+        let literal = try Regex(#"(?:string|strings)\("([a-z0-9_]+)"(?! \+)|(?:key|lengthKey): "([a-z0-9_]+)""#)
+        let built = try Regex(#"strings?\("([a-z0-9_]*)(?:\\\(|" \+)"#)
+        let families: [String: [String]] = [
+            "reason_": ReportReason.allCases.map(\.rawValue), "action_": ["restore", "remove", "ban", "unban"],
+            "duration_": ["1d", "7d", "30d", "permanent"], "language_name_": Language.allCases.map(\.rawValue),
+            "outcome_": ["pending", "no_violation", "removed"],
+            "day_": ["yesterday", "today", "tomorrow"], "tomorrow_": ["compare_warmer", "compare_colder", "compare_same"],
+            // ErrorPages: "\(key)_title" and "\(key)_text" for the statuses it words
+            "": [400, 403, 404, 405, 413, 429, 500].flatMap { ["error_\($0)_title", "error_\($0)_text"] },
+        ]
+        var named = 0
+        for file in files {
+            let text = try String(contentsOfFile: sources + "/" + file, encoding: .utf8)
+            for match in text.matches(of: literal) {
+                let key = String(text[(match.output[1].range ?? match.output[2].range)!])
+                named += 1
+                let known = keys.contains(key)
+                #expect(known, "\(file) names \(key), which no catalog has")
+            }
+            for match in text.matches(of: built) {
+                let prefix = String(text[match.output[1].range!])
+                #expect(families[prefix] != nil, "\(file) builds keys from \"\(prefix)…\": list its values in this test")
+            }
+        }
+        #expect(named > 20)
+        for (prefix, values) in families {
+            for value in values {
+                let known = keys.contains(prefix + value)
+                #expect(known, "no catalog has \(prefix + value)")
+            }
+        }
+    }
+
     @Test func catalogsThatDifferAreRefusedAtStartup() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strings-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

@@ -19,7 +19,8 @@ import Testing
         try template.write(to: folder.appendingPathComponent("page.mustache"), atomically: true, encoding: .utf8)
         let output = folder.appendingPathComponent("Templates.swift")
         let process = Process()
-        process.executableURL = try #require(Self.compiler, "TemplateCompiler was not built beside the tests")
+        let compiler: URL = try #require(Self.compiler, "TemplateCompiler was not built beside the tests")
+        process.executableURL = compiler
         process.arguments = [folder.path, output.path]
         let errors = Pipe()
         process.standardError = errors

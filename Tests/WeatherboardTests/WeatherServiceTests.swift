@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import HTTPServer
+import HTTPTestSupport
 @testable import Weatherboard
 
 /// A stand-in for Open-Meteo on a local port, serving the recorded answer or a failure.
@@ -33,9 +34,10 @@ final class UpstreamStub: @unchecked Sendable {
         configuration.port = 0
         configuration.eventLoops = 1
         configuration.workerThreads = 8
-        nonisolated(unsafe) var this: UpstreamStub?
+        // The handler is made before the stub it reports to exists: it finds the stub here.
+        let this = Locked<UpstreamStub?>(nil)
         server = Server(configuration: configuration) { request in
-            guard let stub = this else { return .text("not ready", status: .serviceUnavailable) }
+            guard let stub = this.value else { return .text("not ready", status: .serviceUnavailable) }
             let (mode, delay) = stub.lock.withLock { () -> (Mode, TimeInterval) in
                 stub._hits += 1
                 return (stub._mode, stub._delay)
@@ -59,7 +61,7 @@ final class UpstreamStub: @unchecked Sendable {
                 return Response(headers: json, body: UpstreamStub.recorded)
             }
         }
-        this = self
+        this.update { $0 = self }
         try server.start()
     }
 
@@ -151,19 +153,18 @@ final class TestClock: @unchecked Sendable {
         stub.delay = 0.3
         let weather = try service(stub, clock: TestClock(AppHarness.fixedNow))
         let group = DispatchGroup()
-        let sources = NSLock()
-        var seen: [String] = []
+        let seen = Locked<[String]>([])
         for _ in 0..<8 {
             group.enter()
             Thread.detachNewThread {
                 defer { group.leave() }
                 let source = weather.report(for: seoul)?.source ?? "none"
-                sources.withLock { seen.append(source) }
+                seen.update { $0.append(source) }
             }
         }
         group.wait()
         #expect(stub.hits == 1)
-        #expect(seen == Array(repeating: "open-meteo", count: 8))
+        #expect(seen.value == Array(repeating: "open-meteo", count: 8))
     }
 
     @Test func staleDataIsServedWhileOneRefreshRuns() throws {
@@ -178,9 +179,8 @@ final class TestClock: @unchecked Sendable {
         stub.delay = 0.3
         let stale = try #require(weather.report(for: seoul))
         #expect(stale.forecast.fetchedAt == first.forecast.fetchedAt) // answered at once with the old data
-        Thread.sleep(forTimeInterval: 0.6)
+        try waitUntil("the refresh is stored") { weather.report(for: seoul)?.forecast.fetchedAt == clock.read() }
         #expect(stub.hits == 2)
-        #expect(weather.report(for: seoul)?.forecast.fetchedAt == clock.read())
     }
 
     @Test func errorsAreNotCachedAndOldDataIsShownWhenEveryProviderFails() throws {
@@ -194,7 +194,7 @@ final class TestClock: @unchecked Sendable {
         clock.advance(1801)
         stub.mode = .unavailable
         _ = weather.report(for: seoul) // stale, refresh starts and fails
-        Thread.sleep(forTimeInterval: 0.3)
+        try waitUntil("the failed refresh is known") { weather.report(for: seoul)?.source == "cache" }
         let report = try #require(weather.report(for: seoul))
         #expect(report.source == "cache")
         #expect(report.forecast.source == "open-meteo")

@@ -14,6 +14,8 @@ public final class Application: Sendable {
 
     public let cities: CityIndex
     public let weather: WeatherService
+    /// Templates and string catalogs.
+    public let pages: Pages
     /// Versions of what pages show; cached pages are checked against them. Another node's
     /// changes arrive through `apply`, this node's leave through `announce`.
     public let pageVersions = PageVersions()
@@ -24,7 +26,7 @@ public final class Application: Sendable {
         self.configuration = configuration
         (database, appliedMigrations) = try AppDatabase.open(path: configuration.databasePath,
                                                              migrationsDirectory: configuration.migrationsDirectory)
-        let pages = Pages(renderer: try Renderer(templatesDirectory: configuration.templatesDirectory))
+        pages = Pages(renderer: try Renderer(templatesDirectory: configuration.templatesDirectory))
         let imported = try CityCatalog.importIfEmpty(into: database)
         if imported > 0 { logger.notice("imported \(imported) cities") }
         cities = CityIndex(cities: try database.pool.read { try City.fetchAll($0) })

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The languages the site speaks.
 public enum Language: String, CaseIterable, Sendable {
@@ -28,6 +29,13 @@ public enum Language: String, CaseIterable, Sendable {
 /// Templates read them as `{{t.key}}`; code uses `string(_:_:)`, with `{name}` placeholders.
 public struct Localization: Sendable {
     public let catalogs: [Language: [String: String]]
+    /// Keys asked for that no catalog has: each one is a gap on some page. Tests fail on any.
+    public var missingKeys: Set<String> { missing.keys.withLock { $0 } }
+    private let missing = MissingKeys()
+
+    private final class MissingKeys: Sendable {
+        let keys = Mutex<Set<String>>([])
+    }
 
     public init(directory: String) throws {
         var catalogs: [Language: [String: String]] = [:]
@@ -51,9 +59,12 @@ public struct Localization: Sendable {
     }
 
     /// The string for `key` with `{name}` placeholders filled; the key itself when missing, so a
-    /// gap shows in the page instead of crashing it (tests keep the catalogs complete).
+    /// gap shows in the page instead of crashing it (and is remembered in `missingKeys`).
     public func string(_ key: String, _ language: Language, _ arguments: [String: String] = [:]) -> String {
-        let text = catalogs[language]?[key] ?? key
+        guard let text = catalogs[language]?[key] else {
+            missing.keys.withLock { _ = $0.insert(key) }
+            return key
+        }
         guard !arguments.isEmpty else { return text }
         return Self.fill(text, arguments)
     }

@@ -65,6 +65,7 @@ public final class PageVersions: @unchecked Sendable {
 /// the page kept: the page is rendered with a placeholder, split there, and the token put back
 /// for each visitor (the compressed form is spliced the same way).
 final class PageCache: @unchecked Sendable {
+    // Safe to share: `entries` is only touched with `lock` held.
     struct Entry {
         let stamp: PageVersions.Stamp
         let expires: Date

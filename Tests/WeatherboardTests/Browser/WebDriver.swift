@@ -111,6 +111,7 @@ final class WebDriver {
         return json
     }
 
+    @discardableResult
     private func command(_ method: String, _ path: String, _ body: [String: Any]? = nil) throws -> Any? {
         try call(method, "/session/\(session)" + path, body)["value"] ?? nil
     }

@@ -171,7 +171,7 @@ struct AccountsController {
     /// same per-minute limit, per account: a stolen session must not become a guessing oracle.
     private func countPasswordCheck(_ user: User) throws {
         try database.pool.write { db in
-            try RateLimit(limit: limits.signInsPerMinute, window: 60).hit("password:user:\(user.id ?? 0)", now: clock(), db)
+            try RateLimit(limit: limits.signInsPerMinute, window: 60).hit("password:user:\(user.id)", now: clock(), db)
         }
     }
 

@@ -76,6 +76,7 @@ struct CityPageController {
 /// Rendered weather parts of city pages, per city and language, each valid for the forecast it
 /// was rendered from and at most 30 seconds.
 final class WeatherFragments: @unchecked Sendable {
+    // Safe to share: `entries` is only touched with `lock` held.
     private struct Entry {
         let fetchedAt: Date?
         let source: String?

@@ -19,6 +19,8 @@ public struct WeatherReport: Sendable {
 /// - a provider that fails is skipped for `breakerOpenFor` (circuit breaker) and the next is used;
 /// - errors are never cached; when every provider fails, the last cached data is shown.
 public final class WeatherService: @unchecked Sendable {
+    // Safe to share: the constants are set in init; `inFlight`, `breakerOpenUntil`,
+    // `lastRefreshFailed` and `decoded` are only touched with `lock` held.
     public let providers: [WeatherProvider]
     let database: AppDatabase
     let freshFor: TimeInterval
@@ -57,7 +59,7 @@ public final class WeatherService: @unchecked Sendable {
     public init(providers: [WeatherProvider], database: AppDatabase, freshFor: TimeInterval = 1800,
                 breakerOpenFor: TimeInterval = 60, firstFetchBudget: TimeInterval = 0.3, fetchThreads: Int = 4,
                 versions: PageVersions? = nil, memoryLimit: MemoryLimit = MemoryLimit(), logger: Logger = Logger(label: "weather"),
-                clock: @escaping @Sendable () -> Date = Date.init) {
+                clock: @escaping @Sendable () -> Date = { Date() }) {
         self.providers = providers
         decoded = LRUCache(maximumCount: memoryLimit.forecasts, maximumCost: memoryLimit.bytes)
         self.versions = versions
