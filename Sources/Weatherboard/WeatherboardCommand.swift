@@ -3,8 +3,9 @@ import Foundation
 import HTTPServer
 import Logging
 
-/// The `weatherboard` command line. Every option can also come from a `WEATHERBOARD_…`
-/// environment variable; a flag wins over the environment, the environment over the default.
+/// The `weatherboard` command line. Every setting (`Setting.all`) can also come from a
+/// `WEATHERBOARD_…` environment variable; a flag wins over the environment, the environment
+/// over the default (`AppConfiguration`).
 public struct WeatherboardCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "weatherboard",
@@ -15,13 +16,23 @@ public struct WeatherboardCommand: ParsableCommand {
     public init() {}
 }
 
-/// Options shared by every command that opens the database.
-struct DatabaseOptions: ParsableArguments {
-    @Option(name: .customLong("db"), help: "SQLite database file (env WEATHERBOARD_DB).")
-    var database: String = Environment.value("WEATHERBOARD_DB") ?? "./weatherboard.sqlite"
+/// The settings of `Setting.all`, taken from the command line's remaining arguments and the
+/// environment; shared by every command (each uses what it needs: the database and migrations,
+/// or everything for `serve`).
+struct SettingArguments: ParsableArguments {
+    @Argument(parsing: .allUnrecognized, help: "Settings: see `weatherboard serve --help`.")
+    var settings: [String] = []
 
-    @Option(help: "Folder of NNNN_name.sql migrations (env WEATHERBOARD_MIGRATIONS).")
-    var migrations: String = Environment.value("WEATHERBOARD_MIGRATIONS") ?? AppConfiguration.repositoryFolder("Migrations")
+    /// Checked while parsing, so a bad or unknown setting is a usage error.
+    func validate() throws { _ = try configuration() }
+
+    func configuration() throws -> AppConfiguration {
+        do {
+            return try AppConfiguration.resolve(arguments: settings, environment: ProcessInfo.processInfo.environment)
+        } catch let problem as Setting.Problem {
+            throw ValidationError(problem.description)
+        }
+    }
 }
 
 enum Environment {
@@ -34,108 +45,13 @@ enum Environment {
 extension WeatherboardCommand {
     /// `weatherboard serve`: applies migrations and serves the site.
     struct Serve: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Serve the site (the default command).")
+        static let configuration = CommandConfiguration(abstract: "Serve the site (the default command).",
+                                                        discussion: Setting.helpText)
 
-        @Option(help: "Address to listen on; '::' for every IPv4 and IPv6 address (env WEATHERBOARD_HOST).")
-        var host: String = Environment.value("WEATHERBOARD_HOST") ?? "127.0.0.1"
-
-        @Option(help: "Port to listen on (env WEATHERBOARD_PORT).")
-        var port: Int = Environment.value("WEATHERBOARD_PORT").flatMap(Int.init) ?? 8080
-
-        @OptionGroup var database: DatabaseOptions
-
-        @Option(help: "Folder of static files served under /static/ (env WEATHERBOARD_PUBLIC).")
-        var `public`: String = Environment.value("WEATHERBOARD_PUBLIC") ?? AppConfiguration.repositoryFolder("Public")
-
-        @Option(help: "Folder of Mustache templates and string catalogs (env WEATHERBOARD_TEMPLATES).")
-        var templates: String = Environment.value("WEATHERBOARD_TEMPLATES") ?? AppConfiguration.repositoryFolder("Templates")
-
-        @Flag(help: "Mark cookies Secure, for a site served over HTTPS (env WEATHERBOARD_SECURE_COOKIES=1).")
-        var secureCookies = Environment.value("WEATHERBOARD_SECURE_COOKIES") == "1"
-
-        @Option(help: "Log level: trace, debug, info (one line per request), notice, warning, error (env WEATHERBOARD_LOG_LEVEL).")
-        var logLevel: String = Environment.value("WEATHERBOARD_LOG_LEVEL") ?? "info"
-
-        @Option(help: "Threads running request handlers (env WEATHERBOARD_WORKERS; default: twice the CPUs, at least 4).")
-        var workers: Int = Environment.value("WEATHERBOARD_WORKERS").flatMap(Int.init) ?? ServerConfiguration().workerThreads
-
-        @Option(help: "Seconds a client may take to send a request's head before a 408 (env WEATHERBOARD_HEADER_TIMEOUT).")
-        var headerTimeout: Int = Environment.value("WEATHERBOARD_HEADER_TIMEOUT").flatMap(Int.init) ?? 10
-
-        @Option(help: "Most simultaneous connections; more are answered 503 (env WEATHERBOARD_MAX_CONNECTIONS).")
-        var maxConnections: Int = Environment.value("WEATHERBOARD_MAX_CONNECTIONS").flatMap(Int.init) ?? 16_384
-
-        @Option(help: "Most simultaneous connections from one client address; more are answered 503 (env WEATHERBOARD_MAX_CONNECTIONS_PER_ADDRESS).")
-        var maxConnectionsPerAddress: Int = Environment.value("WEATHERBOARD_MAX_CONNECTIONS_PER_ADDRESS").flatMap(Int.init) ?? 256
-
-        @Option(help: "Weather providers to try, in order, comma-separated: open-meteo, demo (env WEATHERBOARD_WEATHER).")
-        var weather: String = Environment.value("WEATHERBOARD_WEATHER") ?? "open-meteo,demo"
-
-        @Option(help: "Base URL of the Open-Meteo API, e.g. a proxy (env WEATHERBOARD_OPEN_METEO_URL).")
-        var openMeteoURL: String = Environment.value("WEATHERBOARD_OPEN_METEO_URL") ?? "https://api.open-meteo.com"
-
-        @Option(help: "Base URL of the KMA API gateway (env WEATHERBOARD_KMA_URL); the key comes only from WEATHERBOARD_KMA_KEY.")
-        var kmaURL: String = Environment.value("WEATHERBOARD_KMA_URL") ?? "https://apis.data.go.kr"
-
-        @Option(help: "Minutes a fetched forecast is served before asking again (env WEATHERBOARD_WEATHER_FRESH_MINUTES).")
-        var weatherFreshMinutes: Int = Environment.value("WEATHERBOARD_WEATHER_FRESH_MINUTES").flatMap(Int.init) ?? 30
-        @Option(help: "Decoded forecasts kept in memory, at most (env WEATHERBOARD_FORECASTS_IN_MEMORY).")
-        var forecastsInMemory: Int = Environment.value("WEATHERBOARD_FORECASTS_IN_MEMORY").flatMap(Int.init) ?? WeatherService.MemoryLimit().forecasts
-
-        @Option(help: "Sign-in attempts allowed per account and per address each minute (env WEATHERBOARD_SIGN_INS_PER_MINUTE).")
-        var signInsPerMinute: Int = Environment.value("WEATHERBOARD_SIGN_INS_PER_MINUTE").flatMap(Int.init) ?? 6
-
-        @Option(help: "Sign-ups allowed per address each hour (env WEATHERBOARD_SIGN_UPS_PER_HOUR).")
-        var signUpsPerHour: Int = Environment.value("WEATHERBOARD_SIGN_UPS_PER_HOUR").flatMap(Int.init) ?? 10
-
-        @Option(help: "Seconds between two posts by one person (env WEATHERBOARD_SECONDS_BETWEEN_POSTS).")
-        var secondsBetweenPosts: Int = Environment.value("WEATHERBOARD_SECONDS_BETWEEN_POSTS").flatMap(Int.init) ?? 10
-
-        @Option(help: "Posts per person per day (env WEATHERBOARD_POSTS_PER_DAY).")
-        var postsPerDay: Int = Environment.value("WEATHERBOARD_POSTS_PER_DAY").flatMap(Int.init) ?? 50
-
-        @Option(help: "Reports per person per day (env WEATHERBOARD_REPORTS_PER_DAY).")
-        var reportsPerDay: Int = Environment.value("WEATHERBOARD_REPORTS_PER_DAY").flatMap(Int.init) ?? 20
-
-        @Option(help: "Distinct reporters that hide a post pending review (env WEATHERBOARD_REPORT_THRESHOLD).")
-        var reportThreshold: Int = Environment.value("WEATHERBOARD_REPORT_THRESHOLD").flatMap(Int.init) ?? 3
-
-        func validate() throws {
-            for (name, value) in [("--sign-ins-per-minute", signInsPerMinute), ("--sign-ups-per-hour", signUpsPerHour),
-                                  ("--posts-per-day", postsPerDay), ("--reports-per-day", reportsPerDay),
-                                  ("--report-threshold", reportThreshold)] where value < 1 {
-                throw ValidationError("\(name) must be at least 1")
-            }
-            guard secondsBetweenPosts >= 0 else { throw ValidationError("--seconds-between-posts cannot be negative") }
-            guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
-            guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
-        }
+        @OptionGroup var settings: SettingArguments
 
         func run() throws {
-            var configuration = AppConfiguration()
-            configuration.host = host
-            configuration.port = port
-            configuration.databasePath = database.database
-            configuration.migrationsDirectory = database.migrations
-            configuration.publicDirectory = `public`
-            configuration.templatesDirectory = templates
-            configuration.secureCookies = secureCookies
-            configuration.logLevel = Logger.Level(rawValue: logLevel) ?? .info
-            configuration.server.workerThreads = workers
-            configuration.server.headerTimeout = .seconds(headerTimeout)
-            configuration.server.maxConnections = maxConnections
-            configuration.server.maxConnectionsPerAddress = maxConnectionsPerAddress
-            configuration.weatherProviders = weather.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-            configuration.openMeteoURL = openMeteoURL
-            configuration.kmaURL = kmaURL
-            configuration.weatherFreshFor = TimeInterval(weatherFreshMinutes * 60)
-            configuration.forecastsInMemory.forecasts = forecastsInMemory
-            configuration.limits.signInsPerMinute = signInsPerMinute
-            configuration.limits.signUpsPerHour = signUpsPerHour
-            configuration.limits.secondsBetweenPosts = secondsBetweenPosts
-            configuration.limits.postsPerDay = postsPerDay
-            configuration.limits.reportsPerDay = reportsPerDay
-            configuration.limits.reportThreshold = reportThreshold
+            let configuration = try settings.configuration()
             do {
                 let application = try Application(configuration: configuration)
                 for name in application.appliedMigrations { print("applied migration \(name)") }
@@ -152,11 +68,12 @@ extension WeatherboardCommand {
     struct Migrate: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Apply pending database migrations and list them.")
 
-        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var settings: SettingArguments
 
         func run() throws {
+            let configuration = try settings.configuration()
             do {
-                let (_, applied) = try AppDatabase.open(path: database.database, migrationsDirectory: database.migrations)
+                let (_, applied) = try AppDatabase.open(path: configuration.databasePath, migrationsDirectory: configuration.migrationsDirectory)
                 if applied.isEmpty {
                     print("no pending migrations")
                 } else {
@@ -176,14 +93,15 @@ extension WeatherboardCommand {
         static let configuration = CommandConfiguration(commandName: "import-cities",
                                                         abstract: "Import the city catalog (serve does this on first start).")
 
-        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var settings: SettingArguments
 
         @Option(help: "A catalog file made by scripts/derive-cities.py (default: the one shipped).")
         var file: String?
 
         func run() throws {
+            let configuration = try settings.configuration()
             do {
-                let (db, _) = try AppDatabase.open(path: database.database, migrationsDirectory: database.migrations)
+                let (db, _) = try AppDatabase.open(path: configuration.databasePath, migrationsDirectory: configuration.migrationsDirectory)
                 let added = try CityCatalog.importCities(into: db, from: file.map { URL(fileURLWithPath: $0) } ?? CityCatalog.bundledFile)
                 print("imported \(added) cities")
             } catch let error as MigrationError {
@@ -208,10 +126,11 @@ extension WeatherboardCommand {
         @Argument(help: "The username.")
         var username: String
 
-        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var settings: SettingArguments
 
         func run() throws {
-            let (db, _) = try AppDatabase.open(path: database.database, migrationsDirectory: database.migrations)
+            let configuration = try settings.configuration()
+            let (db, _) = try AppDatabase.open(path: configuration.databasePath, migrationsDirectory: configuration.migrationsDirectory)
             if try db.pool.read({ try User.find(username: username, $0) }) != nil {
                 try db.pool.write { try $0.execute(sql: "UPDATE users SET role = 'admin' WHERE username_key = ?", arguments: [username.lowercased()]) }
                 print("\(username) is now an admin")
@@ -240,10 +159,11 @@ extension WeatherboardCommand {
         @Argument(help: "The username.")
         var username: String
 
-        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var settings: SettingArguments
 
         func run() throws {
-            let (db, _) = try AppDatabase.open(path: database.database, migrationsDirectory: database.migrations)
+            let configuration = try settings.configuration()
+            let (db, _) = try AppDatabase.open(path: configuration.databasePath, migrationsDirectory: configuration.migrationsDirectory)
             try db.pool.write { db in
                 guard let user = try User.find(username: username, db), user.isAdmin else {
                     throw ValidationErrorExit(message: "\(username) is not an admin")

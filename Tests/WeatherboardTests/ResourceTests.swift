@@ -92,3 +92,37 @@ import Testing
         #expect(throws: StartupError.self) { try Renderer(templatesDirectory: folder) }
     }
 }
+
+/// The command line's settings: one list makes the flags, the environment variables and the help.
+@Suite struct SettingsTests {
+    @Test func flagsWinOverTheEnvironmentWhichWinsOverTheDefaults() throws {
+        let configuration = try AppConfiguration.resolve(
+            arguments: ["--port", "9000", "--posts-per-day=7", "--secure-cookies", "--weather", "demo"],
+            environment: ["WEATHERBOARD_PORT": "8000", "WEATHERBOARD_DB": "/tmp/x.sqlite", "WEATHERBOARD_REPORT_THRESHOLD": "5",
+                          "WEATHERBOARD_KMA_KEY": "secret"])
+        #expect(configuration.port == 9000)
+        #expect(configuration.databasePath == "/tmp/x.sqlite")
+        #expect(configuration.limits.postsPerDay == 7)
+        #expect(configuration.limits.reportThreshold == 5)
+        #expect(configuration.limits.signUpsPerHour == AppConfiguration().limits.signUpsPerHour)
+        #expect(configuration.secureCookies)
+        #expect(configuration.weatherProviders == ["demo"])
+        #expect(configuration.kmaKey == "secret")
+    }
+
+    @Test("unknown settings and bad values are refused", arguments: [
+        ["--nope", "1"], ["--port", "70000"], ["--port"], ["--seconds-between-posts", "-1"], ["--posts-per-day", "0"],
+        ["--log-level", "loud"], ["--kma-key", "secret"], ["stray"],
+    ])
+    func refused(_ arguments: [String]) {
+        #expect(throws: Setting.Problem.self) { try AppConfiguration.resolve(arguments: arguments, environment: [:]) }
+    }
+
+    @Test func theReadmeListsEverySetting() throws {
+        let readme = try String(contentsOfFile: AppConfiguration.repositoryFolder("README.md"), encoding: .utf8)
+        for setting in Setting.all {
+            let listed = readme.contains("`\(setting.flag)`") && readme.contains(setting.environmentName)
+            #expect(listed, "README.md does not list \(setting.flag) / \(setting.environmentName)")
+        }
+    }
+}

@@ -2,8 +2,8 @@ import Foundation
 import HTTPServer
 import Logging
 
-/// Everything the application is configured with; the command line fills it from flags, then
-/// `WEATHERBOARD_…` environment variables, then these defaults.
+/// Everything the application is configured with, and its defaults; `Setting.all` names the flags
+/// and environment variables that change it.
 public struct AppConfiguration: Sendable {
     public var host = "127.0.0.1"
     public var port = 8080
@@ -20,9 +20,9 @@ public struct AppConfiguration: Sendable {
     public var weatherProviders = ["open-meteo", "demo"]
     public var openMeteoURL = "https://api.open-meteo.com"
     public var kmaURL = "https://apis.data.go.kr"
-    /// The KMA service key, from the environment only (`WEATHERBOARD_KMA_KEY`); when set, the KMA
-    /// is asked first for Korean cities.
-    public var kmaKey: String? = ProcessInfo.processInfo.environment["WEATHERBOARD_KMA_KEY"].flatMap { $0.isEmpty ? nil : $0 }
+    /// The KMA service key, from the environment only (`WEATHERBOARD_KMA_KEY`, read with the other
+    /// settings in `resolve`); when set, the KMA is asked first for Korean cities.
+    public var kmaKey: String?
     /// How long a cached forecast is served without asking upstream.
     public var weatherFreshFor: TimeInterval = 1800
     /// How long a page waits for a city's first forecast before showing the page without it.

@@ -1,0 +1,119 @@
+import Foundation
+import HTTPServer
+import Logging
+
+/// One setting of the command line: its flag (`--name`), its environment variable
+/// (`WEATHERBOARD_NAME`), its help, and how a value is read into the configuration. The
+/// defaults are `AppConfiguration`'s own; this list is the only place names are written.
+struct Setting {
+    let name: String
+    let help: String
+    /// A switch takes no value on the command line (`--secure-cookies`) and `1` in the environment.
+    var isSwitch = false
+    let apply: (inout AppConfiguration, String) throws -> Void
+    /// The value as the help shows it (of a fresh configuration: the default).
+    let shown: (AppConfiguration) -> String
+
+    var flag: String { "--\(name)" }
+    var environmentName: String { "WEATHERBOARD_" + name.uppercased().replacingOccurrences(of: "-", with: "_") }
+
+    /// A bad value or an unknown setting, said the way the command line reports it.
+    struct Problem: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func text(_ name: String, _ help: String, _ field: WritableKeyPath<AppConfiguration, String>) -> Setting {
+        Setting(name: name, help: help, apply: { $0[keyPath: field] = $1 }, shown: { $0[keyPath: field] })
+    }
+
+    static func number(_ name: String, _ help: String, atLeast minimum: Int = 1, _ field: WritableKeyPath<AppConfiguration, Int>) -> Setting {
+        Setting(name: name, help: help, apply: { configuration, text in
+            guard let value = Int(text), value >= minimum else { throw Problem(description: "--\(name) must be a whole number, at least \(minimum)") }
+            configuration[keyPath: field] = value
+        }, shown: { String($0[keyPath: field]) })
+    }
+
+    /// Every setting of `weatherboard serve`, in the order the help lists them.
+    static var all: [Setting] {
+        [
+            .text("host", "Address to listen on; '::' for every IPv4 and IPv6 address.", \.host),
+            Setting(name: "port", help: "Port to listen on.", apply: { configuration, text in
+                guard let port = Int(text), (0...65535).contains(port) else { throw Problem(description: "--port must be between 0 and 65535") }
+                configuration.port = port
+            }, shown: { String($0.port) }),
+            .text("db", "SQLite database file.", \.databasePath),
+            .text("migrations", "Folder of NNNN_name.sql migrations.", \.migrationsDirectory),
+            .text("public", "Folder of static files served under /static/.", \.publicDirectory),
+            .text("templates", "Folder of the string catalogs (strings/en.json, strings/ko.json).", \.templatesDirectory),
+            Setting(name: "secure-cookies", help: "Mark cookies Secure, for a site served over HTTPS.", isSwitch: true,
+                    apply: { $0.secureCookies = $1 == "1" }, shown: { $0.secureCookies ? "on" : "off" }),
+            Setting(name: "log-level", help: "trace, debug, info (one line per request), notice, warning, error.", apply: { configuration, text in
+                guard let level = Logger.Level(rawValue: text) else { throw Problem(description: "unknown --log-level \(text)") }
+                configuration.logLevel = level
+            }, shown: { $0.logLevel.rawValue }),
+            .number("workers", "Threads running request handlers (default: twice the CPUs, at least 4).", \.server.workerThreads),
+            Setting(name: "header-timeout", help: "Seconds a client may take to send a request's head before a 408.", apply: { configuration, text in
+                guard let seconds = Int(text), seconds >= 1 else { throw Problem(description: "--header-timeout must be at least 1") }
+                configuration.server.headerTimeout = .seconds(seconds)
+            }, shown: { String($0.server.headerTimeout.components.seconds) }),
+            .number("max-connections", "Most simultaneous connections; more are answered 503.", \.server.maxConnections),
+            .number("max-connections-per-address", "Most simultaneous connections from one client address; more are answered 503.",
+                    \.server.maxConnectionsPerAddress),
+            Setting(name: "weather", help: "Weather providers to try, in order, comma-separated: open-meteo, demo.", apply: { configuration, text in
+                configuration.weatherProviders = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            }, shown: { $0.weatherProviders.joined(separator: ",") }),
+            .text("open-meteo-url", "Base URL of the Open-Meteo API, e.g. a proxy.", \.openMeteoURL),
+            .text("kma-url", "Base URL of the KMA API gateway (the key comes only from WEATHERBOARD_KMA_KEY).", \.kmaURL),
+            Setting(name: "weather-fresh-minutes", help: "Minutes a fetched forecast is served before asking again.", apply: { configuration, text in
+                guard let minutes = Int(text), minutes >= 1 else { throw Problem(description: "--weather-fresh-minutes must be at least 1") }
+                configuration.weatherFreshFor = TimeInterval(minutes * 60)
+            }, shown: { String(Int($0.weatherFreshFor / 60)) }),
+            .number("forecasts-in-memory", "Decoded forecasts kept in memory, at most.", \.forecastsInMemory.forecasts),
+            .number("sign-ins-per-minute", "Sign-in attempts allowed per account and per address each minute.", \.limits.signInsPerMinute),
+            .number("sign-ups-per-hour", "Sign-ups allowed per address each hour.", \.limits.signUpsPerHour),
+            .number("seconds-between-posts", "Seconds between two posts by one person.", atLeast: 0, \.limits.secondsBetweenPosts),
+            .number("posts-per-day", "Posts per person per day.", \.limits.postsPerDay),
+            .number("reports-per-day", "Reports per person per day.", \.limits.reportsPerDay),
+            .number("report-threshold", "Distinct reporters that hide a post pending review.", \.limits.reportThreshold),
+        ]
+    }
+
+    /// The help's list: flag, environment variable, default.
+    static var helpText: String {
+        let defaults = AppConfiguration()
+        return "Every setting is a flag or an environment variable; a flag wins over the environment, the environment over the default.\n\n"
+            + all.map { setting in
+                let flag = setting.isSwitch ? setting.flag : "\(setting.flag) <value>"
+                return "  \(flag)\n      \(setting.help) (env \(setting.environmentName); default \(setting.shown(defaults)))"
+            }.joined(separator: "\n")
+    }
+}
+
+extension AppConfiguration {
+    /// The configuration the defaults, then the environment, then `arguments` (`--name value`,
+    /// `--name=value`, `--switch`) make. Unknown settings and bad values throw.
+    static func resolve(arguments: [String], environment: [String: String]) throws -> AppConfiguration {
+        var configuration = AppConfiguration()
+        let settings = Setting.all
+        for setting in settings {
+            if let value = environment[setting.environmentName], !value.isEmpty { try setting.apply(&configuration, value) }
+        }
+        // Secret: from the environment only, never a flag (other users see command lines).
+        configuration.kmaKey = environment["WEATHERBOARD_KMA_KEY"].flatMap { $0.isEmpty ? nil : $0 }
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
+            let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(parts[0]), inlineValue = parts.count > 1 ? String(parts[1]) : nil
+            guard name.hasPrefix("--"), let setting = settings.first(where: { $0.flag == name }) else {
+                throw Setting.Problem(description: "unknown setting \(argument)")
+            }
+            if setting.isSwitch {
+                try setting.apply(&configuration, inlineValue == "0" ? "0" : "1")
+                continue
+            }
+            guard let value = inlineValue ?? rest.popFirst() else { throw Setting.Problem(description: "\(name) needs a value") }
+            try setting.apply(&configuration, value)
+        }
+        return configuration
+    }
+}
