@@ -73,8 +73,8 @@ struct PostPresenter {
     /// make only the links clickable. A scan over the UTF-8 bytes: a link runs from `http://` or
     /// `https://` to the next space, `<`, `>`, `"` or `'`, less trailing sentence punctuation.
     static func parts(of body: String) -> [PostView.Part] {
-        var utf8 = body
-        return utf8.withUTF8 { bytes in
+        var contiguous = body // `withUTF8` needs a mutable string (it may make the storage contiguous)
+        return contiguous.withUTF8 { bytes in
             var parts: [PostView.Part] = []
             var textStart = 0
             var index = 0
