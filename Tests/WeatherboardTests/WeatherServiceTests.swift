@@ -6,7 +6,8 @@ import HTTPTestSupport
 
 /// A stand-in for Open-Meteo on a local port, serving the recorded answer or a failure.
 final class UpstreamStub: @unchecked Sendable {
-    enum Mode { case ok, tooManyRequests, unavailable, malformed, slow(TimeInterval) }
+    /// `answer`: the recorded answer with some of its values replaced (a test's own numbers).
+    enum Mode { case ok, answer([UInt8]), tooManyRequests, unavailable, malformed, slow(TimeInterval) }
     private let lock = NSLock()
     private var _mode = Mode.ok
     private var _hits = 0
@@ -23,6 +24,13 @@ final class UpstreamStub: @unchecked Sendable {
         set { lock.withLock { _mode = newValue } }
     }
     var hits: Int { lock.withLock { _hits } }
+
+    /// The recorded answer with `change` applied to its JSON object.
+    static func recorded(changing change: (inout [String: Any]) -> Void) throws -> [UInt8] {
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(recorded)) as? [String: Any])
+        change(&object)
+        return [UInt8](try JSONSerialization.data(withJSONObject: object))
+    }
     /// Extra time before every answer (to make concurrent requests overlap).
     var delay: TimeInterval {
         get { lock.withLock { _delay } }
@@ -50,6 +58,8 @@ final class UpstreamStub: @unchecked Sendable {
                     return Response(status: .badRequest, headers: json, body: Array(#"{"error":true,"reason":"bad query"}"#.utf8))
                 }
                 return Response(headers: json, body: UpstreamStub.recorded)
+            case .answer(let body):
+                return Response(headers: json, body: body)
             case .tooManyRequests:
                 return Response(status: .tooManyRequests, headers: json, body: Array(#"{"error":true,"reason":"Too many concurrent requests"}"#.utf8))
             case .unavailable:

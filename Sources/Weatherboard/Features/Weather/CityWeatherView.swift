@@ -27,8 +27,8 @@ struct CityWeatherView {
             let (key, degrees) = Comparison.phrase(today: tomorrow, reference: today)
             view.tomorrowLine = strings("tomorrow_" + key, ["n": String(degrees)])
         }
-        if let today = days[1], let high = today.high, let low = today.low {
-            view.headerClass = gradientClasses(high: high, low: low)
+        if let today = days[1] {
+            view.headerClass = gradientClasses(high: today.high, low: today.low)
         }
         view.chart = chart(dates: dates, forecast: forecast, local: local)
         view.strip = (1...5).compactMap { offset -> CityWeather.StripDay? in
@@ -37,20 +37,34 @@ struct CityWeatherView {
             let condition = WeatherCondition.of(day.weatherCode)
             return CityWeather.StripDay(date: date, label: dayLabel(date, local: local), high: rounded(day.high), low: rounded(day.low),
                                         icon: condition.icon, condition: strings(condition.key, [:]),
-                                        chipClass: "chip-" + Palette.classSuffix(day.high ?? 0))
+                                        chipClass: "chip-" + (day.high.map(Palette.classSuffix) ?? Palette.noValueSuffix))
         }
-        let sourceName = ["open-meteo": "Open-Meteo", "kma": strings("source_kma", [:]), "demo": strings("source_demo", [:])]
-        let fetched = local.hourMinute(forecast.fetchedAt)
-        let zone = city.timeZone.abbreviation(for: forecast.fetchedAt) ?? city.timezone
         view.provenance = CityWeather.Provenance(
-            source: report.source,
-            text: strings(report.source == "cache" ? "provenance_cached" : "provenance", [
-                "source": sourceName[forecast.source] ?? forecast.source,
-                "time": String(format: "%02d:%02d", fetched.hour, fetched.minute), "zone": zone,
-            ]),
-            isDemo: forecast.source == "demo")
+            source: report.source, text: Self.provenance(report, city: city, now: now, strings: strings), isDemo: forecast.source == "demo")
         return view
     }
+
+    /// "Open-Meteo · updated 16:11 GMT+9" for data fetched today (the city's today); "… updated
+    /// 2 d ago" for older data, so old data never reads as fresh.
+    static func provenance(_ report: WeatherReport, city: City, now: Date, strings: (String, [String: String]) -> String) -> String {
+        let forecast = report.forecast
+        let local = LocalCalendar(city.timeZone)
+        let sourceName = ["open-meteo": "Open-Meteo", "kma": strings("source_kma", [:]), "demo": strings("source_demo", [:])]
+        let when: String
+        if local.dateString(forecast.fetchedAt) == local.dateString(now) {
+            let fetched = local.hourMinute(forecast.fetchedAt)
+            let zone = city.timeZone.abbreviation(for: forecast.fetchedAt) ?? city.timezone
+            when = String(format: "%02d:%02d", fetched.hour, fetched.minute) + " " + zone
+        } else {
+            let hours = max(1, Int(now.timeIntervalSince(forecast.fetchedAt) / 3600))
+            when = hours < 24 ? strings("time_hours", ["n": String(hours)]) : strings("time_days", ["n": String(hours / 24)])
+        }
+        return strings(report.source == "cache" ? "provenance_cached" : "provenance",
+                       ["source": sourceName[forecast.source] ?? forecast.source, "when": when])
+    }
+
+    /// A reading older than this is not shown as "now".
+    static let currentReadingLifetime: TimeInterval = 3 * 3600
 
     private func card(_ name: String, date: String, day: Forecast.Day?) -> CityWeather.Card {
         let local = LocalCalendar(city.timeZone)
@@ -67,8 +81,9 @@ struct CityWeatherView {
         card.icon = condition.icon
         card.condition = strings(condition.key, [:])
         card.precipitation = day.precipitationProbability.map { String($0) } ?? "–"
-        card.classes = gradientClasses(high: day.high ?? 0, low: day.low ?? 0)
-        if name == "today", let current = report.forecast.current {
+        card.classes = gradientClasses(high: day.high, low: day.low)
+        if name == "today", let current = report.forecast.current,
+           now.timeIntervalSince(report.forecast.fetchedAt) < Self.currentReadingLifetime {
             card.current = rounded(current.temperature)
             card.feelsLike = rounded(current.apparentTemperature)
         }
@@ -76,10 +91,12 @@ struct CityWeatherView {
     }
 
     /// `hi-N lo-M ink-dark|ink-light`: the gradient from the high's colour to the low's and the
-    /// text colour that contrasts more with both ends.
-    private func gradientClasses(high: Double, low: Double) -> String {
-        let ink = Palette.ink(on: [Palette.color(high), Palette.color(low)])
-        return "hi-\(Palette.classSuffix(high)) lo-\(Palette.classSuffix(low)) \(ink.isDark ? "ink-dark" : "ink-light")"
+    /// text colour that contrasts more with both ends. A missing value has the neutral colour
+    /// (`hi-none`), never the colour of 0 °C.
+    private func gradientClasses(high: Double?, low: Double?) -> String {
+        let ink = Palette.ink(on: [high.map(Palette.color) ?? Palette.noValue, low.map(Palette.color) ?? Palette.noValue])
+        let highSuffix = high.map(Palette.classSuffix) ?? Palette.noValueSuffix, lowSuffix = low.map(Palette.classSuffix) ?? Palette.noValueSuffix
+        return "hi-\(highSuffix) lo-\(lowSuffix) \(ink.isDark ? "ink-dark" : "ink-light")"
     }
 
     private func dayLabel(_ date: String, local: LocalCalendar) -> String {
@@ -127,8 +144,7 @@ struct CityWeatherView {
 
     private func rounded(_ value: Double?) -> String {
         guard let value else { return "–" }
-        let r = Int(value.rounded())
-        return r == 0 ? "0" : String(r)
+        return String(Comparison.wholeDegrees(value))
     }
 
     private func format(_ value: Double) -> String {

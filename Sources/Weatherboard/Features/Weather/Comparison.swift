@@ -3,9 +3,15 @@ import Foundation
 /// Today against yesterday in words. The compared figures are the days' highs, and the page
 /// says so.
 public enum Comparison {
-    /// The catalog key and the whole-degree difference for `today` versus `reference`.
+    /// A temperature as the page shows it: whole degrees, halves away from zero (12.5 → 13,
+    /// −0.5 → −1). Every stated difference is between numbers rounded this way, so that the
+    /// words agree with the cards.
+    public static func wholeDegrees(_ celsius: Double) -> Int { Int(celsius.rounded(.toNearestOrAwayFromZero)) }
+
+    /// The catalog key and the whole-degree difference for `today` versus `reference`, as the
+    /// cards show them.
     public static func phrase(today: Double, reference: Double) -> (key: String, degrees: Int) {
-        let difference = Int((today - reference).rounded())
+        let difference = wholeDegrees(today) - wholeDegrees(reference)
         if difference == 0 { return ("compare_same", 0) }
         return difference > 0 ? ("compare_warmer", difference) : ("compare_colder", -difference)
     }

@@ -35,6 +35,19 @@ public struct Forecast: Codable, Sendable, Equatable {
 
     public func day(_ date: String) -> Day? { daily.first { $0.date == date } }
 
+    /// Why this answer cannot make `city`'s page at `now`, or nil: the page compares yesterday,
+    /// today and tomorrow, so each must be there with its high and low. An answer of nulls is a
+    /// failure (the next provider is asked), never a forecast to cache.
+    public func problem(for city: City, now: Date) -> String? {
+        let local = LocalCalendar(city.timeZone)
+        for offset in -1...1 {
+            let date = local.dateString(now, offset: offset)
+            guard let day = day(date) else { return "no values for \(date)" }
+            guard day.high != nil, day.low != nil else { return "no high or low for \(date)" }
+        }
+        return nil
+    }
+
     /// The hours of one local date, in order.
     public func hours(on date: String) -> [Hour] { hourly.filter { $0.time.hasPrefix(date + "T") } }
 }

@@ -10,6 +10,9 @@ public enum Palette {
         (20, "#F2D45C"), (25, "#F6A545"), (30, "#EC6A3C"), (35, "#C9304A"), (40, "#8E1F5C"),
     ]
     public static let range = -20...40
+    /// The colour of a missing value: a neutral grey, so that a gap never looks like 0 °C.
+    public static let noValue = RGB(hex: "#B8BEC6") ?? RGB(r: 0.72, g: 0.75, b: 0.78)
+    public static let noValueSuffix = "none"
 
     public struct RGB: Equatable, Sendable {
         public var r: Double, g: Double, b: Double // 0…1, gamma-encoded sRGB
@@ -73,6 +76,8 @@ public enum Palette {
             let suffix = classSuffix(Double(t)), hex = color(Double(t)).hex
             css += ".hi-\(suffix){--hi:\(hex)}.lo-\(suffix){--lo:\(hex)}.chip-\(suffix){background:\(hex)}\n"
         }
+        let none = noValue.hex
+        css += ".hi-\(noValueSuffix){--hi:\(none)}.lo-\(noValueSuffix){--lo:\(none)}.chip-\(noValueSuffix){background:\(none)}\n"
         return css
     }
 

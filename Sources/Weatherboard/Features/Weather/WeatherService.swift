@@ -17,7 +17,9 @@ public struct WeatherReport: Sendable {
 /// - every upstream fetch runs on the service's own bounded executor, never on a request worker,
 ///   so a hanging provider holds none of them;
 /// - a provider that fails is skipped for `breakerOpenFor` (circuit breaker) and the next is used;
-/// - errors are never cached; when every provider fails, the last cached data is shown.
+/// - errors are never cached; when every provider fails, the last cached data is shown, up to
+///   `maximumStaleAge`: older data is not shown at all (the page waits for a fetch, bounded, or
+///   says it has no weather), and an answer that lacks the days a page needs is a failure.
 public final class WeatherService: @unchecked Sendable {
     // Safe to share: the constants are set in init; `inFlight`, `breakerOpenUntil`,
     // `lastRefreshFailed` and `decoded` are only touched with `lock` held.
@@ -72,6 +74,9 @@ public final class WeatherService: @unchecked Sendable {
         self.clock = clock
     }
 
+    /// Cached data older than this is not shown, however the providers are doing.
+    public static let maximumStaleAge: TimeInterval = 24 * 3600
+
     /// The forecast to show for `city`, or nil when nothing is cached and no provider answered
     /// within the budget (the fetch goes on in the background and fills the cache).
     public func report(for city: City) -> WeatherReport? {
@@ -83,7 +88,9 @@ public final class WeatherService: @unchecked Sendable {
     /// What the cache can answer at once: fresh data, or stale data while a refresh starts.
     private func cachedReport(for city: City) -> WeatherReport? {
         guard let cached = cachedForecast(city) else { return nil }
-        if clock().timeIntervalSince(cached.fetchedAt) < freshFor {
+        let age = clock().timeIntervalSince(cached.fetchedAt)
+        if age > Self.maximumStaleAge { return nil }
+        if age < freshFor {
             return WeatherReport(forecast: cached, source: cached.source)
         }
         startFetch(city)
@@ -139,6 +146,7 @@ public final class WeatherService: @unchecked Sendable {
             if open { continue }
             do {
                 let forecast = try provider.forecast(for: city, now: now)
+                if let problem = forecast.problem(for: city, now: now) { throw UpstreamError("\(provider.id): \(problem)") }
                 store(forecast, for: city)
                 lock.withLock {
                     breakerOpenUntil[provider.id] = nil

@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+import HTTPTestSupport
+@testable import Weatherboard
+
+/// What the weather part of a page claims must hold: differences between the numbers shown,
+/// gaps that look like gaps, no answer of nulls taken for a forecast, old data said to be old.
+/// The stub Open-Meteo answers the recorded Seoul forecast (local days 2026-11-21…26; the
+/// harness's clock is 2026-11-22 14:45 in Seoul) with the values each test changes.
+@Suite(.serialized) struct HonestWeatherTests {
+    /// The recorded answer with its first daily highs (and lows) replaced, index 0 = yesterday.
+    static func answer(highs: [Double?], lows: [Double?] = []) throws -> [UInt8] {
+        try UpstreamStub.recorded { object in
+            var daily = object["daily"] as? [String: Any] ?? [:]
+            for (field, values) in [("temperature_2m_max", highs), ("temperature_2m_min", lows)] {
+                var column = daily[field] as? [Any] ?? []
+                for (index, value) in values.enumerated() where index < column.count { column[index] = value as Any? ?? NSNull() }
+                daily[field] = column
+            }
+            object["daily"] = daily
+        }
+    }
+
+    @Test func theHeadlineComparesTheNumbersTheCardsShow() throws {
+        let stub = try UpstreamStub()
+        // yesterday 11.6 → 12, today 12.4 → 12: the same, though the raw figures differ by 0.8;
+        // tomorrow 12.5 → 13 (halves away from zero): one warmer, though 0.1 apart.
+        stub.mode = .answer(try Self.answer(highs: [11.6, 12.4, 12.5, 6, 5, 4]))
+        let app = try AppHarness { $0.weatherProviders = ["open-meteo"]; $0.openMeteoURL = stub.url }
+        let (_, page) = try app.page("/city/seoul")
+        #expect(page.text("//section[@data-day='yesterday']//span[@class='high']") == "High 12°")
+        #expect(page.text("//section[@data-day='today']//span[@class='high']") == "High 12°")
+        #expect(page.text("//section[@data-day='tomorrow']//span[@class='high']") == "High 13°")
+        #expect(page.text("//p[@class='headline']") == "About the same as yesterday")
+        #expect(page.text("//p[@class='tomorrow-line']") == "Tomorrow: 1° warmer than today")
+    }
+
+    @Test func belowZeroHalvesRoundAwayFromZero() {
+        #expect(Comparison.wholeDegrees(-0.5) == -1)
+        #expect(Comparison.wholeDegrees(-0.4) == 0)
+        #expect(Comparison.wholeDegrees(2.5) == 3)
+        #expect(Comparison.phrase(today: -0.5, reference: 0.4) == ("compare_colder", 1))
+    }
+
+    @Test func anAnswerOfNullsIsAFailureNotAForecast() throws {
+        let stub = try UpstreamStub()
+        stub.mode = .answer(try Self.answer(highs: Array(repeating: nil, count: 9), lows: Array(repeating: nil, count: 9)))
+        let alone = try AppHarness { $0.weatherProviders = ["open-meteo"]; $0.openMeteoURL = stub.url }
+        let (_, page) = try alone.page("/city/seoul")
+        #expect(page.count("//p[@class='weather-unavailable']") == 1)
+        #expect(try alone.count("SELECT count(*) FROM weather_cache") == 0) // nothing cached to block a retry
+        let withFallback = try AppHarness { $0.weatherProviders = ["open-meteo", "demo"]; $0.openMeteoURL = stub.url }
+        let (_, fallbackPage) = try withFallback.page("/city/seoul")
+        #expect(fallbackPage.nodes("//p[@class='provenance']").first?["data-source"] == "demo")
+    }
+
+    @Test func aMissingValueHasTheNeutralColourNotZeroDegrees() throws {
+        let stub = try UpstreamStub()
+        stub.mode = .answer(try Self.answer(highs: [9, 12.5, 8.2, nil, 5, 4]))
+        let app = try AppHarness { $0.weatherProviders = ["open-meteo"]; $0.openMeteoURL = stub.url }
+        let (_, page) = try app.page("/city/seoul")
+        let gap = try #require(page.nodes("//section[@class='strip']//li[@data-date='2026-11-24']").first)
+        #expect(gap.text.contains("–°"))
+        #expect(page.nodes("//section[@class='strip']//li[@data-date='2026-11-24']/span[contains(@class,'chip')]").first?["class"] == "chip chip-none")
+        #expect(String(decoding: try app.get("/palette.css").body, as: UTF8.self).contains(".chip-none{background:#B8BEC6}"))
+    }
+
+    @Test func oldDataSaysHowOldAndIsNotShownAsNow() throws {
+        let stub = try UpstreamStub()
+        let app = try AppHarness { $0.weatherProviders = ["open-meteo"]; $0.openMeteoURL = stub.url }
+        let (_, fresh) = try app.page("/city/seoul?fresh")
+        #expect(fresh.text("//p[@class='provenance']")?.hasPrefix("Open-Meteo · updated 14:45") == true)
+        #expect(fresh.count("//section[@data-day='today']//p[@class='now']") == 1)
+        // The next morning in Seoul, the provider down: the last data, said to be 20 hours old,
+        // and no "now" reading from yesterday afternoon.
+        stub.mode = .unavailable
+        app.clock.advance(20 * 3600)
+        _ = try app.page("/city/seoul?refresh") // starts the refresh that fails
+        try waitUntil("the failed refresh is known") {
+            try app.page("/city/seoul?stale-\(UUID().uuidString)").1.nodes("//p[@class='provenance']").first?["data-source"] == "cache"
+        }
+        let (_, stale) = try app.page("/city/seoul?stale")
+        #expect(stale.text("//p[@class='provenance']")?.hasPrefix("Open-Meteo · last updated 20 h ago") == true)
+        #expect(stale.count("//section[@data-day='today']//p[@class='now']") == 0)
+        // Past a day, old data is not shown at all.
+        app.clock.advance(5 * 3600)
+        let (_, gone) = try app.page("/city/seoul?gone")
+        #expect(gone.count("//p[@class='weather-unavailable']") == 1)
+    }
+}
