@@ -88,3 +88,34 @@ import HTTPTestSupport
         #expect(gone.count("//p[@class='weather-unavailable']") == 1)
     }
 }
+
+@Suite(.serialized) struct HonestHomePageTests {
+    @Test func everyFigureOnTheHomePageSaysWhereItCameFromAndDemoSaysDemo() throws {
+        let stub = try UpstreamStub()
+        // Seoul answers from the provider; the cities after it get the demo fallback once the
+        // provider fails.
+        let app = try AppHarness { $0.weatherProviders = ["open-meteo", "demo"]; $0.openMeteoURL = stub.url }
+        _ = try app.page("/city/seoul")
+        stub.mode = .unavailable
+        let (_, page) = try app.page("/")
+        let seoul = try #require(page.nodes("//li[@data-slug='seoul']/p[contains(@class,'city-source')]").first)
+        #expect(seoul["data-source"] == "open-meteo")
+        #expect(seoul.text.hasPrefix("Open-Meteo · updated 14:45"))
+        #expect(page.text("//li[@data-slug='seoul']//span[@class='city-temp-label']") == "now")
+        let demoRows = page.nodes("//li[@class='city-row']/p[contains(@class,'city-source')][@data-source='demo']")
+        #expect(demoRows.count == 4)
+        #expect(demoRows.allSatisfy { $0["class"] == "city-source demo" && $0.text.hasPrefix("Demo data") })
+        // the footer credits what this site can show: Open-Meteo and demo figures, not the KMA
+        let footer = try #require(page.text("//footer"))
+        #expect(footer.contains("Open-Meteo") && footer.contains("Demo data") && !footer.contains("Korea Meteorological"))
+    }
+
+    @Test func withoutAFreshReadingTheHomePageShowsTodaysHighAndSaysSo() throws {
+        let stub = try UpstreamStub()
+        stub.mode = .answer(try UpstreamStub.recorded { $0["current"] = nil })
+        let app = try AppHarness { $0.weatherProviders = ["open-meteo"]; $0.openMeteoURL = stub.url }
+        let (_, page) = try app.page("/")
+        #expect(page.text("//li[@data-slug='seoul']//span[@class='city-temp-label']") == "High")
+        #expect(page.text("//li[@data-slug='seoul']//span[@class='city-temp']") == "High 13°")
+    }
+}

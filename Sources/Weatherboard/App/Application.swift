@@ -26,11 +26,13 @@ public final class Application: Sendable {
         self.configuration = configuration
         (database, appliedMigrations) = try AppDatabase.open(path: configuration.databasePath,
                                                              migrationsDirectory: configuration.migrationsDirectory)
-        pages = Pages(renderer: try Renderer(templatesDirectory: configuration.templatesDirectory))
+        let providers = try Application.makeProviders(configuration)
+        pages = Pages(renderer: try Renderer(templatesDirectory: configuration.templatesDirectory),
+                      weatherSources: Set(providers.map(\.id)))
         let imported = try CityCatalog.importIfEmpty(into: database)
         if imported > 0 { logger.notice("imported \(imported) cities") }
         cities = CityIndex(cities: try database.pool.read { try City.fetchAll($0) })
-        weather = WeatherService(providers: try Application.makeProviders(configuration), database: database,
+        weather = WeatherService(providers: providers, database: database,
                                  freshFor: configuration.weatherFreshFor, firstFetchBudget: configuration.weatherFirstFetchBudget,
                                  versions: pageVersions, memoryLimit: configuration.forecastsInMemory, logger: logger,
                                  clock: configuration.clock)

@@ -24,12 +24,24 @@ struct LayoutView {
     var signInHref = ""
     var signUpHref = ""
     var languages: [LanguageOption]
+    /// The footer credits the weather sources this site can show, and no other.
+    var creditsOpenMeteo = false
+    var creditsKMA = false
+    var creditsDemo = false
 }
 
 /// Builds complete pages: the layout's view for a request, and the response around a compiled
 /// template's bytes.
 public struct Pages: Sendable {
     public let renderer: Renderer
+    /// The ids of the weather providers this site asks (`open-meteo`, `kma`, `demo`), for the
+    /// footer's credits.
+    public var weatherSources: Set<String> = []
+
+    public init(renderer: Renderer, weatherSources: Set<String> = []) {
+        self.renderer = renderer
+        self.weatherSources = weatherSources
+    }
 
     /// The layout's view for this request.
     func layout(_ context: AppContext, title: String?) -> LayoutView {
@@ -42,6 +54,9 @@ public struct Pages: Sendable {
                                           href: Self.url(context.request, settingQuery: "lang", to: option.rawValue),
                                           current: option == language)
             })
+        view.creditsOpenMeteo = weatherSources.contains("open-meteo")
+        view.creditsKMA = weatherSources.contains("kma")
+        view.creditsDemo = weatherSources.contains("demo")
         if let user = context.user {
             view.currentUser = LayoutView.CurrentUser(username: user.username, displayName: user.displayName, isAdmin: user.isAdmin)
         } else {

@@ -31,17 +31,25 @@ struct HomeController {
         let rows = zip(cities, reports).map { city, report in
             var row = HomePage.CityRow(slug: city.slug, name: city.name(language), bookmarked: !bookmarked.isEmpty)
             let local = LocalCalendar(city.timeZone)
-            if let forecast = report?.forecast, let today = forecast.day(local.dateString(now)) {
-                let temperature = forecast.current?.temperature ?? today.high
-                row.temperature = temperature.map { String(Int($0.rounded())) } ?? "–"
-                row.chipClass = "chip-" + Palette.classSuffix(temperature ?? 0)
-                let condition = WeatherCondition.of(forecast.current?.weatherCode ?? today.weatherCode)
+            if let report, let today = report.forecast.day(local.dateString(now)) {
+                let forecast = report.forecast
+                // "now" only for a reading of the last hours; otherwise today's high, called so.
+                let current = now.timeIntervalSince(forecast.fetchedAt) < CityWeatherView.currentReadingLifetime
+                    ? forecast.current?.temperature : nil
+                let temperature = current ?? today.high
+                row.temperature = temperature.map { String(Comparison.wholeDegrees($0)) } ?? "–"
+                row.temperatureLabel = pages.string(current != nil ? "chart_now" : "high", language)
+                row.chipClass = "chip-" + (temperature.map(Palette.classSuffix) ?? Palette.noValueSuffix)
+                let condition = WeatherCondition.of((current != nil ? forecast.current?.weatherCode : nil) ?? today.weatherCode)
                 row.icon = condition.icon
                 row.condition = pages.string(condition.key, language)
                 if let high = today.high, let yesterday = forecast.day(local.dateString(now, offset: -1))?.high {
                     let (key, degrees) = Comparison.phrase(today: high, reference: yesterday)
                     row.change = pages.string(key, language, ["n": String(degrees)])
                 }
+                row.source = forecast.source
+                row.isDemo = forecast.source == "demo"
+                row.provenance = CityWeatherView.provenance(report, city: city, now: now) { pages.string($0, language, $1) }
             }
             return row
         }
@@ -59,10 +67,16 @@ struct HomePage {
         var name: String
         var bookmarked: Bool
         var temperature: String?
-        var chipClass = ""
+        /// "now" or "High": which figure `temperature` is.
+        var temperatureLabel = ""
+        var chipClass = "chip-none"
         var icon: String?
         var condition = ""
         var change: String?
+        /// Where the figures come from and how old they are; demo figures say so.
+        var provenance: String?
+        var source = ""
+        var isDemo = false
     }
 
     var layout: LayoutView
