@@ -119,3 +119,33 @@ import HTTPTestSupport
         #expect(page.text("//li[@data-slug='seoul']//span[@class='city-temp']") == "High 13°")
     }
 }
+
+/// Which failures stop the service asking a provider, and how long fallback data stands.
+extension WeatherServiceTests {
+    @Test func oneCitysUnusableAnswerDoesNotStopTheProviderForOthers() throws {
+        let stub = try UpstreamStub()
+        let weather = try service(stub, clock: TestClock(AppHarness.fixedNow))
+        stub.mode = .answer(try HonestWeatherTests.answer(highs: Array(repeating: nil, count: 9)))
+        #expect(weather.report(for: seoul)?.source == "demo") // Seoul's answer was nulls: the fallback
+        stub.mode = .ok
+        #expect(weather.report(for: busan)?.source == "open-meteo") // the provider was still asked
+    }
+
+    @Test func anAnswerForAnotherTimeZoneIsRefused() throws {
+        let stub = try UpstreamStub()
+        stub.mode = .answer(try UpstreamStub.recorded { $0["utc_offset_seconds"] = 0 })
+        let weather = try service(stub, fallback: false, clock: TestClock(AppHarness.fixedNow))
+        #expect(weather.report(for: seoul) == nil) // Seoul is UTC+9: these local days would be wrong
+    }
+
+    @Test func fallbackDataGivesWayToThePreferredProviderSoonAfterItRecovers() throws {
+        let stub = try UpstreamStub()
+        stub.mode = .unavailable
+        let clock = TestClock(AppHarness.fixedNow)
+        let weather = try service(stub, clock: clock)
+        #expect(weather.report(for: seoul)?.source == "demo")
+        stub.mode = .ok
+        clock.advance(WeatherService.fallbackFreshFor + 1) // well inside the 30 minutes preferred data stays fresh
+        try waitUntil("the preferred provider's data replaces the demo figures") { weather.report(for: seoul)?.source == "open-meteo" }
+    }
+}

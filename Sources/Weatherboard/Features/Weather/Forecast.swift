@@ -64,7 +64,23 @@ public protocol WeatherProvider: Sendable {
 /// A provider failed: the network, the upstream's answer, or its format.
 public struct UpstreamError: Error, CustomStringConvertible {
     public let description: String
-    public init(_ description: String) { self.description = description }
+    /// The answer for this one place was unusable (nulls, a wrong zone, a 4xx, bad format),
+    /// while the provider itself answered: not a reason to stop asking it for other cities.
+    public let isAboutTheAnswer: Bool
+
+    /// The provider is failing (network, timeout, 5xx, refused key): its breaker opens.
+    public init(_ description: String) {
+        self.description = description
+        isAboutTheAnswer = false
+    }
+
+    private init(answer description: String) {
+        self.description = description
+        isAboutTheAnswer = true
+    }
+
+    /// This place's answer is unusable; other places may be fine.
+    public static func answer(_ description: String) -> UpstreamError { UpstreamError(answer: description) }
 }
 
 /// Local calendar dates of a city.

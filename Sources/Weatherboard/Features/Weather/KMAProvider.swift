@@ -70,14 +70,16 @@ public struct KMAProvider: WeatherProvider {
 
     /// Reads an answer, or throws the error it carries (service envelope or result code).
     static func parse(_ bytes: [UInt8]) throws -> [Item] {
-        guard let document = try? MarkupDocument(bytes, as: .xml) else { throw UpstreamError("kma: the answer is not XML") }
+        guard let document = try? MarkupDocument(bytes, as: .xml) else { throw UpstreamError.answer("kma: the answer is not XML") }
         if document.count("/OpenAPI_ServiceResponse") > 0 {
             let reason = document.text("//returnAuthMsg") ?? document.text("//errMsg") ?? "unknown"
             throw UpstreamError("kma gateway error: \(reason)")
         }
         guard let code = document.text("/response/header/resultCode") else { throw UpstreamError("kma: no result code") }
         guard code == "00" else {
-            throw UpstreamError("kma error \(code): \(document.text("/response/header/resultMsg") ?? "")")
+            // A result code (e.g. NO_DATA for this grid cell) is about this request; the gateway's
+            // envelope (a refused key) above is about the service.
+            throw UpstreamError.answer("kma error \(code): \(document.text("/response/header/resultMsg") ?? "")")
         }
         var items: [Item] = []
         // Each field is read with one XPath query, in document order; an item lacking a field
@@ -87,7 +89,7 @@ public struct KMAProvider: WeatherProvider {
         let times = document.nodes("/response/body/items/item/fcstTime").map(\.text)
         let values = document.nodes("/response/body/items/item/fcstValue").map(\.text)
         guard categories.count == dates.count, dates.count == times.count, times.count == values.count else {
-            throw UpstreamError("kma: items with missing fields")
+            throw UpstreamError.answer("kma: items with missing fields")
         }
         for i in categories.indices {
             var value = Double(values[i])

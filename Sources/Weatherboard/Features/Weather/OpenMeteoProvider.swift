@@ -37,22 +37,31 @@ public struct OpenMeteoProvider: WeatherProvider {
         let (status, body) = try HTTPFetch.get(url, timeout: timeout)
         guard status == 200 else {
             let reason = (try? JSONDecoder().decode(ErrorBody.self, from: body))?.reason ?? "no reason given"
-            throw UpstreamError("open-meteo answered \(status): \(reason)")
+            let message = "open-meteo answered \(status): \(reason)"
+            // A 4xx other than 429 is about this request (this place); 429 and 5xx about the service.
+            throw (400..<500).contains(status) && status != 429 ? UpstreamError.answer(message) : UpstreamError(message)
         }
         do {
-            return try Self.decode(body, fetchedAt: now)
+            return try Self.decode(body, fetchedAt: now, expectedUTCOffset: city.timeZone.secondsFromGMT(for: now))
+        } catch let error as UpstreamError {
+            throw error
         } catch {
-            throw UpstreamError("open-meteo: the answer did not decode: \(error)")
+            throw UpstreamError.answer("open-meteo: the answer did not decode: \(error)")
         }
     }
 
-    static func decode(_ data: Data, fetchedAt: Date) throws -> Forecast {
+    /// - Parameter expectedUTCOffset: the city's offset now; an answer for another zone (its local
+    ///   dates would be another day's) is refused.
+    static func decode(_ data: Data, fetchedAt: Date, expectedUTCOffset: Int? = nil) throws -> Forecast {
         let response = try JSONDecoder().decode(Response.self, from: data)
+        if let expectedUTCOffset, let offset = response.utc_offset_seconds, offset != expectedUTCOffset {
+            throw UpstreamError.answer("open-meteo: the answer is for UTC offset \(offset) s, the city's is \(expectedUTCOffset) s")
+        }
         let daily = response.daily
         guard daily.temperature_2m_max.count == daily.time.count, daily.temperature_2m_min.count == daily.time.count
-        else { throw UpstreamError("daily arrays differ in length") }
+        else { throw UpstreamError.answer("daily arrays differ in length") }
         let hourly = response.hourly
-        guard hourly.temperature_2m.count == hourly.time.count else { throw UpstreamError("hourly arrays differ in length") }
+        guard hourly.temperature_2m.count == hourly.time.count else { throw UpstreamError.answer("hourly arrays differ in length") }
         func at<T>(_ array: [T?]?, _ i: Int) -> T? { array.flatMap { i < $0.count ? $0[i] : nil } }
         return Forecast(
             source: "open-meteo", fetchedAt: fetchedAt,
@@ -73,6 +82,7 @@ public struct OpenMeteoProvider: WeatherProvider {
 
     // The API's JSON, field names as sent.
     struct Response: Decodable {
+        var utc_offset_seconds: Int?
         var current: CurrentBlock?
         var hourly: HourlyBlock
         var daily: DailyBlock

@@ -17,6 +17,9 @@ public struct WeatherReport: Sendable {
 /// - every upstream fetch runs on the service's own bounded executor, never on a request worker,
 ///   so a hanging provider holds none of them;
 /// - a provider that fails is skipped for `breakerOpenFor` (circuit breaker) and the next is used;
+///   an unusable answer for one city fails that city only, and does not open the breaker;
+/// - data from a fallback provider is fresh for `fallbackFreshFor` only, so the preferred
+///   provider is asked again soon after it recovers;
 /// - errors are never cached; when every provider fails, the last cached data is shown, up to
 ///   `maximumStaleAge`: older data is not shown at all (the page waits for a fetch, bounded, or
 ///   says it has no weather), and an answer that lacks the days a page needs is a failure.
@@ -74,6 +77,10 @@ public final class WeatherService: @unchecked Sendable {
         self.clock = clock
     }
 
+    /// How long data from a fallback provider (demo, when Open-Meteo failed) is served before the
+    /// preferred provider is asked again.
+    public static let fallbackFreshFor: TimeInterval = 5 * 60
+
     /// Cached data older than this is not shown, however the providers are doing.
     public static let maximumStaleAge: TimeInterval = 24 * 3600
 
@@ -90,7 +97,8 @@ public final class WeatherService: @unchecked Sendable {
         guard let cached = cachedForecast(city) else { return nil }
         let age = clock().timeIntervalSince(cached.fetchedAt)
         if age > Self.maximumStaleAge { return nil }
-        if age < freshFor {
+        let preferred = providers.first { $0.covers(city) }?.id
+        if age < (cached.source == preferred ? freshFor : Self.fallbackFreshFor) {
             return WeatherReport(forecast: cached, source: cached.source)
         }
         startFetch(city)
@@ -146,7 +154,7 @@ public final class WeatherService: @unchecked Sendable {
             if open { continue }
             do {
                 let forecast = try provider.forecast(for: city, now: now)
-                if let problem = forecast.problem(for: city, now: now) { throw UpstreamError("\(provider.id): \(problem)") }
+                if let problem = forecast.problem(for: city, now: now) { throw UpstreamError.answer("\(provider.id): \(problem)") }
                 store(forecast, for: city)
                 lock.withLock {
                     breakerOpenUntil[provider.id] = nil
@@ -155,7 +163,11 @@ public final class WeatherService: @unchecked Sendable {
                 return forecast
             } catch {
                 logger.warning("weather provider \(provider.id) failed for \(city.slug): \(error)")
-                lock.withLock { breakerOpenUntil[provider.id] = clock().addingTimeInterval(breakerOpenFor) }
+                // One place's bad answer says nothing about the others: only a failing provider
+                // is skipped for a while.
+                if (error as? UpstreamError)?.isAboutTheAnswer != true {
+                    lock.withLock { breakerOpenUntil[provider.id] = clock().addingTimeInterval(breakerOpenFor) }
+                }
             }
         }
         lock.withLock { _ = lastRefreshFailed.insert(city.id) }
