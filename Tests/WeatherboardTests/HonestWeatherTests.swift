@@ -149,3 +149,23 @@ extension WeatherServiceTests {
         try waitUntil("the preferred provider's data replaces the demo figures") { weather.report(for: seoul)?.source == "open-meteo" }
     }
 }
+
+/// Demo figures must look like weather: late November in each city within what its climate
+/// gives, and days that swing like real days.
+@Suite struct PlausibleDemoTests {
+    @Test("late November", arguments: [
+        // slug, lowest plausible low, highest plausible high
+        ("london", -4.0, 16.0), ("dubai", 16.0, 34.0), ("seoul", -10.0, 18.0), ("singapore", 21.0, 34.0),
+        ("sydney", 12.0, 32.0), ("yakutsk", -50.0, -10.0), ("new-york-city", -8.0, 18.0),
+        ("reykjavik", -12.0, 10.0), ("buenos-aires", 10.0, 32.0), ("mumbai", 18.0, 38.0), ("cape-town", 10.0, 32.0),
+    ])
+    func demoFiguresLookLikeTheClimate(_ slug: String, _ lowest: Double, _ highest: Double) throws {
+        let city = try #require(CityIndexTests.index.city(slug: slug))
+        let forecast = try DemoProvider().forecast(for: city, now: AppHarness.fixedNow)
+        for day in forecast.daily {
+            let high = try #require(day.high), low = try #require(day.low)
+            #expect(low >= lowest && high <= highest, "\(slug) \(day.date): \(low)…\(high)")
+            #expect((4.0...10.0).contains(high - low), "\(slug) \(day.date) swings \(high - low)")
+        }
+    }
+}

@@ -1,8 +1,9 @@
 import Foundation
 
-/// Offline weather: deterministic, plausible figures from latitude, season, hour of day and a
-/// seeded day-to-day variation, so the site can be browsed without a network and tests are
-/// reproducible. Pages say plainly that these are demo figures.
+/// Offline weather: deterministic, plausible figures from climate normals (for well-known cities)
+/// or latitude, the season, the hour of day and a seeded day-to-day variation, so the site can
+/// be browsed without a network and tests are reproducible. Pages say plainly that these are
+/// demo figures.
 public struct DemoProvider: WeatherProvider {
     public let id = "demo"
 
@@ -17,8 +18,8 @@ public struct DemoProvider: WeatherProvider {
         for offset in -1...5 {
             let date = local.dateString(now, offset: offset)
             guard let start = local.startOfDay(date) else { continue }
-            let mean = seasonalMean(latitude: city.latitude, dayOfYear: local.dayOfYear(start)) + anomaly(city, date)
-            let range = 5 + 4 * unit(city.id, date, salt: 7) // half the day's swing, 5–9 °C
+            let mean = seasonalMean(city, dayOfYear: local.dayOfYear(start)) + anomaly(city, date)
+            let range = 3 + 1.5 * unit(city.id, date, salt: 7) // half the day's swing: a 6–9 °C day
             let code = weatherCode(city, date, mean: mean)
             var temperatures: [Double] = []
             for hour in 0..<24 {
@@ -43,21 +44,49 @@ public struct DemoProvider: WeatherProvider {
                         daily: daily, hourly: hourly)
     }
 
-    /// Yearly mean falls with latitude; the seasonal swing grows with it and peaks in late July
-    /// (north) or mid-January (south).
-    func seasonalMean(latitude: Double, dayOfYear: Int) -> Double {
-        let absolute = abs(latitude)
-        let annual = 28 - 0.45 * absolute
-        let swing = min(16, 0.36 * absolute)
-        let peak = latitude >= 0 ? 202.0 : 18.0
+    /// Monthly mean temperatures (°C, January to December) of well-known cities, rounded from
+    /// published climate normals, so that their demo figures look like their weather (latitude
+    /// alone cannot tell London's mild winter from Seoul's cold one).
+    static let normals: [String: [Double]] = [
+        "seoul": [-2.4, 0.4, 5.7, 12.5, 17.8, 22.2, 24.9, 25.7, 21.2, 14.8, 7.2, 0.4],
+        "busan": [3.2, 5.0, 8.9, 13.6, 17.5, 20.7, 24.4, 25.9, 22.4, 17.7, 11.7, 5.6],
+        "tokyo": [5.4, 6.1, 9.4, 14.3, 18.8, 21.9, 25.7, 26.9, 23.3, 18.0, 12.5, 7.7],
+        "new-york-city": [0.5, 1.7, 5.6, 11.7, 17.1, 22.3, 25.3, 24.7, 20.8, 14.7, 8.9, 3.6],
+        "london": [5.2, 5.3, 7.6, 9.9, 13.3, 16.5, 18.7, 18.5, 15.7, 12.0, 8.0, 5.5],
+        "paris": [5.0, 5.6, 8.8, 11.5, 15.2, 18.3, 20.5, 20.3, 16.9, 13.0, 8.3, 5.5],
+        "moscow": [-6.2, -5.9, -0.7, 6.8, 13.5, 17.4, 19.7, 17.6, 11.9, 5.8, -0.5, -4.4],
+        "yakutsk": [-38.6, -33.8, -20.1, -4.8, 7.5, 16.4, 19.5, 15.2, 6.1, -7.8, -27.0, -37.6],
+        "dubai": [19.4, 20.5, 23.4, 27.5, 31.6, 33.6, 35.4, 35.6, 33.2, 29.7, 25.0, 21.0],
+        "singapore": [26.6, 27.2, 27.6, 28.0, 28.4, 28.4, 28.0, 27.9, 27.7, 27.7, 27.0, 26.5],
+        "sydney": [23.5, 23.4, 22.1, 19.5, 16.6, 14.2, 13.4, 14.5, 17.0, 19.1, 20.6, 22.3],
+    ]
+
+    /// The day's mean: the city's normals where known (interpolated between mid-months), else a
+    /// latitude model: the yearly mean falls with latitude, the seasonal swing grows with it and
+    /// peaks in late July (north) or mid-January (south). (The model knows no altitude: a high
+    /// city such as Nairobi comes out as warm as the lowlands at its latitude.)
+    func seasonalMean(_ city: City, dayOfYear: Int) -> Double {
+        if let months = Self.normals[city.slug] {
+            let position = (Double(dayOfYear) - 15.2) / (365.25 / 12) // 0 = mid-January
+            let lower = Int(position.rounded(.down))
+            let fraction = position - Double(lower)
+            func month(_ index: Int) -> Double { months[((index % 12) + 12) % 12] }
+            return month(lower) + (month(lower + 1) - month(lower)) * fraction
+        }
+        let absolute = abs(city.latitude)
+        let annual = max(-15, 29 - 0.0066 * absolute * absolute)
+        let swing = min(18, 0.2 * absolute)
+        let peak = city.latitude >= 0 ? 202.0 : 18.0
         return annual + swing * cos(2 * Double.pi * (Double(dayOfYear) - peak) / 365.25)
     }
 
-    /// A smooth day-to-day variation of up to about ±5 °C.
+    /// A smooth day-to-day variation: about ±1 °C in the tropics, growing to ±3 °C from 30°
+    /// of latitude (weather systems move temperatures more away from the equator).
     func anomaly(_ city: City, _ date: String) -> Double {
         let index = dayIndex(date)
         func noise(_ i: Int) -> Double { unit(city.id, String(i), salt: 3) * 2 - 1 }
-        return 5 * (0.5 * noise(index) + 0.25 * noise(index - 1) + 0.25 * noise(index + 1))
+        let size = 1 + 2 * min(1, abs(city.latitude) / 30)
+        return size * (0.5 * noise(index) + 0.25 * noise(index - 1) + 0.25 * noise(index + 1))
     }
 
     func weatherCode(_ city: City, _ date: String, mean: Double) -> Int {
