@@ -169,3 +169,35 @@ extension WeatherServiceTests {
         }
     }
 }
+
+extension HonestWeatherTests {
+    @Test func aDayWithoutHourlyValuesHasNoLineAndNoLegendEntry() throws {
+        let stub = try UpstreamStub()
+        stub.mode = .answer(try UpstreamStub.recorded { object in
+            var hourly = object["hourly"] as? [String: Any] ?? [:]
+            let times = hourly["time"] as? [String] ?? []
+            var temperatures = hourly["temperature_2m"] as? [Any] ?? []
+            for (index, time) in times.enumerated() where time.hasPrefix("2026-11-23") { temperatures[index] = NSNull() }
+            hourly["temperature_2m"] = temperatures
+            object["hourly"] = hourly
+        })
+        let app = try AppHarness { $0.weatherProviders = ["open-meteo"]; $0.openMeteoURL = stub.url }
+        let (_, page) = try app.page("/city/seoul")
+        #expect(page.count("//svg[@class='hourly-chart']//polyline") == 2)
+        #expect(page.count("//svg[@class='hourly-chart']//polyline[contains(@class,'tomorrow')]") == 0)
+        #expect(page.count("//figcaption[@class='legend']/span[contains(@class,'key-tomorrow')]") == 0)
+        #expect(page.count("//figcaption[@class='legend']/span[contains(@class,'key-')]") == 2)
+    }
+
+    @Test func chartTicksFallOnRoundSteps() throws {
+        let stub = try UpstreamStub()
+        let other = try AppHarness { $0.weatherProviders = ["open-meteo"]; $0.openMeteoURL = stub.url }
+        let (_, page) = try other.page("/city/seoul")
+        let ticks = page.nodes("//svg[@class='hourly-chart']//text[@class='tick'][@text-anchor='end']").map { $0.text }
+        let values = ticks.compactMap { Int($0.dropLast()) }
+        #expect(values.count == ticks.count && values.count >= 3)
+        let step = values[1] - values[0]
+        #expect([1, 2, 5, 10].contains(step))
+        #expect(values.allSatisfy { $0 % step == 0 }, "ticks \(ticks)")
+    }
+}

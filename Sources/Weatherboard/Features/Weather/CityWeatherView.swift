@@ -120,13 +120,15 @@ struct CityWeatherView {
         func y(_ t: Double) -> Double { top + (height - top - bottom) * (high - t) / max(1, high - low) }
         func number(_ value: Double) -> String { String(format: "%.1f", value) }
         let names = ["yesterday", "today", "tomorrow"]
-        let lines = zip(names, series).map { name, points in
+        // A day without hourly values gets no line and no legend entry (a partial answer).
+        let lines = zip(names, series).filter { !$0.1.isEmpty }.map { name, points in
             CityWeather.Chart.Line(day: name, label: strings("day_" + name, [:]),
                                    points: points.map { "\(number(x(Double($0.0)))),\(number(y($0.1)))" }.joined(separator: " "))
         }
-        let step = max(1.0, ((high - low) / 4).rounded(.up))
+        // About four ticks on a round step (1, 2, 5 or 10 degrees), at multiples of it.
+        let step = [1.0, 2, 5, 10, 20].first { (high - low) / $0 <= 5 } ?? 20
         var yTicks: [CityWeather.Chart.YTick] = []
-        var t = low
+        var t = (low / step).rounded(.up) * step
         while t <= high {
             yTicks.append(CityWeather.Chart.YTick(y: number(y(t)), labelY: number(y(t) + 4), label: "\(Int(t))°",
                                                   left: number(left), right: number(width - right)))
