@@ -83,6 +83,19 @@ import HTTPTestSupport
         #expect(try app.count("SELECT count(*) FROM posts") == 1)
     }
 
+    @Test func afterARefusedFormTheLanguageSwitchLeadsToAPageNotA405() throws {
+        let app = try AppHarness()
+        let lena = app.browser()
+        try lena.signUp("lena")
+        let (refused, page) = try lena.postOnBoard("seoul", "   ")
+        #expect(refused.status == 422)
+        let korean = try #require(page?.nodes("//ul[@class='lang-switch']//a[@hreflang='ko']").first?["href"])
+        #expect(korean == "/city/seoul?lang=ko")
+        let (switched, koreanPage) = try lena.get(korean)
+        #expect(switched.status == 200)
+        #expect(koreanPage.nodes("//html").first?["lang"] == "ko")
+    }
+
     @Test func aDayAllowsFiftyPosts() throws {
         let app = try AppHarness()
         let kim = app.browser()
@@ -275,10 +288,21 @@ import HTTPTestSupport
         let rita = app.browser()
         try rita.signUp("rita")
         try rita.get("/city/seoul")
-        #expect(try rita.post("/posts/\(id)/report", [("reason", "boring")]).0.status == 400)
-        #expect(try rita.post("/posts/\(id)/report", [("reason", "other"), ("detail", "")]).0.status == 400)
-        #expect(try rita.post("/posts/\(id)/report", [("reason", "other"), ("detail", String(repeating: "x", count: 1001))]).0.status == 400)
+        // a refused report comes back as its form: the message, and what was chosen and typed
+        #expect(try rita.post("/posts/\(id)/report", [("reason", "boring")]).0.status == 422)
+        let (other, otherPage) = try rita.post("/posts/\(id)/report", [("reason", "other"), ("detail", "  "), ("return_to", "/city/seoul?before=99")])
+        #expect(other.status == 422)
+        #expect(otherPage?.text("//p[@id='report-error']") == "Say what is wrong when the reason is “Other”.")
+        #expect(otherPage?.nodes("//select[@name='reason']/option[@selected]").first?["value"] == "other")
+        #expect(otherPage?.nodes("//input[@name='return_to']").first?["value"] == "/city/seoul?before=99")
+        let long = String(repeating: "x", count: 1001)
+        let (tooLong, longPage) = try rita.post("/posts/\(id)/report", [("reason", "spam"), ("detail", long)])
+        #expect(tooLong.status == 422)
+        #expect(longPage?.text("//textarea[@name='detail']") == long)
         #expect(try app.count("SELECT count(*) FROM reports") == 0)
+        // the form has a page of its own too
+        let (_, form) = try rita.get("/posts/\(id)/report?return_to=/city/seoul")
+        #expect(form.count("//form[@action='/posts/\(id)/report']//select[@name='reason']/option") == ReportReason.allCases.count)
         #expect(try rita.post("/posts/\(id)/report", [("reason", "other"), ("detail", "weird")]).0.status == 303)
         try rita.get("/city/seoul")
         #expect(try rita.post("/posts/\(id)/report/withdraw", [("return_to", "/city/seoul")]).0.status == 303)

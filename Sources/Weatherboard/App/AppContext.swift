@@ -20,6 +20,10 @@ public final class AppContext: RequestContext {
     var newGuestToken: String?
     /// The decoded form of a POST (checked for CSRF before any handler sees it).
     public internal(set) var form = URLEncodedForm()
+    /// The address of the page this response shows, for links that reload it (the language
+    /// switch): the request's own for a GET; for a form's POST answered with a page (a refused
+    /// form), the nearest page above the form's address (`/city/seoul` for `/city/seoul/posts`).
+    var pageAddress: String?
 
     public init(request: Request) {
         self.request = request

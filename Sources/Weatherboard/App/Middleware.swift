@@ -27,6 +27,21 @@ enum Middleware {
         return response
     }
 
+    /// For a POST, finds the page its links should reload (see `AppContext.pageAddress`): the
+    /// form's address, or the nearest one above it that answers GET.
+    static func pageAddress(hasRoute: @escaping @Sendable (Request) -> Bool) -> Router<AppContext>.Middleware {
+        { request, context, next in
+            if request.method != "GET" && request.method != "HEAD" {
+                var segments = request.path.split(separator: "/")
+                while !segments.isEmpty && !hasRoute(Request(method: "GET", target: "/" + segments.joined(separator: "/"))) {
+                    segments.removeLast()
+                }
+                context.pageAddress = "/" + segments.joined(separator: "/")
+            }
+            return try next(request, context)
+        }
+    }
+
     /// Remembers a language chosen with `?lang=` for a year.
     static func languageCookie(secure: Bool) -> Router<AppContext>.Middleware {
         { request, context, next in

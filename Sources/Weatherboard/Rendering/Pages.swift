@@ -51,7 +51,7 @@ public struct Pages: Sendable {
             lang: language.rawValue, pageTitle: title.map { "\($0) · \(siteName)" } ?? siteName, csrfToken: context.csrfToken,
             languages: Language.allCases.map { option in
                 LayoutView.LanguageOption(code: option.rawValue, label: string("language_name_\(option.rawValue)", language),
-                                          href: Self.url(context.request, settingQuery: "lang", to: option.rawValue),
+                                          href: Self.languageLink(context, option),
                                           current: option == language)
             })
         view.creditsOpenMeteo = weatherSources.contains("open-meteo")
@@ -89,6 +89,12 @@ public struct Pages: Sendable {
             url += percentEncode(item.value)
         }
         return url
+    }
+
+    /// The current page in another language (a GET address even when a POST showed the page).
+    static func languageLink(_ context: AppContext, _ language: Language) -> String {
+        guard let page = context.pageAddress else { return url(context.request, settingQuery: "lang", to: language.rawValue) }
+        return localPath(page) + "?lang=" + language.rawValue
     }
 
     /// `path` with its leading slashes and backslashes (which browsers read as slashes) made one `/`.

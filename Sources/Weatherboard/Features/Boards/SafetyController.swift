@@ -15,6 +15,7 @@ struct SafetyController {
         router.get("/users/{username}", profile)
         router.post("/users/{username}/block", block)
         router.post("/users/{username}/unblock", unblock)
+        router.get("/posts/{id}/report", showReport)
         router.post("/posts/{id}/report", report)
         router.post("/posts/{id}/report/withdraw", withdraw)
         router.get("/settings/reports", myReports)
@@ -75,14 +76,16 @@ struct SafetyController {
         guard let post else { throw HTTPError(.notFound) }
         let returnTo = context.returnPath(or: "/city/\(post.citySlug)")
         guard post.userID != user.id else { throw HTTPError(.badRequest, message: "You cannot report your own post.") }
-        guard let reason = ReportReason(rawValue: context.form["reason"] ?? "") else {
-            throw HTTPError(.badRequest, message: "Choose a reason from the list.")
+        let typedReason = context.form["reason"] ?? ""
+        let detail = String((context.form["detail"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines).unicodeScalars.prefix(1_100))
+        // A refused report comes back as its form, with the message and what was chosen and typed.
+        func refuse(_ key: String) -> Response {
+            reportPage(post, context, returnTo: returnTo, reason: typedReason, detail: detail,
+                       error: pages.string(key, context.language), status: .unprocessableContent)
         }
-        let detail = (context.form["detail"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        if let problem = TextPolicy.reportDetail.problem(detail) {
-            throw HTTPError(.badRequest, message: pages.string(problem.key(lengthKey: "error_report_detail_long"), context.language))
-        }
-        guard reason != .other || !detail.isEmpty else { throw HTTPError(.badRequest, message: "Say what is wrong when the reason is “other”.") }
+        guard let reason = ReportReason(rawValue: typedReason) else { return refuse("error_report_reason") }
+        if let problem = TextPolicy.reportDetail.problem(detail) { return refuse(problem.key(lengthKey: "error_report_detail_long")) }
+        guard reason != .other || !detail.isEmpty else { return refuse("error_report_other_detail") }
         let now = clock().timeIntervalSince1970
         try database.pool.write { db in
             let today = try Int.fetchOne(db, sql: "SELECT count(*) FROM reports WHERE reporter_id = ? AND created_at > ?",
@@ -100,6 +103,29 @@ struct SafetyController {
         }
         versions.changed(.city(post.cityID))
         return .redirect(to: returnTo + "#post-\(post.id)")
+    }
+
+    /// `GET /posts/{id}/report`: the report form on a page of its own (for a browser without the
+    /// post's menu, and where a refused report comes back).
+    func showReport(_ request: Request, _ context: AppContext) throws -> Response {
+        let user = try context.requireActiveUser()
+        let id = try request.idParameter()
+        guard let post = try database.pool.read({ try BoardQueries.post(id: id, viewer: user, $0) }), post.userID != user.id
+        else { throw HTTPError(.notFound) }
+        let returnTo = safeReturnPath((try request.queryItems())["return_to"] ?? "/city/\(post.citySlug)")
+        return reportPage(post, context, returnTo: returnTo, reason: "", detail: "", error: nil)
+    }
+
+    private func reportPage(_ post: PostRow, _ context: AppContext, returnTo: String, reason: String, detail: String,
+                            error: String?, status: HTTPStatus = .ok) -> Response {
+        let language = context.language
+        let view = ReportPage(
+            layout: pages.layout(context, title: pages.string("report", language)), postID: post.id, body: post.body,
+            returnTo: returnTo, detail: detail, error: error,
+            reasons: ReportReason.allCases.map {
+                SelectOption(value: $0.rawValue, label: pages.string("reason_\($0.rawValue)", language), selected: $0.rawValue == reason)
+            })
+        return pages.html(context, status: status) { Templates.report(view, &$0, $1) }
     }
 
     /// Hides a post once enough distinct people report it (pending reports only); shows it
@@ -159,6 +185,17 @@ struct SafetyController {
 }
 
 /// A person's profile.
+/// The report form on its own page.
+struct ReportPage {
+    var layout: LayoutView
+    var postID: Int64
+    var body: String
+    var returnTo: String
+    var detail: String
+    var error: String?
+    var reasons: [SelectOption]
+}
+
 struct ProfilePage {
     var layout: LayoutView
     var username: String
