@@ -74,6 +74,8 @@ public final class Application: Sendable {
 
         let files = StaticFiles(root: configuration.publicDirectory)
         router.get("/static/{path...}") { request, _ in try files.response(for: request.parameters["path"] ?? "", request: request) }
+        // Browsers ask for /favicon.ico whatever the page links; the icon is an SVG.
+        router.get("/favicon.ico") { _, _ in .redirect(to: "/static/favicon.svg", status: .movedPermanently) }
         HealthController(database: database).addRoutes(to: router)
         let clock = configuration.clock
         let sessions = SessionStore(database: database)

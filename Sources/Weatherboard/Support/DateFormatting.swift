@@ -37,6 +37,12 @@ enum DateFormatting {
         }
     }
 
+    /// "23 Nov 2026 05:45 UTC" / "2026년 11월 23일 05:45 UTC": an instant for people in any zone
+    /// (moderation records, ban notices).
+    static func utcMinute(_ date: Date, language: Language) -> String {
+        string(date, pattern: language == .ko ? "yyyy년 M월 d일 HH:mm 'UTC'" : "d MMM yyyy HH:mm 'UTC'", language: language)
+    }
+
     /// `date` with a fixed pattern (`EEE d MMM`) or a style, in a language and time zone.
     static func string(_ date: Date, pattern: String? = nil, style: DateFormatter.Style = .none, language: Language,
                        timeZone: TimeZone = .gmt) -> String {

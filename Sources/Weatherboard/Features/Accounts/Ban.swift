@@ -26,9 +26,7 @@ public struct Ban: Sendable, Equatable {
     /// "until 29 Nov 2026 05:45 UTC: reason" in the viewer's language.
     func explanation(_ pages: Pages, _ language: Language) -> String {
         guard let until else { return pages.string("ban_permanent", language, ["reason": reason]) }
-        let pattern = language == .ko ? "yyyy년 M월 d일 HH:mm 'UTC'" : "d MMM yyyy HH:mm 'UTC'"
-        return pages.string("ban_until", language, ["until": DateFormatting.string(until, pattern: pattern, language: language),
-                                                    "reason": reason])
+        return pages.string("ban_until", language, ["until": DateFormatting.utcMinute(until, language: language), "reason": reason])
     }
 }
 

@@ -125,7 +125,8 @@ struct BoardController {
                            published: DateFormatting.iso8601(post.createdAt), updated: DateFormatting.iso8601(post.editedAt ?? post.createdAt),
                            link: "\(base)/city/\(city.slug)#post-\(post.id)", body: post.body)
         }
-        let updated = posts.map { $0.editedAt ?? $0.createdAt }.max() ?? Date(timeIntervalSince1970: 0)
+        // An empty board's feed is as new as the request (not 1970).
+        let updated = posts.map { $0.editedAt ?? $0.createdAt }.max() ?? clock()
         let view = FeedView(id: "tag:weatherboard,2026:city/\(city.slug)",
                             title: pages.string("feed_title", context.language, ["city": city.name(context.language)]),
                             updated: DateFormatting.iso8601(updated), selfHref: "\(base)/city/\(city.slug)/feed.atom",

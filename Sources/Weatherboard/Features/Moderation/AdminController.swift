@@ -88,14 +88,14 @@ struct AdminController {
                 let details = pending.map { report in
                     AdminQueuePage.Detail(reporter: (report["username"] as String?) ?? pages.string("deleted_user", language),
                                           reason: pages.string("reason_\(report["reason"] as String)", language),
-                                          detail: report["detail"], at: Self.timestamp(report["created_at"]))
+                                          detail: report["detail"], at: Self.moment(report["created_at"], language))
                 }
                 var group = AdminQueuePage.Group(
                     id: id, body: row["body"], isHidden: row["hidden_at"] != nil, author: row["username"],
                     authorName: (row["display_name"] as String?) ?? pages.string("deleted_user", language), citySlug: row["slug"],
                     cityName: language == .ko ? ((row["name_ko"] as String?) ?? row["name_en"]) : row["name_en"],
-                    reporters: row["reporters"], firstReport: Self.timestamp(row["first_report"]),
-                    lastReport: Self.timestamp(row["last_report"]), reasons: reasons, details: details)
+                    reporters: row["reporters"], firstReport: Self.moment(row["first_report"], language),
+                    lastReport: Self.moment(row["last_report"], language), reasons: reasons, details: details)
                 if let problem, problem.postID == id {
                     group.problem = problem.message
                     group.typedReason = problem.reason
@@ -120,9 +120,11 @@ struct AdminController {
         ["1d", "7d", "30d", "permanent"].map { SelectOption(value: $0, label: pages.string("duration_\($0)", language)) }
     }
 
-    static func timestamp(_ seconds: Double?) -> String {
-        guard let seconds else { return "" }
-        return DateFormatting.iso8601(Date(timeIntervalSince1970: seconds))
+    /// A stored instant as moderation pages show it: readable, and machine-readable beside it.
+    static func moment(_ seconds: Double?, _ language: Language) -> Moment {
+        guard let seconds else { return Moment(iso: "", text: "") }
+        let date = Date(timeIntervalSince1970: seconds)
+        return Moment(iso: DateFormatting.iso8601(date), text: DateFormatting.utcMinute(date, language: language))
     }
 
     // MARK: - Actions
@@ -261,7 +263,7 @@ struct AdminController {
         let entries = rows.prefix(size).map { row in
             AdminLogPage.Entry(admin: row["admin_username"], action: row["action"],
                                actionText: pages.string("action_\(row["action"] as String)", language), postID: row["post_id"],
-                               username: row["username"], citySlug: row["slug"], reason: row["reason"], at: Self.timestamp(row["created_at"]))
+                               username: row["username"], citySlug: row["slug"], reason: row["reason"], at: Self.moment(row["created_at"], language))
         }
         func href(_ page: Int) -> String {
             var items = ["page=\(page)"]
@@ -290,9 +292,9 @@ struct AdminController {
 
     /// A row of `reason, created_at, until, lifted_at` (a ban, or a deleted account's kept ban) as shown.
     private func banEntry(_ row: Row, _ language: Language) -> AdminUserPage.BanEntry {
-        AdminUserPage.BanEntry(reason: row["reason"], from: Self.timestamp(row["created_at"]),
-                               until: (row["until"] as Double?).map { Self.timestamp($0) } ?? pages.string("duration_permanent", language),
-                               lifted: (row["lifted_at"] as Double?).map { Self.timestamp($0) })
+        AdminUserPage.BanEntry(reason: row["reason"], from: Self.moment(row["created_at"], language).text,
+                               until: (row["until"] as Double?).map { Self.moment($0, language).text } ?? pages.string("duration_permanent", language),
+                               lifted: (row["lifted_at"] as Double?).map { Self.moment($0, language).text })
     }
 
     /// A deleted account's name: reserved, with the bans it had (kept when it was deleted).
@@ -325,7 +327,7 @@ struct AdminController {
             func reports(_ sql: String) throws -> [AdminUserPage.Report] {
                 try Row.fetchAll(db, sql: sql, arguments: [id]).map { row in
                     AdminUserPage.Report(postID: row["post_id"], other: row["other"],
-                                         reason: pages.string("reason_\(row["reason"] as String)", language), outcome: row["outcome"])
+                                         reason: pages.string("reason_\(row["reason"] as String)", language), outcome: pages.string("outcome_\(row["outcome"] as String)", language))
                 }
             }
             let made = try reports("""
@@ -342,6 +344,12 @@ struct AdminController {
             let active = try Ban.active(userID: id, now: clock(), db)
             return AdminUserPage(layout: pages.layout(context, title: person.displayName), username: person.username,
                                  displayName: person.displayName, blocksReceived: blocks, isBanned: active != nil,
+                                 banStatus: active.map { ban in
+                                     ban.until.map {
+                                         pages.string("admin_banned_until", language,
+                                                      ["until": DateFormatting.utcMinute($0, language: language), "reason": ban.reason])
+                                     } ?? pages.string("admin_banned_permanent", language, ["reason": ban.reason])
+                                 },
                                  canBan: !person.isAdmin && person.id != context.user?.id, durations: Self.durationOptions(pages, language),
                                  bans: bans, posts: posts, made: made, received: received)
         }

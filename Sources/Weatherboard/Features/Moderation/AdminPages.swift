@@ -1,5 +1,11 @@
 import Foundation
 
+/// An instant on a moderation page: `<time datetime="{{iso}}">{{text}}</time>`.
+struct Moment {
+    var iso: String
+    var text: String
+}
+
 /// The report queue: reported posts grouped, most reporters first.
 struct AdminQueuePage {
     struct ReasonCount {
@@ -11,7 +17,7 @@ struct AdminQueuePage {
         var reporter: String
         var reason: String
         var detail: String
-        var at: String
+        var at: Moment
     }
 
     struct Group {
@@ -23,8 +29,8 @@ struct AdminQueuePage {
         var citySlug: String
         var cityName: String
         var reporters: Int
-        var firstReport: String
-        var lastReport: String
+        var firstReport: Moment
+        var lastReport: Moment
         var reasons: [ReasonCount]
         var details: [Detail]
         var problem: String?
@@ -58,7 +64,7 @@ struct AdminLogPage {
         var username: String?
         var citySlug: String?
         var reason: String
-        var at: String
+        var at: Moment
     }
 
     var layout: LayoutView
@@ -101,6 +107,8 @@ struct AdminUserPage {
     var problem: String?
     var blocksReceived: Int
     var isBanned: Bool
+    /// The ban in force, said as the person sees it ("until …: reason").
+    var banStatus: String?
     var canBan: Bool
     var durations: [SelectOption]
     var bans: [BanEntry]

@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+import HTTPTestSupport
+@testable import Weatherboard
+
+/// Small things a person trips over: each fails without its fix.
+@Suite(.serialized) struct PolishTests {
+    @Test func theFaviconAddressLeadsToTheIcon() throws {
+        let app = try AppHarness()
+        let response = try app.get("/favicon.ico")
+        #expect(response.status == 301)
+        #expect(response.headers["Location"] == "/static/favicon.svg")
+        #expect(response.headers["Set-Cookie"] == nil)
+        #expect(try app.get("/static/favicon.svg").status == 200)
+    }
+
+    @Test func anEmptyBoardsFeedIsDatedNowNot1970() throws {
+        let app = try AppHarness()
+        let feed = try MarkupDocument(try app.get("/city/busan/feed.atom").body, as: .xml)
+        let updated = try #require(feed.text("/*[local-name()='feed']/*[local-name()='updated']"))
+        #expect(updated == DateFormatting.iso8601(AppHarness.fixedNow))
+    }
+
+    @Test func thePostBoxesStopAtTheLimit() throws {
+        let app = try AppHarness()
+        let writer = app.browser()
+        try writer.signUp("writer")
+        let (_, page) = try writer.get("/city/seoul")
+        #expect(page.nodes("//textarea[@id='post-body']").first?["maxlength"] == "500")
+        try writer.postOnBoard("seoul", "a post to edit")
+        let id = try app.count("SELECT id FROM posts")
+        #expect(try writer.get("/posts/\(id)/edit").1.nodes("//textarea[@id='edit-body']").first?["maxlength"] == "500")
+    }
+
+    @Test func theAdminPageOfABannedPersonSaysSoInReadableTimes() throws {
+        let app = try AppHarness()
+        let admin = app.browser()
+        try admin.signUp("chief")
+        try app.promoteToAdmin("chief")
+        let author = app.browser()
+        try author.signUp("author")
+        try author.postOnBoard("seoul", "reported words")
+        let id = try app.count("SELECT id FROM posts")
+        let reporter = app.browser()
+        try reporter.signUp("reporter")
+        try reporter.get("/city/seoul")
+        try reporter.post("/posts/\(id)/report", [("reason", "spam")])
+        try admin.get("/admin/users/author")
+        try admin.post("/admin/users/author/ban", [("duration", "7d"), ("reason", "spam again"), ("return_to", "/admin/users/author")])
+        let (_, page) = try admin.get("/admin/users/author")
+        #expect(page.text("//p[@class='ban-status']") == "Banned until 29 Nov 2026 05:45 UTC: spam again")
+        #expect(page.text("//ul[@class='bans']/li")?.hasPrefix("22 Nov 2026 05:45 UTC → 29 Nov 2026 05:45 UTC") == true)
+        #expect(page.text("//ul[@class='reports-received']/li")?.hasSuffix("Waiting for a moderator") == true)
+        let (_, log) = try admin.get("/admin/log")
+        let time = try #require(log.nodes("//tr[@class='log-entry']//time").first)
+        #expect(time["datetime"] == "2026-11-22T05:45:00Z")
+        #expect(time.text == "22 Nov 2026 05:45 UTC")
+    }
+}
