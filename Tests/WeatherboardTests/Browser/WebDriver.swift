@@ -149,6 +149,12 @@ final class WebDriver {
         try command("POST", "/execute/sync", ["script": source, "args": arguments])
     }
 
+    /// Runs a script that calls its last argument with the result (a promise's), and returns it.
+    @discardableResult
+    func asyncScript(_ source: String, _ arguments: [Any] = []) throws -> Any? {
+        try command("POST", "/execute/async", ["script": source, "args": arguments])
+    }
+
     /// Presses keys (Tab is \u{E004}, Enter \u{E007}) as a keyboard would, on whatever has focus.
     func press(_ keys: String) throws {
         var actions: [[String: Any]] = []

@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+@testable import Weatherboard
+
+/// axe-core (WCAG 2 A and AA rules) on every kind of page, light and dark, phone and desktop
+/// widths: no violations. axe comes from `scripts/fetch-axe.sh` (CI runs it); without it the
+/// test says why and passes locally, and fails where the browser is required.
+@Suite(.serialized) struct AccessibilityTests {
+    static let axePath = AppConfiguration.repositoryFolder(".build/axe.min.js")
+
+    static var axe: String? { try? String(contentsOfFile: axePath, encoding: .utf8) }
+
+    /// The violations axe finds on the page now: "rule: count (first targets)".
+    static func violations(_ browser: WebDriver, axe: String) throws -> [String] {
+        try browser.script(axe + "\nreturn true;")
+        let found = try browser.asyncScript("""
+            const done = arguments[arguments.length - 1];
+            axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
+              .then(result => done(result.violations.map(v => v.id + ': ' + v.nodes.length + ' (' +
+                    v.nodes.slice(0, 3).map(n => n.target.join(' ') + (n.any[0] ? ' — ' + n.any[0].message : '')).join(' | ') + ')')))
+              .catch(error => done(['axe failed: ' + error]));
+            """)
+        return found as? [String] ?? ["axe gave no answer"]
+    }
+
+    @Test("no violations", arguments: [375, 1280])
+    func everyPageInBothSchemes(width: Int) throws {
+        guard let axe = Self.axe else {
+            if WebDriver.required && WebDriver.unavailableReason == nil {
+                Issue.record("axe-core is required here: run scripts/fetch-axe.sh")
+            } else {
+                print("accessibility tests not run: \(Self.axePath) is missing (scripts/fetch-axe.sh)")
+            }
+            return
+        }
+        guard let site = try BrowserJourneyTests.start(width: width) else { return }
+        defer { withExtendedLifetime(site) {} }
+        let (app, browser, base) = (site.app, site.browser, site.base)
+        try BrowserJourneyTests.signUp(browser, base, "checker")
+        try app.application.database.pool.write { try $0.execute(sql: "UPDATE users SET role = 'admin' WHERE username = 'checker'") }
+        try BrowserJourneyTests.post(browser, base, city: "seoul", "A post to look at, with a link https://example.com/a")
+        let postID = try app.count("SELECT id FROM posts")
+        let pages = ["/", "/city/seoul", "/city/singapore", "/city/yakutsk", "/search?q=san", "/users/checker", "/settings",
+                     "/settings/reports", "/admin", "/admin/log", "/admin/users/checker", "/city/seoul/moderation",
+                     "/posts/\(postID)/edit", "/no-such-page", "/?lang=ko", "/city/seoul?lang=ko"]
+        for scheme in ["light", "dark"] {
+            try browser.devTools("Emulation.setEmulatedMedia", ["features": [["name": "prefers-color-scheme", "value": scheme]]])
+            for path in pages {
+                try browser.go(base + path)
+                let found = try Self.violations(browser, axe: axe)
+                #expect(found.isEmpty, "\(path), \(scheme), \(width) px: \(found)")
+            }
+        }
+        try browser.devTools("Emulation.setEmulatedMedia", ["features": [["name": "prefers-color-scheme", "value": "light"]]])
+        try BrowserJourneyTests.signOut(browser)
+        for path in ["/login", "/signup", "/city/seoul"] {
+            try browser.go(base + path)
+            let found = try Self.violations(browser, axe: axe)
+            #expect(found.isEmpty, "\(path), signed out, \(width) px: \(found)")
+        }
+    }
+}
