@@ -15,14 +15,6 @@ import Testing
         }
     }
 
-    @Test func textContrastIsAtLeast4_5AcrossTheRange() {
-        for tenth in -200...400 {
-            let color = Palette.color(Double(tenth) / 10)
-            let ink = Palette.ink(on: [color])
-            #expect(ink.contrast >= 4.5, "\(Double(tenth) / 10) °C: \(color.hex) gives only \(ink.contrast)")
-        }
-    }
-
     @Test func stylesheetHasAClassPerDegree() {
         let css = Palette.stylesheet()
         #expect(css.contains(".hi-m20{--hi:#4B3F9E}"))
@@ -110,5 +102,34 @@ import Testing
             let hours = a.hours(on: day.date).compactMap(\.temperature)
             #expect(day.high == hours.max() && day.low == hours.min())
         }
+    }
+}
+
+/// Card text sits on a plate over a gradient from the day's high colour to its low colour: the
+/// plate's ink must reach 4.5:1 on every point of every day's gradient, in both colour schemes.
+@Suite struct GradientContrastTests {
+    @Test(arguments: [("light", Palette.lightPlate), ("dark", Palette.darkPlate)])
+    func plateTextReaches4_5OnEveryGradient(scheme: String, plate: Palette.Plate) {
+        var worst = (contrast: 21.0, pair: "")
+        for high in Palette.range {
+            for low in Palette.range where low <= high {
+                let (top, bottom) = (Palette.color(Double(high)), Palette.color(Double(low)))
+                for step in 0...10 { // CSS interpolates a gradient in sRGB
+                    let f = Double(step) / 10
+                    let behind = Palette.RGB(r: top.r + (bottom.r - top.r) * f, g: top.g + (bottom.g - top.g) * f,
+                                             b: top.b + (bottom.b - top.b) * f)
+                    let contrast = Palette.contrast(plate.ink, plate.over(behind))
+                    if contrast < worst.contrast { worst = (contrast, "\(low)…\(high) at \(f)") }
+                }
+            }
+        }
+        #expect(worst.contrast >= 4.5, "\(scheme): \(String(format: "%.2f", worst.contrast)):1 for \(worst.pair)")
+        #expect(Palette.contrast(plate.ink, plate.over(Palette.noValue)) >= 4.5)
+    }
+
+    @Test func thePlatesComeFromThePaletteStylesheet() {
+        let css = Palette.stylesheet()
+        #expect(css.contains(":root{--plate:rgb(255 255 255 / 0.82);--plate-ink:#000000}"))
+        #expect(css.contains("@media (prefers-color-scheme: dark){:root{--plate:rgb(20 21 24 / 0.82);--plate-ink:#ECECEF}}"))
     }
 }

@@ -90,13 +90,11 @@ struct CityWeatherView {
         return card
     }
 
-    /// `hi-N lo-M ink-dark|ink-light`: the gradient from the high's colour to the low's and the
-    /// text colour that contrasts more with both ends. A missing value has the neutral colour
-    /// (`hi-none`), never the colour of 0 °C.
+    /// `hi-N lo-M`: the gradient from the high's colour to the low's (text sits on plates over
+    /// it, see `Palette.Plate`). A missing value has the neutral colour (`hi-none`), never the
+    /// colour of 0 °C.
     private func gradientClasses(high: Double?, low: Double?) -> String {
-        let ink = Palette.ink(on: [high.map(Palette.color) ?? Palette.noValue, low.map(Palette.color) ?? Palette.noValue])
-        let highSuffix = high.map(Palette.classSuffix) ?? Palette.noValueSuffix, lowSuffix = low.map(Palette.classSuffix) ?? Palette.noValueSuffix
-        return "hi-\(highSuffix) lo-\(lowSuffix) \(ink.isDark ? "ink-dark" : "ink-light")"
+        "hi-\(high.map(Palette.classSuffix) ?? Palette.noValueSuffix) lo-\(low.map(Palette.classSuffix) ?? Palette.noValueSuffix)"
     }
 
     private func dayLabel(_ date: String, local: LocalCalendar) -> String {

@@ -56,12 +56,29 @@ public enum Palette {
     public static let black = RGB(r: 0, g: 0, b: 0)
     public static let white = RGB(r: 1, g: 1, b: 1)
 
-    /// Black or white, whichever contrasts more with every colour given (its worst case).
-    public static func ink(on colors: [RGB]) -> (isDark: Bool, contrast: Double) {
-        let onBlack = colors.map { contrast($0, black) }.min() ?? 21
-        let onWhite = colors.map { contrast($0, white) }.min() ?? 21
-        return onBlack >= onWhite ? (true, onBlack) : (false, onWhite)
+    /// A translucent panel card text sits on, over the temperature gradient: no one ink reads on
+    /// every gradient (dark blue to light cyan has none), but text on a plate reads on any.
+    public struct Plate: Sendable {
+        public let color: RGB
+        public let alpha: Double
+        public let ink: RGB
+
+        /// The plate as the browser paints it over `background` (mixed in sRGB, as CSS does).
+        public func over(_ background: RGB) -> RGB {
+            RGB(r: alpha * color.r + (1 - alpha) * background.r, g: alpha * color.g + (1 - alpha) * background.g,
+                b: alpha * color.b + (1 - alpha) * background.b)
+        }
+
+        var css: String {
+            func byte(_ v: Double) -> Int { Int((v * 255).rounded()) }
+            return "--plate:rgb(\(byte(color.r)) \(byte(color.g)) \(byte(color.b)) / \(alpha));--plate-ink:\(ink.hex)"
+        }
     }
+
+    /// Light plates with black text by default; dark ones with the page's light text in dark mode.
+    public static let lightPlate = Plate(color: white, alpha: 0.82, ink: black)
+    public static let darkPlate = Plate(color: RGB(r: 20 / 255, g: 21 / 255, b: 24 / 255), alpha: 0.82,
+                                        ink: RGB(r: 236 / 255, g: 236 / 255, b: 239 / 255))
 
     /// The class suffix of a whole-degree temperature: 12 → "12", −3 → "m3".
     public static func classSuffix(_ celsius: Double) -> String {
@@ -78,6 +95,7 @@ public enum Palette {
         }
         let none = noValue.hex
         css += ".hi-\(noValueSuffix){--hi:\(none)}.lo-\(noValueSuffix){--lo:\(none)}.chip-\(noValueSuffix){background:\(none)}\n"
+        css += ":root{\(lightPlate.css)}\n@media (prefers-color-scheme: dark){:root{\(darkPlate.css)}}\n"
         return css
     }
 
