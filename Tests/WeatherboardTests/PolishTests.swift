@@ -57,3 +57,50 @@ import HTTPTestSupport
         #expect(time.text == "22 Nov 2026 05:45 UTC")
     }
 }
+
+/// After an action: back where it started, with a word about what happened (once).
+@Suite(.serialized) struct ConfirmationTests {
+    @Test func aReportOnBoardPageTwoReturnsThereWithAConfirmationShownOnce() throws {
+        let app = try AppHarness()
+        let author = app.browser()
+        try author.signUp("talker")
+        for n in 0..<22 {
+            try author.postOnBoard("seoul", "post number \(n)")
+            app.clock.advance(11)
+        }
+        let reader = app.browser()
+        try reader.signUp("reader")
+        let (_, first) = try reader.get("/city/seoul")
+        let older = try #require(first.nodes("//a[@rel='next' or contains(@class,'older')]").first?["href"])
+        let (_, second) = try reader.get(older)
+        let post = try #require(second.nodes("//article[contains(@class,'post')]").first?["data-post-id"])
+        let returnTo = try #require(second.nodes("//article[@data-post-id='\(post)']//form[contains(@action,'/report')]//input[@name='return_to']").first?["value"])
+        #expect(returnTo.hasPrefix("/city/seoul?before="))
+        let (reported, _) = try reader.post("/posts/\(post)/report", [("reason", "spam"), ("return_to", returnTo)])
+        #expect(reported.status == 303)
+        let location = try #require(reported.headers["Location"])
+        #expect(location == returnTo + "#post-\(post)")
+        let (_, back) = try reader.get(location)
+        #expect(back.text("//div[@class='flash']") == "Thank you: your report went to the moderators.")
+        let (_, again) = try reader.get(location)
+        #expect(again.count("//div[@class='flash']") == 0)
+    }
+
+    @Test func blockingSaysSoAndOffersUndo() throws {
+        let app = try AppHarness()
+        let author = app.browser()
+        try author.signUp("noisy")
+        try author.postOnBoard("seoul", "loud words")
+        let reader = app.browser()
+        try reader.signUp("reader")
+        try reader.get("/city/seoul")
+        let (blocked, _) = try reader.post("/users/noisy/block", [("return_to", "/city/seoul")])
+        let (_, page) = try reader.get(try #require(blocked.headers["Location"]))
+        #expect(page.text("//div[@class='flash']/span") == "You blocked noisy: their posts are hidden from you.")
+        #expect(page.count("//article[@data-author='noisy']") == 0)
+        let (undone, _) = try reader.post("/users/noisy/unblock", [])
+        let (_, after) = try reader.get(try #require(undone.headers["Location"]))
+        #expect(after.text("//div[@class='flash']/span") == "You unblocked noisy.")
+        #expect(try reader.get("/city/seoul").1.count("//article[@data-author='noisy']") == 1)
+    }
+}

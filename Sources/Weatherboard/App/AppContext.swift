@@ -24,6 +24,10 @@ public final class AppContext: RequestContext {
     /// switch): the request's own for a GET; for a form's POST answered with a page (a refused
     /// form), the nearest page above the form's address (`/city/seoul` for `/city/seoul/posts`).
     var pageAddress: String?
+    /// The confirmation this request brought (shown by the page's layout, then cleared).
+    var flash: Flash?
+    /// The confirmation of this request's action, for the page its redirect leads to.
+    var nextFlash: Flash?
 
     public init(request: Request) {
         self.request = request

@@ -81,6 +81,7 @@ public final class Application: Sendable {
         let sessions = SessionStore(database: database)
         let identity = Identity(sessions: sessions, secureCookies: configuration.secureCookies, clock: clock,
                                 routeExists: { [unowned router] in router.hasRoute(for: $0) })
+        router.use(Flash.middleware(secure: configuration.secureCookies))
         router.use(Middleware.pageAddress(hasRoute: { [unowned router] in router.hasRoute(for: $0) }))
         router.use(identity.middleware)
         let board = BoardView(database: database, pages: pages, clock: clock)

@@ -25,6 +25,9 @@ struct LayoutView {
     var signUpHref = ""
     var languages: [LanguageOption]
     /// The footer credits the weather sources this site can show, and no other.
+    /// A one-time confirmation of the last action, and its Undo (a form) where there is one.
+    var flash: String?
+    var undoUnblock: String?
     var creditsOpenMeteo = false
     var creditsKMA = false
     var creditsDemo = false
@@ -54,6 +57,10 @@ public struct Pages: Sendable {
                                           href: Self.languageLink(context, option),
                                           current: option == language)
             })
+        if let flash = context.flash {
+            view.flash = string(flash.key, language, ["user": flash.username ?? ""])
+            if flash.kind == .blocked { view.undoUnblock = flash.username }
+        }
         view.creditsOpenMeteo = weatherSources.contains("open-meteo")
         view.creditsKMA = weatherSources.contains("kma")
         view.creditsDemo = weatherSources.contains("demo")

@@ -164,6 +164,7 @@ struct AccountsController {
             try db.execute(sql: "UPDATE users SET display_name = ? WHERE id = ?", arguments: [displayName, user.id])
         }
         versions.changed(.everything)
+        context.nextFlash = Flash(.settingsSaved)
         return .redirect(to: "/settings")
     }
 
@@ -194,6 +195,7 @@ struct AccountsController {
             // Other sessions end with the old password; this one stays.
             try db.execute(sql: "DELETE FROM sessions WHERE user_id = ? AND token_hash <> ?", arguments: [user.id, context.sessionTokenHash])
         }
+        context.nextFlash = Flash(.settingsSaved)
         return .redirect(to: "/settings")
     }
 

@@ -97,6 +97,7 @@ struct BoardController {
                                arguments: [body, clock().timeIntervalSince1970, post.id, post.userID])
             }
             versions.changed(.city(post.cityID))
+            context.nextFlash = Flash(.postEdited)
             return .redirect(to: "/city/\(post.citySlug)#post-\(post.id)")
         }
     }
@@ -110,6 +111,7 @@ struct BoardController {
             try db.execute(sql: "DELETE FROM posts WHERE id = ? AND user_id = ?", arguments: [post.id, post.userID])
         }
         versions.changed(.city(post.cityID))
+        context.nextFlash = Flash(.postDeleted)
         return .redirect(to: "/city/\(post.citySlug)#board")
     }
 

@@ -56,7 +56,8 @@ struct BoardView {
     func section(city: City, context: AppContext, before: Int64?, composer: Composer?, posts: [PostRow]) -> BoardSection {
         let presenter = presenter(context)
         let shown = posts.prefix(BoardQueries.pageSize)
-        let returnTo = HTMLFragment(escaping: "/city/\(city.slug)")
+        // The posts' forms bring the viewer back to this page of the board, not the first.
+        let returnTo = HTMLFragment(escaping: "/city/\(city.slug)" + (before.map { "?before=\($0)" } ?? ""))
         var section = BoardSection(
             feedHref: "/city/\(city.slug)/feed.atom", canPost: context.user != nil, composerText: composer?.text ?? "",
             composerError: composer?.error,

@@ -49,6 +49,7 @@ struct SafetyController {
             try db.execute(sql: "INSERT OR IGNORE INTO blocks (blocker_id, blocked_id, created_at) VALUES (?, ?, ?)",
                            arguments: [user.id, target.id, clock().timeIntervalSince1970])
         }
+        context.nextFlash = Flash(.blocked, username: target.username)
         return .redirect(to: context.returnPath(or: "/users/\(target.username)"))
     }
 
@@ -58,6 +59,7 @@ struct SafetyController {
         try database.pool.write { db in
             try db.execute(sql: "DELETE FROM blocks WHERE blocker_id = ? AND blocked_id = ?", arguments: [user.id, target.id])
         }
+        context.nextFlash = Flash(.unblocked, username: target.username)
         return .redirect(to: context.returnPath(or: "/users/\(target.username)"))
     }
 
@@ -102,6 +104,7 @@ struct SafetyController {
             try Self.applyThreshold(postID: post.id, threshold: limits.reportThreshold, now: now, db)
         }
         versions.changed(.city(post.cityID))
+        context.nextFlash = Flash(.reported)
         return .redirect(to: returnTo + "#post-\(post.id)")
     }
 
@@ -159,6 +162,7 @@ struct SafetyController {
         }
         guard let city else { throw HTTPError(.notFound) }
         versions.changed(.city(city.id))
+        context.nextFlash = Flash(.reportWithdrawn)
         return .redirect(to: context.returnPath(or: "/city/\(city.slug)") + "#post-\(id)")
     }
 

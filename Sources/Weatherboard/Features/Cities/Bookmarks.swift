@@ -57,6 +57,7 @@ struct Bookmarks {
 
     func add(_ request: Request, _ context: AppContext) throws -> Response {
         let city = try city(request)
+        context.nextFlash = Flash(.bookmarked)
         var response = Response.redirect(to: context.returnPath(or: "/city/\(city.slug)"))
         if let user = context.user {
             try database.pool.write { db in
@@ -75,6 +76,7 @@ struct Bookmarks {
 
     func remove(_ request: Request, _ context: AppContext) throws -> Response {
         let city = try city(request)
+        context.nextFlash = Flash(.unbookmarked)
         var response = Response.redirect(to: context.returnPath(or: "/"))
         if let user = context.user {
             try database.pool.write { db in

@@ -26,7 +26,8 @@ struct CityPageController {
             guard let id = Int64(value) else { throw HTTPError(.badRequest, message: "before must be a post id") }
             return id
         }
-        guard context.user == nil else { return try page(city, context, before: before, composer: nil) }
+        // Signed-in pages are each viewer's; a page showing a confirmation is this visitor's.
+        guard context.user == nil && context.flash == nil else { return try page(city, context, before: before, composer: nil) }
         // Guests all see the same page (but for their bookmark and token): kept and reused.
         let bookmarked = bookmarks.containsForGuest(city, context)
         let key = "city \(context.language.rawValue) \(bookmarked) \(request.target)"

@@ -17,7 +17,7 @@ struct HomeController {
     }
 
     func home(_ request: Request, _ context: AppContext) throws -> Response {
-        guard context.user == nil else { return .html(try render(context, csrfToken: context.csrfToken)) }
+        guard context.user == nil && context.flash == nil else { return .html(try render(context, csrfToken: context.csrfToken)) }
         let key = "home \(context.language.rawValue) \(request.target) \(try bookmarks.cities(for: context).map(\.slug))"
         return try cache.response(key: key, city: nil, context: context) { token in try render(context, csrfToken: token) }
     }

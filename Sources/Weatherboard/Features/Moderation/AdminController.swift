@@ -173,6 +173,7 @@ struct AdminController {
                          cityID: post.cityID, reason: reason(context))
         }
         versions.changed(.city(post.cityID))
+        context.nextFlash = Flash(.postRestored)
         return .redirect(to: "/admin")
     }
 
@@ -195,6 +196,7 @@ struct AdminController {
                          cityID: post.cityID, reason: reason)
         }
         versions.changed(.city(post.cityID))
+        context.nextFlash = Flash(.postRemoved)
         return .redirect(to: "/admin")
     }
 
@@ -224,6 +226,7 @@ struct AdminController {
                          cityID: cityID, reason: reason)
         }
         versions.changed(.everything)
+        context.nextFlash = Flash(.banned, username: target.username)
         return .redirect(to: context.returnPath(or: "/admin"))
     }
 
@@ -240,6 +243,7 @@ struct AdminController {
             try writeLog(db, admin: admin, action: "unban", userID: target.id, username: target.username, reason: reason)
         }
         versions.changed(.everything)
+        context.nextFlash = Flash(.unbanned, username: target.username)
         return .redirect(to: "/admin/users/\(target.username)")
     }
 
