@@ -104,3 +104,45 @@ import HTTPTestSupport
         #expect(try reader.get("/city/seoul").1.count("//article[@data-author='noisy']") == 1)
     }
 }
+
+/// Destructive actions ask first, on a page that works without JavaScript.
+@Suite(.serialized) struct AskFirstTests {
+    @Test func deletingAPostAsksFirstThenDeletes() throws {
+        let app = try AppHarness()
+        let author = app.browser()
+        try author.signUp("author")
+        try author.postOnBoard("seoul", "soon gone")
+        let id = try app.count("SELECT id FROM posts")
+        let (_, board) = try author.get("/city/seoul")
+        let form = try #require(board.nodes("//article[@data-post-id='\(id)']//form[@action='/posts/\(id)/delete']").first)
+        #expect(form["method"] == "get") // the button leads to the question, it does not delete
+        let (_, question) = try author.get("/posts/\(id)/delete")
+        #expect(question.text("//blockquote[@class='confirm-quote']") == "soon gone")
+        #expect(question.nodes("//form[@class='confirm-form']").first?["method"] == "post")
+        #expect(try app.count("SELECT count(*) FROM posts") == 1)
+        let (deleted, _) = try author.post("/posts/\(id)/delete", [])
+        #expect(deleted.status == 303)
+        #expect(try app.count("SELECT count(*) FROM posts") == 0)
+        // someone else's post has no such page
+        #expect(try app.browser().get("/posts/\(id)/delete").0.status != 200)
+    }
+
+    @Test func banningAsksFirstWithWhatWasTyped() throws {
+        let app = try AppHarness()
+        let admin = app.browser()
+        try admin.signUp("chief")
+        try app.promoteToAdmin("chief")
+        let target = app.browser()
+        try target.signUp("target")
+        let (_, question) = try admin.get("/admin/users/target/ban?duration=7d&reason=spam%20again&return_to=/admin/users/target")
+        #expect(question.nodes("//p[@class='confirm-detail']").map(\.text) == ["Duration: 7 days", "Reason: spam again"])
+        let fields = Dictionary(uniqueKeysWithValues: question.nodes("//form[@class='confirm-form']/input[@type='hidden']").compactMap { node in
+            node["name"].map { ($0, node["value"] ?? "") }
+        })
+        #expect(fields["duration"] == "7d" && fields["reason"] == "spam again" && fields["return_to"] == "/admin/users/target")
+        #expect(try app.count("SELECT count(*) FROM bans") == 0)
+        let (banned, _) = try admin.post("/admin/users/target/ban", [("duration", "7d"), ("reason", "spam again")], csrf: fields["csrf_token"])
+        #expect(banned.status == 303)
+        #expect(try app.count("SELECT count(*) FROM bans") == 1)
+    }
+}

@@ -131,6 +131,28 @@ func percentEncode(_ text: String) -> String {
 }
 
 /// One `<option>` of a `<select>`.
+/// "Are you sure?" before a destructive action, without JavaScript: the action's own form,
+/// its fields carried along, posted only from here.
+struct ConfirmPage {
+    struct Field {
+        var name: String
+        var value: String
+    }
+    struct Detail {
+        var text: String
+    }
+
+    var layout: LayoutView
+    var heading: String
+    var quote: String?
+    var details: [Detail] = []
+    var question: String
+    var action: String
+    var fields: [Field] = []
+    var button: String
+    var cancelHref: String
+}
+
 struct SelectOption {
     var value: String
     var label: String

@@ -166,7 +166,12 @@ import Testing
         try browser.go(base + "/admin")
         try browser.type("#remove-\(id)", "Advertising")
         try browser.click("form[action='/admin/posts/\(id)/remove'] button")
+        // asked first, with the reason as typed
+        try browser.wait("the confirmation") { try browser.findAll("form.confirm-form").count == 1 }
+        #expect(try browser.text("p.confirm-detail") == "Reason: Advertising")
+        try browser.click("form.confirm-form button")
         try browser.wait("the queue emptied") { try browser.findAll("article.report-group").isEmpty }
+        #expect(try browser.text("div.flash span") == "The post was removed.")
         try browser.go(base + "/city/london/moderation")
         #expect(try browser.text("li.moderation-entry").hasPrefix("A post by seller was removed: Advertising"))
         try Self.signOut(browser)

@@ -19,6 +19,7 @@ struct BoardController {
         router.get("/city/{slug}/feed.atom", feed)
         router.get("/posts/{id}/edit", showEdit)
         router.post("/posts/{id}/edit", edit)
+        router.get("/posts/{id}/delete", confirmDelete)
         router.post("/posts/{id}/delete", delete)
     }
 
@@ -100,6 +101,17 @@ struct BoardController {
             context.nextFlash = Flash(.postEdited)
             return .redirect(to: "/city/\(post.citySlug)#post-\(post.id)")
         }
+    }
+
+    /// `GET /posts/{id}/delete`: asks first (the post's Delete leads here).
+    func confirmDelete(_ request: Request, _ context: AppContext) throws -> Response {
+        let post = try ownPost(request, context)
+        let language = context.language
+        let view = ConfirmPage(layout: pages.layout(context, title: pages.string("confirm_heading", language)),
+                               heading: pages.string("confirm_heading", language), quote: post.body,
+                               question: pages.string("confirm_delete_post", language), action: "/posts/\(post.id)/delete",
+                               button: pages.string("delete", language), cancelHref: "/city/\(post.citySlug)#post-\(post.id)")
+        return pages.html(context) { Templates.confirm(view, &$0, $1) }
     }
 
     func delete(_ request: Request, _ context: AppContext) throws -> Response {

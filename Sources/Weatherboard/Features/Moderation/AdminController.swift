@@ -28,7 +28,9 @@ struct AdminController {
         admin.get("/log", log)
         admin.get("/users/{username}", lookUp)
         admin.post("/posts/{id}/restore", restore)
+        admin.get("/posts/{id}/remove", confirmRemove)
         admin.post("/posts/{id}/remove", remove)
+        admin.get("/users/{username}/ban", confirmBan)
         admin.post("/users/{username}/ban", ban)
         admin.post("/users/{username}/unban", unban)
     }
@@ -175,6 +177,40 @@ struct AdminController {
         versions.changed(.city(post.cityID))
         context.nextFlash = Flash(.postRestored)
         return .redirect(to: "/admin")
+    }
+
+    /// `GET /admin/posts/{id}/remove?reason=`: asks first, with the reason as typed.
+    func confirmRemove(_ request: Request, _ context: AppContext) throws -> Response {
+        let post = try post(request)
+        let query = try request.queryItems()
+        let language = context.language
+        let reason = query["reason"] ?? ""
+        let body = try database.pool.read { try String.fetchOne($0, sql: "SELECT body FROM posts WHERE id = ?", arguments: [post.id]) }
+        let view = ConfirmPage(layout: pages.layout(context, title: pages.string("confirm_heading", language)),
+                               heading: pages.string("admin_remove", language), quote: body,
+                               details: [.init(text: pages.string("confirm_reason", language, ["reason": reason]))],
+                               question: pages.string("confirm_remove_post", language), action: "/admin/posts/\(post.id)/remove",
+                               fields: [.init(name: "reason", value: reason)], button: pages.string("admin_remove", language),
+                               cancelHref: "/admin")
+        return pages.html(context) { Templates.confirm(view, &$0, $1) }
+    }
+
+    /// `GET /admin/users/{username}/ban?duration=&reason=&post_id=&return_to=`: asks first.
+    func confirmBan(_ request: Request, _ context: AppContext) throws -> Response {
+        let target = try User.named(request, in: database)
+        let query = try request.queryItems()
+        let language = context.language
+        let duration = query["duration"] ?? ""
+        let fields = ["duration", "reason", "post_id", "return_to"].compactMap { name in query[name].map { ConfirmPage.Field(name: name, value: $0) } }
+        let view = ConfirmPage(layout: pages.layout(context, title: pages.string("confirm_heading", language)),
+                               heading: pages.string("admin_ban", language),
+                               details: [.init(text: pages.string("confirm_duration", language,
+                                                                  ["duration": Self.durations.keys.contains(duration) ? pages.string("duration_\(duration)", language) : "–"])),
+                                         .init(text: pages.string("confirm_reason", language, ["reason": query["reason"] ?? ""]))],
+                               question: pages.string("confirm_ban", language, ["user": target.displayName]),
+                               action: "/admin/users/\(target.username)/ban", fields: fields, button: pages.string("admin_ban", language),
+                               cancelHref: safeReturnPath(query["return_to"] ?? "/admin"))
+        return pages.html(context) { Templates.confirm(view, &$0, $1) }
     }
 
     func remove(_ request: Request, _ context: AppContext) throws -> Response {
