@@ -201,3 +201,16 @@ extension HonestWeatherTests {
         #expect(values.allSatisfy { $0 % step == 0 }, "ticks \(ticks)")
     }
 }
+
+extension HonestWeatherTests {
+    @Test func theChartIsAlsoSaidInWords() throws {
+        let stub = try UpstreamStub()
+        let app = try AppHarness { $0.weatherProviders = ["open-meteo"]; $0.openMeteoURL = stub.url }
+        let (_, page) = try app.page("/city/seoul")
+        #expect(page.nodes("//svg[@class='hourly-chart']").first?["aria-describedby"] == "chart-summary")
+        let lines = page.nodes("//ul[@id='chart-summary']/li").map(\.text)
+        #expect(lines.count == 3)
+        #expect(lines.allSatisfy { $0.contains("lowest") && $0.contains("highest") })
+        #expect(lines.first?.hasPrefix("Yesterday: lowest") == true)
+    }
+}

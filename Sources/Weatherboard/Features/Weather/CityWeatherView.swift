@@ -139,7 +139,16 @@ struct CityWeatherView {
         return CityWeather.Chart(
             width: Int(width), height: Int(height), title: strings("chart_title", [:]), yTicks: yTicks, xTicks: xTicks,
             nowX: number(x(Double(hour) + Double(minute) / 60)), top: number(top), bottomY: number(height - bottom),
-            nowLabel: strings("chart_now", [:]), lines: lines)
+            nowLabel: strings("chart_now", [:]), lines: lines,
+            summary: zip(names, series).compactMap { name, points -> CityWeather.Chart.Summary? in
+                // The chart in words, for people who cannot see it: each day's lowest and highest hour.
+                guard let coldest = points.min(by: { $0.1 < $1.1 }), let warmest = points.max(by: { $0.1 < $1.1 }) else { return nil }
+                return CityWeather.Chart.Summary(text: strings("chart_summary_day", [
+                    "day": strings("day_" + name, [:]), "low": String(Comparison.wholeDegrees(coldest.1)),
+                    "lowTime": String(format: "%02d:00", coldest.0), "high": String(Comparison.wholeDegrees(warmest.1)),
+                    "highTime": String(format: "%02d:00", warmest.0),
+                ]))
+            })
     }
 
     private func rounded(_ value: Double?) -> String {
@@ -201,6 +210,10 @@ struct CityWeather {
         var bottomY: String
         var nowLabel: String
         var lines: [Line]
+        struct Summary {
+            var text: String
+        }
+        var summary: [Summary]
     }
 
     struct StripDay {
