@@ -214,10 +214,16 @@ import Testing
         }
         try tabTo("#post-body")
         try browser.press("Hello from the keyboard")
+        #expect(try browser.text("#post-count") == "23 / 500") // the live count
         try tabTo("form.composer button")
         try browser.press("\u{E007}")
         try browser.wait("the post") { try browser.findAll("article.post[data-author=keyboarder]").count == 1 }
         try tabTo("article.post[data-author=someone] details.report-menu summary")
+        try browser.press("\u{E007}")
+        #expect(try browser.script("return document.querySelector('article.post[data-author=someone] details').open") as? Bool == true)
+        try browser.press("\u{E00C}") // Esc closes the menu, focus back on its summary
+        #expect(try browser.script("return document.querySelector('article.post[data-author=someone] details').open") as? Bool == false)
+        #expect(try browser.script("return document.activeElement.matches('article.post[data-author=someone] summary')") as? Bool == true)
         try browser.press("\u{E007}")
         #expect(try browser.script("return document.querySelector('article.post[data-author=someone] details').open") as? Bool == true)
         try tabTo("article.post[data-author=someone] form.report-form button")
