@@ -298,6 +298,23 @@ import Testing
         }
         try browser.go(base + "/admin")
         try shoot("admin-queue")
+        // On a phone, and in Korean (phone and desktop, light and dark).
+        try BrowserJourneyTests.signOut(browser)
+        try browser.setWindow(width: 375, height: 812)
+        for (path, name) in [("/", "home-phone"), ("/city/seoul", "city-phone"), ("/city/seoul?lang=ko", "city-phone-ko")] {
+            try browser.go(base + path)
+            try shoot(name)
+        }
+        try browser.go(base + "/city/seoul")
+        try browser.script("document.getElementById('board').scrollIntoView()")
+        try shoot("board-phone-ko")
+        try browser.devTools("Emulation.setEmulatedMedia", ["features": [["name": "prefers-color-scheme", "value": "dark"]]])
+        try browser.go(base + "/?lang=ko")
+        try shoot("home-phone-ko-dark")
+        try browser.devTools("Emulation.setEmulatedMedia", ["features": [["name": "prefers-color-scheme", "value": "light"]]])
+        try browser.setWindow(width: 1280, height: 900)
+        try browser.go(base + "/city/busan?lang=ko")
+        try shoot("city-ko")
         for path in written {
             let bytes = try Data(contentsOf: URL(fileURLWithPath: path)).prefix(8)
             #expect(Array(bytes) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "\(path) is not a PNG")
