@@ -69,6 +69,23 @@ final class AppHarness: Sendable {
         try application.database.pool.write { try $0.execute(sql: "UPDATE users SET role = 'admin' WHERE username = ?", arguments: [username]) }
     }
 
+    /// Given an admin ("chief"), an author ("author") with one post on Seoul's board saying
+    /// `text`, and a reader ("reporter") who reported it as spam.
+    func reportedPost(_ text: String) throws -> (admin: Browser, author: Browser, reporter: Browser, postID: Int64) {
+        let admin = browser()
+        try admin.signUp("chief")
+        try promoteToAdmin("chief")
+        let author = browser()
+        try author.signUp("author")
+        try author.postOnBoard("seoul", text)
+        let postID = Int64(try count("SELECT id FROM posts"))
+        let reporter = browser()
+        try reporter.signUp("reporter")
+        try reporter.get("/city/seoul")
+        try reporter.post("/posts/\(postID)/report", [("reason", "spam")])
+        return (admin, author, reporter, postID)
+    }
+
     /// Runs SQL against the application's database (Given steps and Then checks).
     func count(_ sql: String, _ arguments: StatementArguments = []) throws -> Int {
         try application.database.pool.read { try Int.fetchOne($0, sql: sql, arguments: arguments) ?? 0 }

@@ -8,17 +8,7 @@ import Testing
 @Suite(.serialized) struct NoNilOnScreenTests {
     @Test func everyPageRendersMissingDataAsNothing() throws {
         let app = try AppHarness()
-        let admin = app.browser()
-        try admin.signUp("chief")
-        try app.promoteToAdmin("chief")
-        let author = app.browser()
-        try author.signUp("author")
-        try author.postOnBoard("seoul", "A post that will lose its author")
-        let postID = try app.application.database.pool.read { try Int64.fetchOne($0, sql: "SELECT id FROM posts") ?? 0 }
-        let reporter = app.browser()
-        try reporter.signUp("reporter")
-        try reporter.get("/city/seoul")
-        try reporter.post("/posts/\(postID)/report", [("reason", "spam")])
+        let (admin, author, _, _) = try app.reportedPost("A post that will lose its author")
         try admin.get("/admin/users/reporter")
         try admin.post("/admin/users/reporter/ban", [("duration", "1d"), ("reason", "testing"), ("return_to", "/admin/users/reporter")])
         try admin.get("/admin/users/reporter")

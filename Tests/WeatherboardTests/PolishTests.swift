@@ -34,17 +34,7 @@ import HTTPTestSupport
 
     @Test func theAdminPageOfABannedPersonSaysSoInReadableTimes() throws {
         let app = try AppHarness()
-        let admin = app.browser()
-        try admin.signUp("chief")
-        try app.promoteToAdmin("chief")
-        let author = app.browser()
-        try author.signUp("author")
-        try author.postOnBoard("seoul", "reported words")
-        let id = try app.count("SELECT id FROM posts")
-        let reporter = app.browser()
-        try reporter.signUp("reporter")
-        try reporter.get("/city/seoul")
-        try reporter.post("/posts/\(id)/report", [("reason", "spam")])
+        let (admin, _, _, _) = try app.reportedPost("reported words")
         try admin.get("/admin/users/author")
         try admin.post("/admin/users/author/ban", [("duration", "7d"), ("reason", "spam again"), ("return_to", "/admin/users/author")])
         let (_, page) = try admin.get("/admin/users/author")
