@@ -73,7 +73,7 @@ extension WeatherboardCommand {
         func run() throws {
             let configuration = try settings.configuration()
             do {
-                let (_, applied) = try AppDatabase.open(path: configuration.databasePath, migrationsDirectory: configuration.migrationsDirectory)
+                let (_, applied) = try AppDatabase.open(configuration.database, migrationsDirectory: configuration.migrationsDirectory)
                 if applied.isEmpty {
                     print("no pending migrations")
                 } else {
@@ -101,7 +101,7 @@ extension WeatherboardCommand {
         func run() throws {
             let configuration = try settings.configuration()
             do {
-                let (db, _) = try AppDatabase.open(path: configuration.databasePath, migrationsDirectory: configuration.migrationsDirectory)
+                let (db, _) = try AppDatabase.open(configuration.database, migrationsDirectory: configuration.migrationsDirectory)
                 let added = try CityCatalog.importCities(into: db, from: file.map { URL(fileURLWithPath: $0) } ?? CityCatalog.bundledFile)
                 print("imported \(added) cities")
             } catch let error as MigrationError {
@@ -130,9 +130,9 @@ extension WeatherboardCommand {
 
         func run() throws {
             let configuration = try settings.configuration()
-            let (db, _) = try AppDatabase.open(path: configuration.databasePath, migrationsDirectory: configuration.migrationsDirectory)
-            if try db.pool.read({ try User.find(username: username, $0) }) != nil {
-                try db.pool.write { try $0.execute(sql: "UPDATE users SET role = 'admin' WHERE username_key = ?", arguments: [username.lowercased()]) }
+            let (db, _) = try AppDatabase.open(configuration.database, migrationsDirectory: configuration.migrationsDirectory)
+            if try db.readStatement({ try User.find(username: username, $0) }) != nil {
+                try db.write { try $0.execute("UPDATE users SET role = 'admin' WHERE username_key = ?", username.lowercased()) }
                 print("\(username) is now an admin")
                 return
             }
@@ -144,7 +144,7 @@ extension WeatherboardCommand {
                 throw ValidationErrorExit(message: "the password is not acceptable (\(problem))")
             }
             let hash = try PasswordHasher().hash(password)
-            try db.pool.write { db in
+            try db.write { db in
                 _ = try NewUser(username: username, displayName: username, passwordHash: hash, role: "admin", createdAt: Date()).insert(db)
             }
             print("created admin \(username)")
@@ -163,14 +163,14 @@ extension WeatherboardCommand {
 
         func run() throws {
             let configuration = try settings.configuration()
-            let (db, _) = try AppDatabase.open(path: configuration.databasePath, migrationsDirectory: configuration.migrationsDirectory)
-            try db.pool.write { db in
+            let (db, _) = try AppDatabase.open(configuration.database, migrationsDirectory: configuration.migrationsDirectory)
+            try db.write { db in
                 guard let user = try User.find(username: username, db), user.isAdmin else {
                     throw ValidationErrorExit(message: "\(username) is not an admin")
                 }
-                let admins = try Int.fetchOne(db, sql: "SELECT count(*) FROM users WHERE role = 'admin'") ?? 0
+                let admins = try db.integer("SELECT count(*) FROM users WHERE role = 'admin'")
                 guard admins > 1 else { throw ValidationErrorExit(message: "\(username) is the last admin and stays one") }
-                try db.execute(sql: "UPDATE users SET role = 'user' WHERE id = ?", arguments: [user.id])
+                try db.execute("UPDATE users SET role = 'user' WHERE id = ?", user.id)
             }
             print("\(username) is no longer an admin")
         }

@@ -3,7 +3,7 @@ import Testing
 import HTTPTestSupport
 @testable import Weatherboard
 
-@Suite(.serialized) struct AccountTests {
+@Suite(.serialized, .onEveryEngine) struct AccountTests {
     @Test func signUpValidationExplainsEachFieldInBothLanguagesAndKeepsWhatWasTyped() throws {
         let app = try AppHarness()
         let browser = app.browser()

@@ -2,7 +2,6 @@ import Foundation
 import HTTPServer
 import HTTPTestSupport
 import Logging
-import GRDB
 import Testing
 @testable import Weatherboard
 
@@ -10,6 +9,9 @@ import Testing
 final class AppHarness: Sendable {
     let application: Application
     let folder: String
+    /// The engine this test runs on; a PostgreSQL test has a database of its own.
+    let engine = TestEngine.current
+    private let postgresURL: String?
     /// The application's clock; tests move it.
     let clock = TestClock(AppHarness.fixedNow)
     var port: Int { application.server.port }
@@ -20,7 +22,15 @@ final class AppHarness: Sendable {
         var configuration = AppConfiguration()
         configuration.port = 0
         configuration.databasePath = folder + "/test.sqlite"
-        try FileManager.default.copyItem(atPath: AppHarness.templateDatabase, toPath: configuration.databasePath)
+        switch engine {
+        case .sqlite:
+            try FileManager.default.copyItem(atPath: AppHarness.templateDatabase, toPath: configuration.databasePath)
+            postgresURL = nil
+        case .postgres:
+            let url = try TestPostgres.require().freshDatabase()
+            configuration.databaseURL = url
+            postgresURL = url
+        }
         configuration.logLevel = .warning
         configuration.server.eventLoops = 1
         configuration.weatherProviders = ["demo"]
@@ -42,10 +52,9 @@ final class AppHarness: Sendable {
     static let templateDatabase: String = {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("wb-template-\(UUID().uuidString).sqlite").path
         do {
-            let (database, _) = try AppDatabase.open(path: path, migrationsDirectory: AppConfiguration.repositoryFolder("Migrations"))
+            let (database, _) = try AppDatabase.open(.sqlite(path: path), migrationsDirectory: AppConfiguration.repositoryFolder("Migrations"))
             try CityCatalog.importIfEmpty(into: database)
-            _ = try database.pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
-            try database.pool.close()
+            try database.close()
         } catch {
             fatalError("cannot prepare the template database: \(error)")
         }
@@ -55,6 +64,8 @@ final class AppHarness: Sendable {
     deinit {
         application.server.shutdown()
         application.server.wait()
+        try? application.database.close()
+        if let postgresURL { (try? TestPostgres.require())?.drop(postgresURL) }
         // Every page the test showed asked only for strings the catalogs have.
         let missing = application.pages.renderer.localization.missingKeys
         #expect(missing.isEmpty, "catalog keys asked for but missing: \(missing.sorted())")
@@ -66,7 +77,7 @@ final class AppHarness: Sendable {
 
     /// Makes a signed-up person an admin (Given steps).
     func promoteToAdmin(_ username: String) throws {
-        try application.database.pool.write { try $0.execute(sql: "UPDATE users SET role = 'admin' WHERE username = ?", arguments: [username]) }
+        try execute("UPDATE users SET role = 'admin' WHERE username = ?", [username])
     }
 
     /// Given an admin ("chief"), an author ("author") with one post on Seoul's board saying
@@ -86,9 +97,14 @@ final class AppHarness: Sendable {
         return (admin, author, reporter, postID)
     }
 
-    /// Runs SQL against the application's database (Given steps and Then checks).
-    func count(_ sql: String, _ arguments: StatementArguments = []) throws -> Int {
-        try application.database.pool.read { try Int.fetchOne($0, sql: sql, arguments: arguments) ?? 0 }
+    /// Runs SQL against the application's database (Then checks): the first column of the first row.
+    func count(_ sql: String, _ arguments: [any SQLArgument] = []) throws -> Int {
+        try application.database.readStatement { try $0.one(sql, arguments) { $0.int(0) } ?? 0 }
+    }
+
+    /// Changes the application's database behind its back (Given steps).
+    func execute(_ sql: String, _ arguments: [any SQLArgument] = []) throws {
+        try application.database.write { try $0.execute(sql, arguments.map(\.sqlValue)) }
     }
 
     func get(_ target: String, headers: [(String, String)] = []) throws -> WireResponse {

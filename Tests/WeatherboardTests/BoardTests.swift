@@ -3,7 +3,7 @@ import Testing
 import HTTPTestSupport
 @testable import Weatherboard
 
-@Suite(.serialized) struct BoardTests {
+@Suite(.serialized, .onEveryEngine) struct BoardTests {
     @Test func postsAppearNewestFirstWithTheirMarkupContract() throws {
         let app = try AppHarness()
         let ivan = app.browser()
@@ -166,7 +166,7 @@ import HTTPTestSupport
     }
 }
 
-@Suite(.serialized) struct BlockingTests {
+@Suite(.serialized, .onEveryEngine) struct BlockingTests {
     @Test func aBlockerNeverSeesTheBlockedPersonsPostsAnywhereUntilUnblocking() throws {
         let app = try AppHarness()
         let noisy = app.browser()
@@ -232,7 +232,7 @@ import HTTPTestSupport
     }
 }
 
-@Suite(.serialized) struct ReportingTests {
+@Suite(.serialized, .onEveryEngine) struct ReportingTests {
     @Test func theThirdDistinctReporterHidesThePostForEveryoneButItsAuthorAndAdmins() throws {
         let app = try AppHarness()
         let author = app.browser()
@@ -315,7 +315,7 @@ import HTTPTestSupport
     }
 }
 
-@Suite(.serialized) struct BookmarkTests {
+@Suite(.serialized, .onEveryEngine) struct BookmarkTests {
     @Test func guestsKeepBookmarksInACookieAndMembersInTheDatabase() throws {
         let app = try AppHarness()
         let guest = app.browser()

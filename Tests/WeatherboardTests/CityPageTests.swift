@@ -3,7 +3,7 @@ import Testing
 import HTTPTestSupport
 @testable import Weatherboard
 
-@Suite(.serialized) struct CityPageTests {
+@Suite(.serialized, .onEveryEngine) struct CityPageTests {
     @Test func cityPageShowsTheRecordedProviderDataInTheMarkupContract() throws {
         let stub = try UpstreamStub()
         let app = try AppHarness { $0.weatherProviders = ["open-meteo"]; $0.openMeteoURL = stub.url }
@@ -97,7 +97,7 @@ import HTTPTestSupport
     }
 }
 
-@Suite(.serialized) struct SearchTests {
+@Suite(.serialized, .onEveryEngine) struct SearchTests {
     @Test func oneExactHitRedirectsToTheCity() throws {
         let app = try AppHarness()
         let response = try app.get("/search?q=%EC%84%9C%EC%9A%B8") // 서울

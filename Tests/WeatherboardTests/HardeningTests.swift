@@ -5,7 +5,7 @@ import Testing
 
 /// Requests an attacker can make (or trick an admin into making) get a clear 4xx and leave the
 /// process serving.
-@Suite struct HardeningTests {
+@Suite(.onEveryEngine) struct HardeningTests {
     @Test(arguments: ["/admin?page=9223372036854775807", "/admin/log?page=461168601842738792", "/admin?page=-1",
                       "/admin?page=0", "/admin/log?page=1e3"])
     func pageNumbersOutOfRangeAre400AndTheProcessLives(target: String) throws {
@@ -21,7 +21,7 @@ import Testing
     }
 }
 
-@Suite struct LanguageSwitchTests {
+@Suite(.onEveryEngine) struct LanguageSwitchTests {
     @Test(arguments: ["//evil.example/x", "/\\evil.example/x", "///evil.example", "//evil.example/x?lang=en"])
     func languageLinksStayOnThisSite(target: String) throws {
         let app = try AppHarness()
@@ -36,7 +36,7 @@ import Testing
 
 /// Password guessing is limited everywhere a password is checked, and the limits cannot be
 /// turned against the account's owner or grow the database without bound.
-@Suite(.serialized) struct PasswordLimitTests {
+@Suite(.serialized, .onEveryEngine) struct PasswordLimitTests {
     @Test(arguments: ["/settings/password", "/settings/delete"])
     func passwordChecksOutsideSignInAreLimitedPerAccount(path: String) throws {
         let app = try AppHarness()
@@ -95,7 +95,7 @@ import Testing
 }
 
 /// Smaller findings of the attack afternoon.
-@Suite(.serialized) struct SmallHardeningTests {
+@Suite(.serialized, .onEveryEngine) struct SmallHardeningTests {
     @Test func personalPagesAreNeverStored() throws {
         let app = try AppHarness()
         let person = app.browser()
@@ -133,10 +133,8 @@ import Testing
         let app = try AppHarness()
         let person = app.browser()
         try person.signUp("troll")
-        try app.application.database.pool.write { db in
-            try db.execute(sql: "INSERT INTO users (username, username_key, display_name, password_hash, role, created_at) VALUES ('mod', 'mod', 'Mod', 'x', 'admin', 0)")
-            try db.execute(sql: "INSERT INTO bans (user_id, admin_id, reason, created_at, until) SELECT u.id, m.id, 'spam', 0, NULL FROM users u, users m WHERE u.username = 'troll' AND m.username = 'mod'")
-        }
+        try app.execute("INSERT INTO users (username, username_key, display_name, password_hash, role, created_at) VALUES ('mod', 'mod', 'Mod', 'x', 'admin', 0)")
+        try app.execute("INSERT INTO bans (user_id, admin_id, reason, created_at, until) SELECT u.id, m.id, 'spam', 0, NULL FROM users u, users m WHERE u.username = 'troll' AND m.username = 'mod'")
         try person.get("/settings")
         let (response, _) = try person.post("/settings/profile", [("display_name", "Innocent Name")])
         #expect(response.status == 403)
@@ -145,13 +143,13 @@ import Testing
 }
 
 /// Reports and the reported text hold until a moderator decides.
-@Suite(.serialized) struct ReportIntegrityTests {
+@Suite(.serialized, .onEveryEngine) struct ReportIntegrityTests {
     /// Given a post hidden by three reporters.
     func hiddenPost(_ app: AppHarness) throws -> (author: Browser, reporters: [Browser], postID: Int64) {
         let author = app.browser()
         try author.signUp("author")
         try author.postOnBoard("seoul", "Original text")
-        let postID = try app.application.database.pool.read { try Int64.fetchOne($0, sql: "SELECT id FROM posts") ?? 0 }
+        let postID = Int64(try app.count("SELECT id FROM posts"))
         var reporters: [Browser] = []
         for index in 1...3 {
             let reporter = app.browser()
@@ -195,7 +193,7 @@ import Testing
 }
 
 /// What an account's deletion must not undo.
-@Suite(.serialized) struct AccountDeletionTests {
+@Suite(.serialized, .onEveryEngine) struct AccountDeletionTests {
     @Test func aBlockOutlivesTheBlockedAccount() throws {
         let app = try AppHarness()
         let pest = app.browser()
@@ -219,9 +217,7 @@ import Testing
         let app = try AppHarness()
         let troll = app.browser()
         try troll.signUp("troll")
-        try app.application.database.pool.write { db in
-            try db.execute(sql: "INSERT INTO bans (user_id, reason, created_at, until) SELECT id, 'spam', 0, NULL FROM users WHERE username = 'troll'")
-        }
+        try app.execute("INSERT INTO bans (user_id, reason, created_at, until) SELECT id, 'spam', 0, NULL FROM users WHERE username = 'troll'")
         try troll.get("/settings")
         #expect(try troll.post("/settings/delete", [("password", "correct horse battery")]).0.status == 303)
         #expect(try app.count("SELECT count(*) FROM retired_bans WHERE username_key = 'troll' AND reason = 'spam'") == 1)

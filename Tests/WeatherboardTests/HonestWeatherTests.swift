@@ -7,7 +7,7 @@ import HTTPTestSupport
 /// gaps that look like gaps, no answer of nulls taken for a forecast, old data said to be old.
 /// The stub Open-Meteo answers the recorded Seoul forecast (local days 2026-11-21…26; the
 /// harness's clock is 2026-11-22 14:45 in Seoul) with the values each test changes.
-@Suite(.serialized) struct HonestWeatherTests {
+@Suite(.serialized, .onEveryEngine) struct HonestWeatherTests {
     /// The recorded answer with its first daily highs (and lows) replaced, index 0 = yesterday.
     static func answer(highs: [Double?], lows: [Double?] = []) throws -> [UInt8] {
         try UpstreamStub.recorded { object in
@@ -89,7 +89,7 @@ import HTTPTestSupport
     }
 }
 
-@Suite(.serialized) struct HonestHomePageTests {
+@Suite(.serialized, .onEveryEngine) struct HonestHomePageTests {
     @Test func everyFigureOnTheHomePageSaysWhereItCameFromAndDemoSaysDemo() throws {
         let stub = try UpstreamStub()
         // Seoul answers from the provider; the cities after it get the demo fallback once the
@@ -152,7 +152,7 @@ extension WeatherServiceTests {
 
 /// Demo figures must look like weather: late November in each city within what its climate
 /// gives, and days that swing like real days.
-@Suite struct PlausibleDemoTests {
+@Suite(.onEveryEngine) struct PlausibleDemoTests {
     @Test("late November", arguments: [
         // slug, lowest plausible low, highest plausible high
         ("london", -4.0, 16.0), ("dubai", 16.0, 34.0), ("seoul", -10.0, 18.0), ("singapore", 21.0, 34.0),

@@ -7,7 +7,7 @@ func fixture(_ name: String, _ ext: String) -> [UInt8] {
     [UInt8](try! Data(contentsOf: Bundle.module.url(forResource: name, withExtension: ext, subdirectory: "Fixtures")!))
 }
 
-@Suite struct KMAProviderTests {
+@Suite(.onEveryEngine) struct KMAProviderTests {
     let seoul = CityIndexTests.index.city(slug: "seoul")!
 
     @Test("the run chosen by the published schedule", arguments: [

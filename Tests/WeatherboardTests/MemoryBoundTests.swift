@@ -3,7 +3,7 @@ import Testing
 @testable import Weatherboard
 
 /// Memory that a crawl cannot grow without bound: the decoded-forecast cache.
-@Suite struct MemoryBoundTests {
+@Suite(.onEveryEngine) struct MemoryBoundTests {
     @Test func theLeastRecentlyUsedEntryGoesFirst() {
         var cache = LRUCache<String, Int>(maximumCount: 3, maximumCost: 1_000)
         cache.set(1, for: "a", cost: 1)

@@ -38,7 +38,7 @@ struct ModerationScene {
     }
 }
 
-@Suite(.serialized) struct ModerationTests {
+@Suite(.serialized, .onEveryEngine) struct ModerationTests {
     @Test func everyAdminRouteIsHiddenFromNonAdminsAndSignedOutVisitorsAreSentToSignIn() throws {
         let app = try AppHarness()
         let routes = app.application.router.routes.filter { $0.path.hasPrefix("/admin") }
@@ -172,7 +172,7 @@ struct ModerationScene {
         #expect(filtered.nodes("//tr[@class='log-entry']").map { $0["data-action"] } == ["ban"])
         // the log is append-only, even for SQL
         #expect(throws: (any Error).self) {
-            try scene.app.application.database.pool.write { try $0.execute(sql: "DELETE FROM moderation_log") }
+            try scene.app.execute("DELETE FROM moderation_log")
         }
     }
 
@@ -193,7 +193,7 @@ struct ModerationScene {
     }
 }
 
-@Suite(.serialized) struct AdminCommandTests {
+@Suite(.serialized, .onEveryEngine) struct AdminCommandTests {
     @Test func createAdminTakesThePasswordFromTheEnvironmentNeverFromArguments() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -207,8 +207,8 @@ struct ModerationScene {
         try create.run()
         var second = try WeatherboardCommand.parseAsRoot(["create-admin", "deputy", "--db", db])
         try second.run()
-        let (database, _) = try AppDatabase.open(path: db, migrationsDirectory: AppConfiguration.repositoryFolder("Migrations"))
-        let chief = try #require(try database.pool.read { try User.find(username: "chief", $0) })
+        let (database, _) = try AppDatabase.open(.sqlite(path: db), migrationsDirectory: AppConfiguration.repositoryFolder("Migrations"))
+        let chief = try #require(try database.read { try User.find(username: "chief", $0) })
         #expect(chief.isAdmin)
         #expect(try PasswordHasher().verify("a long admin secret", against: chief.passwordHash))
 
@@ -216,11 +216,11 @@ struct ModerationScene {
         try demote.run()
         var last = try WeatherboardCommand.parseAsRoot(["demote-admin", "chief", "--db", db])
         #expect(throws: ValidationErrorExit.self) { try last.run() }
-        #expect(try database.pool.read { try User.find(username: "chief", $0) }?.isAdmin == true)
+        #expect(try database.read { try User.find(username: "chief", $0) }?.isAdmin == true)
         // promoting an existing user needs no password
         unsetenv("WEATHERBOARD_ADMIN_PASSWORD")
         var promote = try WeatherboardCommand.parseAsRoot(["create-admin", "DEPUTY", "--db", db])
         try promote.run()
-        #expect(try database.pool.read { try User.find(username: "deputy", $0) }?.isAdmin == true)
+        #expect(try database.read { try User.find(username: "deputy", $0) }?.isAdmin == true)
     }
 }

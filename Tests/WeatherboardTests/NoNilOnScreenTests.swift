@@ -5,7 +5,7 @@ import Testing
 /// No page shows Swift's `nil` or `Optional(…)`, whatever optional data is missing: cities without
 /// a Korean name, posts of deleted people, log entries without a post or city, lifted and
 /// permanent bans, empty lists.
-@Suite(.serialized) struct NoNilOnScreenTests {
+@Suite(.serialized, .onEveryEngine) struct NoNilOnScreenTests {
     @Test func everyPageRendersMissingDataAsNothing() throws {
         let app = try AppHarness()
         let (admin, author, _, _) = try app.reportedPost("A post that will lose its author")

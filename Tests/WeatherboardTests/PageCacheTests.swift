@@ -7,7 +7,7 @@ import Testing
 
 /// Guests' pages come from a cache that every change empties at once; compressed pages are the
 /// same bytes as uncompressed ones.
-@Suite(.serialized) struct PageCacheTests {
+@Suite(.serialized, .onEveryEngine) struct PageCacheTests {
     /// Given a guest who has read Seoul's page (so it is cached), an author and three readers.
     struct Scene {
         let app: AppHarness
@@ -30,7 +30,7 @@ import Testing
         }
 
         var firstPostID: Int64 {
-            get throws { try app.application.database.pool.read { try Int64.fetchOne($0, sql: "SELECT min(id) FROM posts") ?? 0 } }
+            get throws { Int64(try app.count("SELECT min(id) FROM posts")) }
         }
 
         func makeAdmin(_ name: String) throws -> Browser {

@@ -4,7 +4,7 @@ import HTTPTestSupport
 @testable import Weatherboard
 
 /// Small things a person trips over: each fails without its fix.
-@Suite(.serialized) struct PolishTests {
+@Suite(.serialized, .onEveryEngine) struct PolishTests {
     @Test func theFaviconAddressLeadsToTheIcon() throws {
         let app = try AppHarness()
         let response = try app.get("/favicon.ico")
@@ -49,7 +49,7 @@ import HTTPTestSupport
 }
 
 /// After an action: back where it started, with a word about what happened (once).
-@Suite(.serialized) struct ConfirmationTests {
+@Suite(.serialized, .onEveryEngine) struct ConfirmationTests {
     @Test func aReportOnBoardPageTwoReturnsThereWithAConfirmationShownOnce() throws {
         let app = try AppHarness()
         let author = app.browser()
@@ -96,7 +96,7 @@ import HTTPTestSupport
 }
 
 /// Destructive actions ask first, on a page that works without JavaScript.
-@Suite(.serialized) struct AskFirstTests {
+@Suite(.serialized, .onEveryEngine) struct AskFirstTests {
     @Test func deletingAPostAsksFirstThenDeletes() throws {
         let app = try AppHarness()
         let author = app.browser()

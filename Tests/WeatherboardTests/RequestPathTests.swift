@@ -6,7 +6,7 @@ import Testing
 
 /// Slow work stays off the request path: a hanging provider, a long bookmarks cookie and a burst
 /// of password checks cannot stop the site answering.
-@Suite(.serialized) struct RequestPathTests {
+@Suite(.serialized, .onEveryEngine) struct RequestPathTests {
     /// Runs `work` on `count` threads at once and returns what each gave.
     func concurrently<T: Sendable>(_ count: Int, _ work: @escaping @Sendable (Int) throws -> T) -> [Result<T, Error>] {
         let lock = NSLock()
@@ -63,7 +63,7 @@ import Testing
         }
         // as many cities as fit in the server's 16 KiB header limit
         var slugs: [String] = []
-        for slug in try app.application.database.pool.read({ try String.fetchAll($0, sql: "SELECT slug FROM cities ORDER BY length(slug), slug") }) {
+        for slug in try app.application.database.read({ try $0.all("SELECT slug FROM cities ORDER BY length(slug), slug") { $0.string(0) } }) {
             if slugs.reduce(0, { $0 + $1.utf8.count + 1 }) + slug.utf8.count > 14_000 { break }
             slugs.append(slug)
         }

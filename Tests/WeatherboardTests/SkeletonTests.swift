@@ -4,7 +4,7 @@ import HTTPServer
 import HTTPTestSupport
 @testable import Weatherboard
 
-@Suite(.serialized) struct SkeletonTests {
+@Suite(.serialized, .onEveryEngine) struct SkeletonTests {
     @Test func homePageSpeaksEnglishByDefaultAndKoreanOnRequest() throws {
         let app = try AppHarness()
         let (english, englishPage) = try app.page("/")
@@ -108,7 +108,7 @@ import HTTPTestSupport
     }
 }
 
-@Suite struct EscapingTests {
+@Suite(.onEveryEngine) struct EscapingTests {
     @Test func escapesTheFiveCharacters() {
         func escape(_ text: String) -> String { String(decoding: HTML.escaped(text), as: UTF8.self) }
         #expect(escape(#"<script>alert("x" & 'y')</script>"#) == "&lt;script&gt;alert(&quot;x&quot; &amp; &#39;y&#39;)&lt;/script&gt;")

@@ -90,7 +90,7 @@ final class TestClock: @unchecked Sendable {
     func advance(_ seconds: TimeInterval) { lock.withLock { now += seconds } }
 }
 
-@Suite(.serialized) struct OpenMeteoTests {
+@Suite(.serialized, .onEveryEngine) struct OpenMeteoTests {
     let seoul = CityIndexTests.index.city(slug: "seoul")!
 
     @Test func decodesTheRecordedAnswerMatchingDaysByDate() throws {
@@ -125,15 +125,22 @@ final class TestClock: @unchecked Sendable {
     }
 }
 
-@Suite(.serialized) struct WeatherServiceTests {
+@Suite(.serialized, .onEveryEngine) struct WeatherServiceTests {
     let seoul = CityIndexTests.index.city(slug: "seoul")!
     let busan = CityIndexTests.index.city(slug: "busan")!
 
     func service(_ stub: UpstreamStub, fallback: Bool = true, clock: TestClock, breaker: TimeInterval = 60) throws -> WeatherService {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ws-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: AppHarness.templateDatabase, toPath: folder + "/db.sqlite")
-        let (database, _) = try AppDatabase.open(path: folder + "/db.sqlite", migrationsDirectory: AppConfiguration.repositoryFolder("Migrations"))
+        let location: AppDatabase.Location
+        switch TestEngine.current {
+        case .sqlite:
+            try FileManager.default.copyItem(atPath: AppHarness.templateDatabase, toPath: folder + "/db.sqlite")
+            location = .sqlite(path: folder + "/db.sqlite")
+        case .postgres:
+            location = .postgres(url: try TestPostgres.require().freshDatabase())
+        }
+        let (database, _) = try AppDatabase.open(location, migrationsDirectory: AppConfiguration.repositoryFolder("Migrations"))
         var providers: [WeatherProvider] = [OpenMeteoProvider(baseURL: stub.url, timeout: 2)]
         if fallback { providers.append(DemoProvider()) }
         return WeatherService(providers: providers, database: database, freshFor: 1800, breakerOpenFor: breaker,

@@ -8,6 +8,8 @@ public struct AppConfiguration: Sendable {
     public var host = "127.0.0.1"
     public var port = 8080
     public var databasePath = "./weatherboard.sqlite"
+    /// A PostgreSQL URL; when set, the site keeps its data there instead of `databasePath`.
+    public var databaseURL: String?
     public var publicDirectory = AppConfiguration.repositoryFolder("Public")
     public var templatesDirectory = AppConfiguration.repositoryFolder("Templates")
     public var migrationsDirectory = AppConfiguration.repositoryFolder("Migrations")
@@ -37,6 +39,11 @@ public struct AppConfiguration: Sendable {
     public var clock: @Sendable () -> Date = { Date() }
 
     public init() {}
+
+    /// Where the data lives: PostgreSQL when a URL is given, else the SQLite file.
+    public var database: AppDatabase.Location {
+        databaseURL.map { .postgres(url: $0) } ?? .sqlite(path: databasePath)
+    }
 
     /// Every abuse limit in one place; each has a flag and an environment variable.
     public struct Limits: Sendable {

@@ -24,14 +24,13 @@ public final class Application: Sendable {
         var logger = logger ?? Logger(label: "weatherboard")
         logger.logLevel = configuration.logLevel
         self.configuration = configuration
-        (database, appliedMigrations) = try AppDatabase.open(path: configuration.databasePath,
-                                                             migrationsDirectory: configuration.migrationsDirectory)
+        (database, appliedMigrations) = try AppDatabase.open(configuration.database, migrationsDirectory: configuration.migrationsDirectory)
         let providers = try Application.makeProviders(configuration)
         pages = Pages(renderer: try Renderer(templatesDirectory: configuration.templatesDirectory),
                       weatherSources: Set(providers.map(\.id)))
         let imported = try CityCatalog.importIfEmpty(into: database)
         if imported > 0 { logger.notice("imported \(imported) cities") }
-        cities = CityIndex(cities: try database.pool.read { try City.fetchAll($0) })
+        cities = CityIndex(cities: try database.readStatement(City.all))
         weather = WeatherService(providers: providers, database: database,
                                  freshFor: configuration.weatherFreshFor, firstFetchBudget: configuration.weatherFirstFetchBudget,
                                  versions: pageVersions, memoryLimit: configuration.forecastsInMemory, logger: logger,

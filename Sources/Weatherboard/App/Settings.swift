@@ -41,8 +41,15 @@ struct Setting {
                 guard let port = Int(text), (0...65535).contains(port) else { throw Problem(description: "--port must be between 0 and 65535") }
                 configuration.port = port
             }, shown: { String($0.port) }),
-            .text("db", "SQLite database file.", \.databasePath),
-            .text("migrations", "Folder of NNNN_name.sql migrations.", \.migrationsDirectory),
+            .text("db", "SQLite database file (the embedded default).", \.databasePath),
+            Setting(name: "database-url", help: "PostgreSQL instead of SQLite, e.g. postgres://user@host:5432/weatherboard (libpq's URL or key=value form).",
+                    apply: { configuration, text in
+                guard text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") || text.contains("=") else {
+                    throw Problem(description: "--database-url must be a postgres:// URL or libpq key=value settings")
+                }
+                configuration.databaseURL = text
+            }, shown: { $0.databaseURL == nil ? "none: SQLite" : "set" }),
+            .text("migrations", "Folder of the migrations: sqlite/ and postgres/, NNNN_name.sql in each.", \.migrationsDirectory),
             .text("public", "Folder of static files served under /static/.", \.publicDirectory),
             .text("templates", "Folder of the string catalogs (strings/en.json, strings/ko.json).", \.templatesDirectory),
             Setting(name: "secure-cookies", help: "Mark cookies Secure, for a site served over HTTPS.", isSwitch: true,

@@ -1,55 +1,52 @@
 import Foundation
-import GRDB
 
-/// Why the database could not be opened or migrated; the message names the file and the cause.
+/// Why the database could not be opened or migrated; the message names the database and the cause.
 public struct MigrationError: Error, CustomStringConvertible {
     public let description: String
 }
 
-/// Owns the SQLite `DatabasePool` (WAL, foreign keys, busy timeout) and applies the SQL files in
-/// `Migrations/` in order, each in its own transaction, recorded by GRDB's migrator.
+/// The application's database, whichever engine holds it: SQLite (a file, the default) or
+/// PostgreSQL (a URL, for several nodes). Features read and write through it; only the stores'
+/// SQL knows it is SQL, and nothing above them knows which engine.
 public final class AppDatabase: Sendable {
-    public let pool: DatabasePool
+    public let engine: any SQLDatabase
 
-    /// Opens (creating if needed) the database at `path` and applies pending migrations.
+    /// Where the data lives.
+    public enum Location: Sendable, Equatable {
+        case sqlite(path: String)
+        case postgres(url: String)
+    }
+
+    /// Opens the database and applies pending migrations from `migrationsDirectory/<engine>/`.
     /// - Returns: the database and the names of the migrations applied now.
-    public static func open(path: String, migrationsDirectory: String) throws -> (AppDatabase, [String]) {
-        let migrator = try makeMigrator(directory: migrationsDirectory)
-        var configuration = Configuration()
-        configuration.foreignKeysEnabled = true
-        configuration.busyMode = .timeout(5)
-        configuration.maximumReaderCount = 4
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+    public static func open(_ location: Location, migrationsDirectory: String) throws -> (AppDatabase, [String]) {
+        switch location {
+        case .sqlite(let path):
+            let (engine, applied) = try SQLiteDatabase.open(path: path, migrationsDirectory: migrationsDirectory + "/sqlite")
+            return (AppDatabase(engine), applied)
+        case .postgres(let url):
+            let (engine, applied) = try PostgresDatabase.open(url: url, migrationsDirectory: migrationsDirectory + "/postgres")
+            return (AppDatabase(engine), applied)
         }
-        let pool = try DatabasePool(path: path, configuration: configuration)
-        let applied = try migrate(pool, with: migrator)
-        return (AppDatabase(pool: pool), applied)
     }
 
-    private init(pool: DatabasePool) {
-        self.pool = pool
+    init(_ engine: any SQLDatabase) {
+        self.engine = engine
     }
 
-    /// One migration per `NNNN_name.sql` file, in file-name order.
-    static func makeMigrator(directory: String) throws -> DatabaseMigrator {
-        let files = try migrationFiles(in: directory)
-        var migrator = DatabaseMigrator()
-        for file in files {
-            let sql = try String(contentsOfFile: directory + "/" + file, encoding: .utf8)
-            let identifier = String(file.dropLast(4))
-            migrator.registerMigration(identifier) { db in
-                do {
-                    try db.execute(sql: sql)
-                } catch let error as DatabaseError {
-                    throw MigrationError(description: "migration \(file) failed: \(error.message ?? "\(error)")")
-                }
-            }
-        }
-        return migrator
-    }
+    public var dialect: SQLDialect { engine.dialect }
 
-    static func migrationFiles(in directory: String) throws -> [String] {
+    public func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try engine.read(body) }
+    public func readStatement<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try engine.readStatement(body) }
+    @discardableResult
+    public func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try engine.write(body) }
+    public func isHealthy() -> Bool { engine.isHealthy() }
+    public func close() throws { try engine.close() }
+}
+
+/// The migration files both engines share the numbering of: `NNNN_name.sql`, in name order.
+enum Migrations {
+    static func files(in directory: String) throws -> [String] {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory)
@@ -59,27 +56,14 @@ public final class AppDatabase: Sendable {
         return names.filter { $0.hasSuffix(".sql") && $0.first?.isNumber == true }.sorted()
     }
 
-    private static func migrate(_ pool: DatabasePool, with migrator: DatabaseMigrator) throws -> [String] {
-        let (known, alreadyApplied) = try pool.read { db in
-            (Set(migrator.migrations), try migrator.appliedIdentifiers(db))
-        }
-        let unknown = alreadyApplied.subtracting(known)
+    static func identifier(_ file: String) -> String { String(file.dropLast(4)) }
+
+    /// A database migrated by a newer version is not ours to write.
+    static func refuseUnknown(applied: some Collection<String>, known: [String]) throws {
+        let unknown = Set(applied).subtracting(known)
         if !unknown.isEmpty {
             throw MigrationError(description: "the database was migrated by a newer version of Weatherboard "
                 + "(unknown migrations: \(unknown.sorted().joined(separator: ", "))); refusing to use it")
         }
-        do {
-            try migrator.migrate(pool)
-        } catch let error as MigrationError {
-            throw error
-        } catch {
-            throw MigrationError(description: "migrations failed: \(error)")
-        }
-        return migrator.migrations.filter { !alreadyApplied.contains($0) }
-    }
-
-    /// True when SQLite answers a trivial query.
-    public func isHealthy() -> Bool {
-        (try? pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }) == 1
     }
 }

@@ -5,7 +5,7 @@ import Testing
 /// axe-core (WCAG 2 A and AA rules) on every kind of page, light and dark, phone and desktop
 /// widths: no violations. axe comes from `scripts/fetch-axe.sh` (CI runs it); without it the
 /// test says why and passes locally, and fails where the browser is required.
-@Suite(.serialized) struct AccessibilityTests {
+@Suite(.serialized, .onEveryEngine) struct AccessibilityTests {
     static let axePath = AppConfiguration.repositoryFolder(".build/axe.min.js")
 
     static var axe: String? { try? String(contentsOfFile: axePath, encoding: .utf8) }
@@ -37,7 +37,7 @@ import Testing
         defer { withExtendedLifetime(site) {} }
         let (app, browser, base) = (site.app, site.browser, site.base)
         try BrowserJourneyTests.signUp(browser, base, "checker")
-        try app.application.database.pool.write { try $0.execute(sql: "UPDATE users SET role = 'admin' WHERE username = 'checker'") }
+        try app.execute("UPDATE users SET role = 'admin' WHERE username = 'checker'")
         try BrowserJourneyTests.post(browser, base, city: "seoul", "A post to look at, with a link https://example.com/a")
         let postID = try app.count("SELECT id FROM posts")
         let pages = ["/", "/city/seoul", "/city/singapore", "/city/yakutsk", "/search?q=san", "/users/checker", "/settings",

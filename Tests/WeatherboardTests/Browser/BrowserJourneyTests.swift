@@ -5,7 +5,7 @@ import Testing
 /// The site driven by headless Chromium through WebDriver, against the real server on an
 /// ephemeral port with a fresh database and demo weather. Without a browser these tests say why
 /// and pass locally; CI sets WEATHERBOARD_REQUIRE_BROWSER=1, and then a missing browser fails.
-@Suite(.serialized) struct BrowserJourneyTests {
+@Suite(.serialized, .onEveryEngine) struct BrowserJourneyTests {
     /// A fresh site and a browser on it.
     final class Site {
         let app: AppHarness
@@ -162,7 +162,7 @@ import Testing
         try Self.signOut(browser)
 
         try Self.signUp(browser, base, "warden")
-        try app.application.database.pool.write { try $0.execute(sql: "UPDATE users SET role = 'admin' WHERE username = 'warden'") }
+        try app.execute("UPDATE users SET role = 'admin' WHERE username = 'warden'")
         try browser.go(base + "/admin")
         try browser.type("#remove-\(id)", "Advertising")
         try browser.click("form[action='/admin/posts/\(id)/remove'] button")
@@ -238,7 +238,7 @@ import Testing
         defer { withExtendedLifetime(site) {} }
         let (app, browser, base) = (site.app, site.browser, site.base)
         try Self.signUp(browser, base, "admin_person")
-        try app.application.database.pool.write { try $0.execute(sql: "UPDATE users SET role = 'admin' WHERE username = 'admin_person'") }
+        try app.execute("UPDATE users SET role = 'admin' WHERE username = 'admin_person'")
         try Self.post(browser, base, city: "seoul", "A fairly long post about the weather https://example.com/a/very/long/link/that/might/overflow/the/narrow/screen")
         for path in ["/", "/city/seoul", "/admin", "/admin/log", "/signup"] {
             try browser.go(base + path)
@@ -251,7 +251,7 @@ import Testing
 
 /// `scripts/screenshots.sh` runs this with WEATHERBOARD_SCREENSHOTS=docs/screenshots; otherwise
 /// the pictures go to a temporary folder and are only checked to be PNGs.
-@Suite(.serialized) struct BrowserScreenshotTests {
+@Suite(.serialized, .onEveryEngine) struct BrowserScreenshotTests {
     @Test func picturesOfEveryPage() throws {
         guard let site = try BrowserJourneyTests.start() else { return }
         defer { withExtendedLifetime(site) {} }
@@ -286,15 +286,13 @@ import Testing
         try browser.script("document.getElementById('board').scrollIntoView()")
         try shoot("board")
         try BrowserJourneyTests.signUp(browser, base, "moderator")
-        try app.application.database.pool.write { db in
-            try db.execute(sql: "UPDATE users SET role = 'admin' WHERE username = 'moderator'")
-            let post = try Int64.fetchOne(db, sql: "SELECT min(id) FROM posts")
-            for reporter in ["neighbour1", "neighbour2"] {
-                try db.execute(sql: """
-                    INSERT INTO reports (post_id, reporter_id, reason, detail, created_at)
-                    SELECT ?, id, 'off_topic', 'Not about the weather', ? FROM users WHERE username = ?
-                    """, arguments: [post, AppHarness.fixedNow.timeIntervalSince1970, reporter])
-            }
+        try app.execute("UPDATE users SET role = 'admin' WHERE username = 'moderator'")
+        let post = try app.count("SELECT min(id) FROM posts")
+        for reporter in ["neighbour1", "neighbour2"] {
+            try app.execute("""
+                INSERT INTO reports (post_id, reporter_id, reason, detail, created_at)
+                SELECT CAST(? AS BIGINT), id, 'off_topic', 'Not about the weather', CAST(? AS DOUBLE PRECISION) FROM users WHERE username = ?
+                """, [post, AppHarness.fixedNow, reporter])
         }
         try browser.go(base + "/admin")
         try shoot("admin-queue")

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// A ban in force: the person may read but not post, edit, report or block. It lives with the
 /// accounts because sign-in and every session look-up read it; moderation only writes bans.
@@ -8,19 +7,18 @@ public struct Ban: Sendable, Equatable {
     /// nil for a permanent ban.
     public let until: Date?
 
-    /// The id of the ban in force for `u.id` at `:now`, as a subquery: the one rule of which
+    /// The id of the ban in force for `u.id` at `?2`, as a subquery: the one rule of which
     /// ban counts, used here and joined by the session look-up.
     static let activeIDSQL = """
-        SELECT id FROM bans WHERE user_id = u.id AND lifted_at IS NULL AND (until IS NULL OR until > :now)
+        SELECT id FROM bans WHERE user_id = u.id AND lifted_at IS NULL AND (until IS NULL OR until > ?2)
         ORDER BY until IS NULL DESC, until DESC LIMIT 1
         """
 
     /// The ban in force for `userID` at `now`, if any.
-    static func active(userID: Int64, now: Date, _ db: Database) throws -> Ban? {
-        let row = try Row.fetchOne(db.cachedStatement(sql: """
-            SELECT b.reason, b.until FROM (SELECT :user AS id) u JOIN bans b ON b.id = (\(activeIDSQL))
-            """), arguments: ["user": userID, "now": now.timeIntervalSince1970])
-        return row.map { Ban(reason: $0["reason"], until: ($0["until"] as Double?).map(Date.init(timeIntervalSince1970:))) }
+    static func active(userID: Int64, now: Date, _ db: any SQLConnection) throws -> Ban? {
+        try db.one("""
+            SELECT b.reason, b.until FROM (SELECT CAST(?1 AS BIGINT) AS id) u JOIN bans b ON b.id = (\(activeIDSQL))
+            """, [userID, now]) { Ban(reason: $0.string(0), until: $0.optionalDate(1)) }
     }
 
     /// "until 29 Nov 2026 05:45 UTC: reason" in the viewer's language.

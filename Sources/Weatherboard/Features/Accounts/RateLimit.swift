@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import HTTPServer
 
 /// Rate limits kept in SQLite, so they hold across restarts and every worker thread sees them.
@@ -15,17 +14,17 @@ public struct RateLimit: Sendable {
     /// Records an attempt in `bucket`; throws 429 with `Retry-After` when over the limit.
     /// Buckets are stored as a SHA-256 digest (a bucket may hold a username as typed, of any
     /// length), and expired rows of every bucket are purged once a minute.
-    func hit(_ bucket: String, now: Date, _ db: Database) throws {
+    func hit(_ bucket: String, now: Date, _ db: any SQLConnection) throws {
         try Self.purgeIfDue(now: now, db)
         let bucket = Tokens.digest(bucket)
         let since = now.timeIntervalSince1970 - window
-        try db.execute(sql: "DELETE FROM rate_events WHERE bucket = ? AND at <= ?", arguments: [bucket, since])
-        let times = try Double.fetchAll(db, sql: "SELECT at FROM rate_events WHERE bucket = ? ORDER BY at", arguments: [bucket])
+        try db.execute("DELETE FROM rate_events WHERE bucket = ? AND at <= ?", bucket, since)
+        let times = try db.all("SELECT at FROM rate_events WHERE bucket = ? ORDER BY at", [bucket]) { $0.double(0) }
         if times.count >= limit, let oldest = times.first {
             let retry = max(1, Int((oldest + window - now.timeIntervalSince1970).rounded(.up)))
             throw HTTPError(.tooManyRequests, headers: HTTPHeaders([("Retry-After", String(retry))]))
         }
-        try db.execute(sql: "INSERT INTO rate_events (bucket, at) VALUES (?, ?)", arguments: [bucket, now.timeIntervalSince1970])
+        try db.execute("INSERT INTO rate_events (bucket, at) VALUES (?, ?)", bucket, now)
     }
 
     /// The longest window any limit uses; rows older than it count for nothing.
@@ -34,7 +33,7 @@ public struct RateLimit: Sendable {
     nonisolated(unsafe) private static var lastPurge: Double = 0 // guarded by purgeLock
 
     /// Deletes every expired rate event and every session past its idle limit, at most once a minute.
-    static func purgeIfDue(now: Date, _ db: Database) throws {
+    static func purgeIfDue(now: Date, _ db: any SQLConnection) throws {
         let seconds = now.timeIntervalSince1970
         let due = purgeLock.withLock { () -> Bool in
             guard abs(seconds - lastPurge) >= 60 else { return false }
@@ -42,7 +41,7 @@ public struct RateLimit: Sendable {
             return true
         }
         guard due else { return }
-        try db.execute(sql: "DELETE FROM rate_events WHERE at <= ?", arguments: [seconds - longestWindow])
-        try db.execute(sql: "DELETE FROM sessions WHERE last_seen_at <= ?", arguments: [seconds - SessionStore.defaultIdleLimit])
+        try db.execute("DELETE FROM rate_events WHERE at <= ?", seconds - longestWindow)
+        try db.execute("DELETE FROM sessions WHERE last_seen_at <= ?", seconds - SessionStore.defaultIdleLimit)
     }
 }

@@ -1,12 +1,9 @@
 import Foundation
-import GRDB
 import HTTPServer
 
 /// A person with an account, as stored: it always has its id (a new account is a `NewUser`
 /// until it is inserted, so no code holds a person without one).
-public struct User: Codable, Sendable, Equatable, FetchableRecord, TableRecord {
-    public static let databaseTableName = "users"
-
+public struct User: Codable, Sendable, Equatable {
     public let id: Int64
     public var username: String
     public var usernameKey: String
@@ -22,7 +19,23 @@ public struct User: Codable, Sendable, Equatable, FetchableRecord, TableRecord {
 
     public var isAdmin: Bool { role == "admin" }
 
-    public static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy { .timeIntervalSince1970 }
+    /// The columns `init(row:)` reads, in its order.
+    static let columns = "id, username, username_key, display_name, password_hash, role, created_at"
+
+    init(row: any SQLRow) {
+        self.init(id: row.int64(0), username: row.string(1), usernameKey: row.string(2), displayName: row.string(3),
+                  passwordHash: row.string(4), role: row.string(5), createdAt: row.date(6))
+    }
+
+    init(id: Int64, username: String, usernameKey: String, displayName: String, passwordHash: String, role: String, createdAt: Date) {
+        self.id = id
+        self.username = username
+        self.usernameKey = usernameKey
+        self.displayName = displayName
+        self.passwordHash = passwordHash
+        self.role = role
+        self.createdAt = createdAt
+    }
 }
 
 /// An account about to be created (sign-up, `create-admin`).
@@ -34,28 +47,27 @@ struct NewUser {
     var createdAt: Date
 
     /// Inserts the account; the stored person, with its id.
-    func insert(_ db: Database) throws -> User {
-        try db.execute(sql: """
-            INSERT INTO users (username, username_key, display_name, password_hash, role, created_at) VALUES (?, ?, ?, ?, ?, ?)
-            """, arguments: [username, username.lowercased(), displayName, passwordHash, role, createdAt.timeIntervalSince1970])
-        return User(id: db.lastInsertedRowID, username: username, usernameKey: username.lowercased(), displayName: displayName,
+    func insert(_ db: any SQLConnection) throws -> User {
+        let id = try db.one("""
+            INSERT INTO users (username, username_key, display_name, password_hash, role, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id
+            """, [username, username.lowercased(), displayName, passwordHash, role, createdAt]) { $0.int64(0) } ?? 0
+        return User(id: id, username: username, usernameKey: username.lowercased(), displayName: displayName,
                     passwordHash: passwordHash, role: role, createdAt: createdAt)
     }
 }
 
 extension User {
-    static func find(username: String, _ db: Database) throws -> User? {
-        try User.filter(Column("username_key") == username.lowercased()).fetchOne(db)
+    static func find(username: String, _ db: any SQLConnection) throws -> User? {
+        try db.one("SELECT \(columns) FROM users WHERE username_key = ?", [username.lowercased()], User.init(row:))
     }
 
-    /// By id, through a cached statement (every signed-in request asks).
-    static func find(id: Int64, _ db: Database) throws -> User? {
-        try User.fetchOne(db.cachedStatement(sql: "SELECT * FROM users WHERE id = ?"), arguments: [id])
+    static func find(id: Int64, _ db: any SQLConnection) throws -> User? {
+        try db.one("SELECT \(columns) FROM users WHERE id = ?", [id], User.init(row:))
     }
 
     /// The person a `/users/{username}`-style route names, or 404.
     static func named(_ request: Request, in database: AppDatabase) throws -> User {
-        guard let user = try database.pool.read({ try User.find(username: request.parameters["username"] ?? "", $0) }) else {
+        guard let user = try database.readStatement({ try User.find(username: request.parameters["username"] ?? "", $0) }) else {
             throw HTTPError(.notFound)
         }
         return user

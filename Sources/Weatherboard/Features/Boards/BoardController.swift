@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import HTTPServer
 
 /// Posting, editing and deleting posts, and the board's Atom feed.
@@ -39,10 +38,9 @@ struct BoardController {
         }
         let now = clock().timeIntervalSince1970
         // The checks and the insert share one write transaction, so two quick posts cannot both pass.
-        let refusal: PostingRules.Refusal? = try database.pool.write { db in
+        let refusal: PostingRules.Refusal? = try database.write { db in
             if let refusal = try rules.refusal(of: body, by: user.id, now: now, db) { return refusal }
-            try db.execute(sql: "INSERT INTO posts (city_id, user_id, body, created_at) VALUES (?, ?, ?, ?)",
-                           arguments: [city.id, user.id, body, now])
+            try db.execute("INSERT INTO posts (city_id, user_id, body, created_at) VALUES (?, ?, ?, ?)", city.id, user.id, body, now)
             return nil
         }
         if let refusal { return try refuse(refusal) }
@@ -55,7 +53,7 @@ struct BoardController {
     private func ownPost(_ request: Request, _ context: AppContext, changing: Bool = false) throws -> PostRow {
         let user = try changing ? context.requireActiveUser() : context.requireUser()
         let id = try request.idParameter()
-        guard let post = try database.pool.read({ try BoardQueries.post(id: id, viewer: user, $0) }),
+        guard let post = try database.readStatement({ try BoardQueries.post(id: id, viewer: user, $0) }),
               post.userID == user.id else { throw HTTPError(.notFound) }
         return post
     }
@@ -75,8 +73,8 @@ struct BoardController {
     /// Whether people's reports of the post wait for a moderator: the author may then neither
     /// change the reported text nor delete it (and its reports) before the decision.
     private func isUnderReview(_ post: PostRow) throws -> Bool {
-        try database.pool.read { db in
-            try Bool.fetchOne(db, sql: "SELECT 1 FROM reports WHERE post_id = ? AND outcome = 'pending' LIMIT 1", arguments: [post.id]) ?? false
+        try database.readStatement { db in
+            try db.exists("SELECT 1 FROM reports WHERE post_id = ? AND outcome = 'pending' LIMIT 1", post.id)
         }
     }
 
@@ -93,9 +91,8 @@ struct BoardController {
         case .failure(let refusal):
             return editPage(post, context, text: typed, error: pages.string(refusal.key, context.language), status: refusal.status)
         case .success(let body):
-            try database.pool.write { db in
-                try db.execute(sql: "UPDATE posts SET body = ?, edited_at = ? WHERE id = ? AND user_id = ?",
-                               arguments: [body, clock().timeIntervalSince1970, post.id, post.userID])
+            try database.write { db in
+                try db.execute("UPDATE posts SET body = ?, edited_at = ? WHERE id = ? AND user_id = ?", body, clock(), post.id, post.userID)
             }
             versions.changed(.city(post.cityID))
             context.nextFlash = Flash(.postEdited)
@@ -119,8 +116,8 @@ struct BoardController {
         guard try !isUnderReview(post) else {
             throw HTTPError(.forbidden, message: pages.string("error_under_review", context.language))
         }
-        try database.pool.write { db in
-            try db.execute(sql: "DELETE FROM posts WHERE id = ? AND user_id = ?", arguments: [post.id, post.userID])
+        try database.write { db in
+            try db.execute("DELETE FROM posts WHERE id = ? AND user_id = ?", post.id, post.userID)
         }
         versions.changed(.city(post.cityID))
         context.nextFlash = Flash(.postDeleted)
@@ -130,7 +127,7 @@ struct BoardController {
     /// `GET /city/{slug}/feed.atom`: the board's visible posts for whoever asks (with their session).
     func feed(_ request: Request, _ context: AppContext) throws -> Response {
         let city = try index.city(named: request)
-        let posts = try database.pool.read { db in try BoardQueries.board(cityID: city.id, viewer: context.user, before: nil, db) }
+        let posts = try database.readStatement { db in try BoardQueries.board(cityID: city.id, viewer: context.user, before: nil, db) }
         let host = request.headers["Host"].flatMap { $0.allSatisfy { $0.isLetter || $0.isNumber || ".-:[]".contains($0) } ? $0 : nil } ?? "localhost"
         let base = "http://\(host)"
         let entries = posts.filter { $0.reportedByViewerAt == nil }.map { post in

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import HTTPServer
 
 /// What the post form shows when it comes back: the text as typed and why it was refused.
@@ -49,7 +48,7 @@ struct BoardView {
 
     /// The rows of a board page for the viewer, one more than a page (to know whether there is
     /// an older page). Read inside the caller's read, with whatever else its page needs.
-    func posts(city: City, context: AppContext, before: Int64?, _ db: Database) throws -> [PostRow] {
+    func posts(city: City, context: AppContext, before: Int64?, _ db: any SQLConnection) throws -> [PostRow] {
         try BoardQueries.board(cityID: city.id, viewer: context.user, before: before, limit: BoardQueries.pageSize + 1, db)
     }
 

@@ -1,8 +1,7 @@
 import Foundation
-import GRDB
 
 /// A post as a viewer may see it, with its author and the viewer's relation to it.
-struct PostRow: FetchableRecord, Sendable {
+struct PostRow: Sendable {
     var id: Int64
     var cityID: Int64
     var userID: Int64?
@@ -23,23 +22,23 @@ struct PostRow: FetchableRecord, Sendable {
 
     /// Reads the columns of `BoardQueries.visibleSQL` by position (by name, each look-up hashed
     /// the column's name: 16 columns × 21 rows on every board page).
-    init(row: Row) throws {
-        id = row[0]
-        cityID = row[1]
-        userID = row[2]
-        body = row[3]
-        createdAt = Date(timeIntervalSince1970: row[4])
-        editedAt = (row[5] as Double?).map(Date.init(timeIntervalSince1970:))
-        hiddenAt = (row[6] as Double?).map(Date.init(timeIntervalSince1970:))
-        removedAt = (row[7] as Double?).map(Date.init(timeIntervalSince1970:))
-        removedReason = row[8]
-        username = row[9]
-        displayName = row[10]
-        authorIsAdmin = (row[11] as String?) == "admin"
-        citySlug = row[12]
-        cityNameEn = row[13]
-        cityNameKo = row[14]
-        reportedByViewerAt = (row[15] as Double?).map(Date.init(timeIntervalSince1970:))
+    init(row: any SQLRow) {
+        id = row.int64(0)
+        cityID = row.int64(1)
+        userID = row.optionalInt64(2)
+        body = row.string(3)
+        createdAt = row.date(4)
+        editedAt = row.optionalDate(5)
+        hiddenAt = row.optionalDate(6)
+        removedAt = row.optionalDate(7)
+        removedReason = row.optionalString(8)
+        username = row.optionalString(9)
+        displayName = row.optionalString(10)
+        authorIsAdmin = row.optionalString(11) == "admin"
+        citySlug = row.string(12)
+        cityNameEn = row.string(13)
+        cityNameKo = row.optionalString(14)
+        reportedByViewerAt = row.optionalDate(15)
     }
 }
 
@@ -53,39 +52,35 @@ enum BoardQueries {
     private static let visibleSQL = """
         SELECT p.id, p.city_id, p.user_id, p.body, p.created_at, p.edited_at, p.hidden_at, p.removed_at, p.removed_reason,
                u.username, u.display_name, u.role, c.slug, c.name_en, c.name_ko,
-               (SELECT r.created_at FROM reports r WHERE r.post_id = p.id AND r.reporter_id = :viewer) AS reported_at
+               (SELECT r.created_at FROM reports r WHERE r.post_id = p.id AND r.reporter_id = ?1) AS reported_at
         FROM posts p
         LEFT JOIN users u ON u.id = p.user_id
         JOIN cities c ON c.id = p.city_id
-        WHERE (p.hidden_at IS NULL OR p.user_id = :viewer OR :isAdmin)
-          AND (p.removed_at IS NULL OR (:includeOwnRemoved AND p.user_id = :viewer))
-          AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = :viewer AND b.blocked_id = p.user_id)
-          AND NOT EXISTS (SELECT 1 FROM hidden_posts h WHERE h.viewer_id = :viewer AND h.post_id = p.id)
+        WHERE (p.hidden_at IS NULL OR p.user_id = ?1 OR ?2 = 1)
+          AND (p.removed_at IS NULL OR (?3 = 1 AND p.user_id = ?1))
+          AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = ?1 AND b.blocked_id = p.user_id)
+          AND NOT EXISTS (SELECT 1 FROM hidden_posts h WHERE h.viewer_id = ?1 AND h.post_id = p.id)
         """
 
     /// A board page, newest first, before the post `before` (the cursor).
-    static func board(cityID: Int64, viewer: User?, before: Int64?, limit: Int = pageSize, _ db: Database) throws -> [PostRow] {
-        // Cached statements: preparing this SQL (and GRDB's authorizer pass over it) cost more than
-        // running it, on every page view.
-        try PostRow.fetchAll(db.cachedStatement(sql: visibleSQL + " AND p.city_id = :city AND p.id < :before ORDER BY p.id DESC LIMIT :limit"),
-                             arguments: arguments(viewer, ["city": cityID, "before": before ?? Int64.max, "limit": limit]))
+    static func board(cityID: Int64, viewer: User?, before: Int64?, limit: Int = pageSize, _ db: any SQLConnection) throws -> [PostRow] {
+        try db.all(visibleSQL + " AND p.city_id = ?4 AND p.id < ?5 ORDER BY p.id DESC LIMIT ?6",
+                   arguments(viewer, cityID, before ?? Int64.max, limit), PostRow.init(row:))
     }
 
-    /// A person's recent posts on every board.
     /// A person's recent posts on every board; on their own profile they also see what was removed.
-    static func byAuthor(userID: Int64, viewer: User?, limit: Int = pageSize, _ db: Database) throws -> [PostRow] {
-        try PostRow.fetchAll(db.cachedStatement(sql: visibleSQL + " AND p.user_id = :author ORDER BY p.id DESC LIMIT :limit"),
-                             arguments: arguments(viewer, ["author": userID, "limit": limit, "includeOwnRemoved": viewer?.id == userID]))
+    static func byAuthor(userID: Int64, viewer: User?, limit: Int = pageSize, _ db: any SQLConnection) throws -> [PostRow] {
+        try db.all(visibleSQL + " AND p.user_id = ?4 ORDER BY p.id DESC LIMIT ?5",
+                   arguments(viewer, userID, limit, includeOwnRemoved: viewer?.id == userID), PostRow.init(row:))
     }
 
-    static func post(id: Int64, viewer: User?, _ db: Database) throws -> PostRow? {
-        try PostRow.fetchOne(db.cachedStatement(sql: visibleSQL + " AND p.id = :id"), arguments: arguments(viewer, ["id": id]))
+    static func post(id: Int64, viewer: User?, _ db: any SQLConnection) throws -> PostRow? {
+        try db.one(visibleSQL + " AND p.id = ?4", arguments(viewer, id), PostRow.init(row:))
     }
 
-    private static func arguments(_ viewer: User?, _ more: [String: (any DatabaseValueConvertible)?]) -> StatementArguments {
-        var values: [String: (any DatabaseValueConvertible)?] = ["viewer": viewer?.id ?? -1, "isAdmin": viewer?.isAdmin == true,
-                                                                 "includeOwnRemoved": false]
-        values.merge(more) { $1 }
-        return StatementArguments(values)
+    /// `?1` the viewer (-1 for a guest), `?2` whether they are an admin, `?3` whether they see
+    /// their own removed posts, then the query's own values from `?4`.
+    private static func arguments(_ viewer: User?, _ more: any SQLArgument..., includeOwnRemoved: Bool = false) -> [any SQLArgument] {
+        [viewer?.id ?? -1, viewer?.isAdmin == true, includeOwnRemoved] + more
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import HTTPServer
 
 /// The board's rules in one place: what a post may say, how often a person may post, and how
@@ -50,17 +49,17 @@ struct PostingRules: Sendable {
     /// Why `userID` may not post `body` at `now` (too soon after the last post, too many today,
     /// the same text again), or nil. Run it in the transaction that inserts the post, so that
     /// two posts sent at once cannot both pass.
-    func refusal(of body: String, by userID: Int64, now: TimeInterval, _ db: Database) throws -> Refusal? {
-        let last = try Double.fetchOne(db, sql: "SELECT max(created_at) FROM posts WHERE user_id = ?", arguments: [userID])
+    func refusal(of body: String, by userID: Int64, now: TimeInterval, _ db: any SQLConnection) throws -> Refusal? {
+        let last = try db.one("SELECT max(created_at) FROM posts WHERE user_id = ?", [userID]) { $0.optionalDouble(0) } ?? nil
         if let last, now - last < Double(secondsBetweenPosts) {
             let wait = Int((Double(secondsBetweenPosts) - (now - last)).rounded(.up))
             return Refusal(key: "error_post_too_fast", arguments: ["n": String(wait)], status: .tooManyRequests)
         }
-        let today = try Int.fetchOne(db, sql: "SELECT count(*) FROM posts WHERE user_id = ? AND created_at > ?",
-                                     arguments: [userID, now - 86400]) ?? 0
+        let today = try db.integer("SELECT count(*) FROM posts WHERE user_id = ? AND created_at > ?", userID, now - 86400)
         if today >= postsPerDay { return Refusal(key: "error_post_daily", arguments: ["n": String(postsPerDay)], status: .tooManyRequests) }
-        let recent = try String.fetchAll(db, sql: "SELECT body FROM posts WHERE user_id = ? AND created_at > ?",
-                                         arguments: [userID, now - Self.duplicateWindow])
+        let recent = try db.all("SELECT body FROM posts WHERE user_id = ? AND created_at > ?", [userID, now - Self.duplicateWindow]) {
+            $0.string(0)
+        }
         let key = Self.duplicateKey(body)
         if recent.contains(where: { Self.duplicateKey($0) == key }) { return Refusal(key: "error_post_duplicate") }
         return nil

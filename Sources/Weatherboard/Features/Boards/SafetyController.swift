@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import HTTPServer
 
 /// Profiles, blocking and reporting: the tools people use to shape what they read.
@@ -25,9 +24,9 @@ struct SafetyController {
     func profile(_ request: Request, _ context: AppContext) throws -> Response {
         let person = try User.named(request, in: database)
         let viewer = context.user
-        let (posts, blockedByMe) = try database.pool.read { db in
+        let (posts, blockedByMe) = try database.read { db in
             (try BoardQueries.byAuthor(userID: person.id, viewer: viewer, db),
-             try Bool.fetchOne(db, sql: "SELECT 1 FROM blocks WHERE blocker_id = ? AND blocked_id = ?", arguments: [viewer?.id, person.id]) ?? false)
+             try db.exists("SELECT 1 FROM blocks WHERE blocker_id = ? AND blocked_id = ?", viewer?.id, person.id))
         }
         let presenter = board.presenter(context)
         let isMe = viewer?.id == person.id
@@ -45,9 +44,9 @@ struct SafetyController {
         let target = try User.named(request, in: database)
         guard target.id != user.id else { throw HTTPError(.badRequest, message: "You cannot block yourself.") }
         guard !target.isAdmin else { throw HTTPError(.forbidden, message: "Moderators cannot be blocked.") }
-        try database.pool.write { db in
-            try db.execute(sql: "INSERT OR IGNORE INTO blocks (blocker_id, blocked_id, created_at) VALUES (?, ?, ?)",
-                           arguments: [user.id, target.id, clock().timeIntervalSince1970])
+        try database.write { db in
+            try db.execute("INSERT INTO blocks (blocker_id, blocked_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                           user.id, target.id, clock())
         }
         context.nextFlash = Flash(.blocked, username: target.username)
         return .redirect(to: context.returnPath(or: "/users/\(target.username)"))
@@ -56,8 +55,8 @@ struct SafetyController {
     func unblock(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireUser()
         let target = try User.named(request, in: database)
-        try database.pool.write { db in
-            try db.execute(sql: "DELETE FROM blocks WHERE blocker_id = ? AND blocked_id = ?", arguments: [user.id, target.id])
+        try database.write { db in
+            try db.execute("DELETE FROM blocks WHERE blocker_id = ? AND blocked_id = ?", user.id, target.id)
         }
         context.nextFlash = Flash(.unblocked, username: target.username)
         return .redirect(to: context.returnPath(or: "/users/\(target.username)"))
@@ -68,9 +67,9 @@ struct SafetyController {
     func report(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireActiveUser()
         let id = try request.idParameter()
-        let (post, alreadyReported) = try database.pool.read { db in
+        let (post, alreadyReported) = try database.read { db in
             (try BoardQueries.post(id: id, viewer: user, db),
-             try Bool.fetchOne(db, sql: "SELECT 1 FROM reports WHERE post_id = ? AND reporter_id = ?", arguments: [id, user.id]) ?? false)
+             try db.exists("SELECT 1 FROM reports WHERE post_id = ? AND reporter_id = ?", id, user.id))
         }
         if alreadyReported { // a second report is a friendly no-op, even once the post is hidden
             return .redirect(to: context.returnPath(or: "/") + "#post-\(id)")
@@ -89,18 +88,17 @@ struct SafetyController {
         if let problem = TextPolicy.reportDetail.problem(detail) { return refuse(problem.key(lengthKey: "error_report_detail_long")) }
         guard reason != .other || !detail.isEmpty else { return refuse("error_report_other_detail") }
         let now = clock().timeIntervalSince1970
-        try database.pool.write { db in
-            let today = try Int.fetchOne(db, sql: "SELECT count(*) FROM reports WHERE reporter_id = ? AND created_at > ?",
-                                         arguments: [user.id, now - 86400]) ?? 0
+        try database.write { db in
+            let today = try db.integer("SELECT count(*) FROM reports WHERE reporter_id = ? AND created_at > ?", user.id, now - 86400)
             if today >= limits.reportsPerDay {
                 throw HTTPError(.tooManyRequests, message: "At most \(limits.reportsPerDay) reports a day.",
                                 headers: HTTPHeaders([("Retry-After", "3600")]))
             }
             // Only a second report by the same person is a no-op; any other refusal is an error, never a silent 303.
-            try db.execute(sql: """
+            try db.execute("""
                 INSERT INTO reports (post_id, reporter_id, reason, detail, created_at, reported_body) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (post_id, reporter_id) DO NOTHING
-                """, arguments: [post.id, user.id, reason.rawValue, detail, now, post.body])
+                """, post.id, user.id, reason.rawValue, detail, now, post.body)
             try Self.applyThreshold(postID: post.id, threshold: limits.reportThreshold, now: now, db)
         }
         versions.changed(.city(post.cityID))
@@ -113,7 +111,7 @@ struct SafetyController {
     func showReport(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireActiveUser()
         let id = try request.idParameter()
-        guard let post = try database.pool.read({ try BoardQueries.post(id: id, viewer: user, $0) }), post.userID != user.id
+        guard let post = try database.readStatement({ try BoardQueries.post(id: id, viewer: user, $0) }), post.userID != user.id
         else { throw HTTPError(.notFound) }
         let returnTo = safeReturnPath((try request.queryItems())["return_to"] ?? "/city/\(post.citySlug)")
         return reportPage(post, context, returnTo: returnTo, reason: "", detail: "", error: nil)
@@ -133,15 +131,14 @@ struct SafetyController {
 
     /// Hides a post once enough distinct people report it (pending reports only); shows it
     /// again when withdrawals bring it under the threshold.
-    static func applyThreshold(postID: Int64, threshold: Int, now: Double, _ db: Database) throws {
+    static func applyThreshold(postID: Int64, threshold: Int, now: Double, _ db: any SQLConnection) throws {
         // One report per person (a unique index); a report whose author has since deleted their
         // account still counts.
-        let reporters = try Int.fetchOne(db, sql: "SELECT count(*) FROM reports WHERE post_id = ? AND outcome = 'pending'",
-                                         arguments: [postID]) ?? 0
+        let reporters = try db.integer("SELECT count(*) FROM reports WHERE post_id = ? AND outcome = 'pending'", postID)
         if reporters >= threshold {
-            try db.execute(sql: "UPDATE posts SET hidden_at = ? WHERE id = ? AND hidden_at IS NULL", arguments: [now, postID])
+            try db.execute("UPDATE posts SET hidden_at = ? WHERE id = ? AND hidden_at IS NULL", now, postID)
         } else {
-            try db.execute(sql: "UPDATE posts SET hidden_at = NULL WHERE id = ?", arguments: [postID])
+            try db.execute("UPDATE posts SET hidden_at = NULL WHERE id = ?", postID)
         }
     }
 
@@ -149,16 +146,17 @@ struct SafetyController {
         let user = try context.requireUser()
         let id = try request.idParameter()
         let now = clock().timeIntervalSince1970
-        let city: (id: Int64, slug: String)? = try database.pool.write { db in
-            guard let created = try Double.fetchOne(db, sql: "SELECT created_at FROM reports WHERE post_id = ? AND reporter_id = ? AND outcome = 'pending'",
-                                                    arguments: [id, user.id]) else { return nil }
+        let city: (id: Int64, slug: String)? = try database.write { db in
+            guard let created = try db.one("SELECT created_at FROM reports WHERE post_id = ? AND reporter_id = ? AND outcome = 'pending'",
+                                           [id, user.id], { $0.double(0) }) else { return nil }
             guard PostingRules.canWithdraw(reportedAt: Date(timeIntervalSince1970: created), now: Date(timeIntervalSince1970: now)) else {
                 throw HTTPError(.forbidden, message: "Reports can be withdrawn for 10 minutes.")
             }
-            try db.execute(sql: "DELETE FROM reports WHERE post_id = ? AND reporter_id = ?", arguments: [id, user.id])
+            try db.execute("DELETE FROM reports WHERE post_id = ? AND reporter_id = ?", id, user.id)
             try Self.applyThreshold(postID: id, threshold: limits.reportThreshold, now: now, db)
-            return try Row.fetchOne(db, sql: "SELECT c.id, c.slug FROM posts p JOIN cities c ON c.id = p.city_id WHERE p.id = ?",
-                                    arguments: [id]).map { ($0["id"], $0["slug"]) }
+            return try db.one("SELECT c.id, c.slug FROM posts p JOIN cities c ON c.id = p.city_id WHERE p.id = ?", [id]) {
+                (id: $0.int64(0), slug: $0.string(1))
+            }
         }
         guard let city else { throw HTTPError(.notFound) }
         versions.changed(.city(city.id))
@@ -169,19 +167,18 @@ struct SafetyController {
     /// `GET /settings/reports`: what I reported and what became of it.
     func myReports(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireUser()
-        let rows = try database.pool.read { db in
-            try Row.fetchAll(db, sql: """
+        let language = context.language
+        let reports = try database.readStatement { db in
+            try db.all("""
                 SELECT r.post_id, r.reason, r.outcome, r.created_at, p.body, c.slug
                 FROM reports r JOIN posts p ON p.id = r.post_id JOIN cities c ON c.id = p.city_id
                 WHERE r.reporter_id = ? ORDER BY r.created_at DESC LIMIT 100
-                """, arguments: [user.id])
-        }
-        let language = context.language
-        let reports = rows.map { row in
-            let outcome: String = row["outcome"]
-            return MyReportsPage.Report(postID: row["post_id"], reason: pages.string("reason_\(row["reason"] as String)", language),
-                                        outcome: outcome, outcomeText: pages.string("outcome_\(outcome)", language),
-                                        excerpt: String((row["body"] as String).prefix(80)), citySlug: row["slug"])
+                """, [user.id]) { row in
+                let outcome = row.string(2)
+                return MyReportsPage.Report(postID: row.int64(0), reason: pages.string("reason_\(row.string(1))", language),
+                                            outcome: outcome, outcomeText: pages.string("outcome_\(outcome)", language),
+                                            excerpt: String(row.string(4).prefix(80)), citySlug: row.string(5))
+            }
         }
         let view = MyReportsPage(layout: pages.layout(context, title: pages.string("my_reports", language)), reports: reports)
         return pages.html(context) { Templates.my_reports(view, &$0, $1) }

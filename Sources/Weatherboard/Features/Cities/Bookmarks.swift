@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import HTTPServer
 
 /// Bookmarked cities: in the database for signed-in people, in a cookie for guests.
@@ -19,9 +18,8 @@ struct Bookmarks {
     /// The viewer's bookmarked cities, oldest first.
     func cities(for context: AppContext) throws -> [City] {
         if let user = context.user {
-            let ids = try database.pool.unsafeRead { db in
-                try Int64.fetchAll(db.cachedStatement(sql: "SELECT city_id FROM bookmarks WHERE user_id = ? ORDER BY created_at, city_id"),
-                                   arguments: [user.id])
+            let ids = try database.readStatement { db in
+                try db.all("SELECT city_id FROM bookmarks WHERE user_id = ? ORDER BY created_at, city_id", [user.id]) { $0.int64(0) }
             }
             return ids.compactMap(index.city(id:))
         }
@@ -30,10 +28,9 @@ struct Bookmarks {
 
     /// Whether the viewer bookmarked `city`: a guest's cookie, or one row looked up inside the
     /// caller's read.
-    func contains(_ city: City, for context: AppContext, _ db: Database) throws -> Bool {
+    func contains(_ city: City, for context: AppContext, _ db: any SQLConnection) throws -> Bool {
         guard let user = context.user else { return containsForGuest(city, context) }
-        return try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM bookmarks WHERE user_id = ? AND city_id = ?)"),
-                                 arguments: [user.id, city.id]) ?? false
+        return try db.exists("SELECT 1 FROM bookmarks WHERE user_id = ? AND city_id = ?", user.id, city.id)
     }
 
     func containsForGuest(_ city: City, _ context: AppContext) -> Bool {
@@ -60,11 +57,11 @@ struct Bookmarks {
         context.nextFlash = Flash(.bookmarked)
         var response = Response.redirect(to: context.returnPath(or: "/city/\(city.slug)"))
         if let user = context.user {
-            try database.pool.write { db in
-                let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM bookmarks WHERE user_id = ?", arguments: [user.id]) ?? 0
+            try database.write { db in
+                let count = try db.integer("SELECT count(*) FROM bookmarks WHERE user_id = ?", user.id)
                 guard count < Self.limit else { return }
-                try db.execute(sql: "INSERT OR IGNORE INTO bookmarks (user_id, city_id, created_at) VALUES (?, ?, ?)",
-                               arguments: [user.id, city.id, clock().timeIntervalSince1970])
+                try db.execute("INSERT INTO bookmarks (user_id, city_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                               user.id, city.id, clock())
             }
         } else {
             var slugs = guestSlugs(request)
@@ -79,8 +76,8 @@ struct Bookmarks {
         context.nextFlash = Flash(.unbookmarked)
         var response = Response.redirect(to: context.returnPath(or: "/"))
         if let user = context.user {
-            try database.pool.write { db in
-                try db.execute(sql: "DELETE FROM bookmarks WHERE user_id = ? AND city_id = ?", arguments: [user.id, city.id])
+            try database.write { db in
+                try db.execute("DELETE FROM bookmarks WHERE user_id = ? AND city_id = ?", user.id, city.id)
             }
         } else {
             response.setCookie(cookie(guestSlugs(request).filter { $0 != city.slug }))

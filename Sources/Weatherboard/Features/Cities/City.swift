@@ -1,10 +1,7 @@
 import Foundation
-import GRDB
 
 /// A city from the GeoNames catalog.
-public struct City: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
-    public static let databaseTableName = "cities"
-
+public struct City: Codable, Sendable, Equatable {
     public var id: Int64
     public var slug: String
     public var nameEn: String
@@ -23,11 +20,6 @@ public struct City: Codable, Sendable, Equatable, FetchableRecord, PersistableRe
         case nameEn = "name_en", nameKo = "name_ko", kmaNx = "kma_nx", kmaNy = "kma_ny"
     }
 
-    public enum Columns {
-        static let slug = Column(CodingKeys.slug)
-        static let population = Column(CodingKeys.population)
-    }
-
     /// The name in `language`, falling back to English.
     public func name(_ language: Language) -> String {
         language == .ko ? (nameKo ?? nameEn) : nameEn
@@ -37,9 +29,18 @@ public struct City: Codable, Sendable, Equatable, FetchableRecord, PersistableRe
 }
 
 extension City {
-    static func find(slug: String, _ db: Database) throws -> City? {
-        try City.filter(Columns.slug == slug).fetchOne(db)
+    /// The columns `init(row:)` reads, in its order (and `CityCatalog` writes).
+    static let columns = "id, slug, name_en, name_ko, country, admin1, latitude, longitude, timezone, population, kma_nx, kma_ny"
+
+    init(row: any SQLRow) {
+        self.init(id: row.int64(0), slug: row.string(1), nameEn: row.string(2), nameKo: row.optionalString(3), country: row.string(4),
+                  admin1: row.string(5), latitude: row.double(6), longitude: row.double(7), timezone: row.string(8),
+                  population: row.int(9), kmaNx: row.optionalInt(10), kmaNy: row.optionalInt(11))
     }
 
-    static func count(_ db: Database) throws -> Int { try City.fetchCount(db) }
+    static func all(_ db: any SQLConnection) throws -> [City] {
+        try db.all("SELECT \(columns) FROM cities ORDER BY id", [], City.init(row:))
+    }
+
+    static func count(_ db: any SQLConnection) throws -> Int { try db.integer("SELECT count(*) FROM cities") }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Loads the shipped city catalog (`cities.tsv`, derived from GeoNames by
 /// `scripts/derive-cities.py`) into the database. No network needed.
@@ -10,7 +9,7 @@ public enum CityCatalog {
     /// Imports every city when the table is empty, in one transaction; returns the number added.
     @discardableResult
     public static func importIfEmpty(into database: AppDatabase, from file: URL? = bundledFile) throws -> Int {
-        guard try database.pool.read(City.count) == 0 else { return 0 }
+        guard try database.readStatement(City.count) == 0 else { return 0 }
         return try importCities(into: database, from: file)
     }
 
@@ -21,22 +20,30 @@ public enum CityCatalog {
             throw StartupError("the city catalog cities.tsv is missing from the build")
         }
         let cities = try parse(text)
-        return try database.pool.write { db in
-            // One prepared statement for all 34,000 rows: several times faster than record inserts.
-            let statement = try db.makeStatement(sql: """
-                INSERT OR IGNORE INTO cities (id, slug, name_en, name_ko, country, admin1, latitude, longitude,
-                                              timezone, population, kma_nx, kma_ny)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
+        return try database.write { db in
+            // Many rows a statement: one round trip per batch rather than per city (PostgreSQL
+            // is over a socket), and one prepared statement for every full batch.
             var added = 0
-            for c in cities {
-                try statement.execute(arguments: [c.id, c.slug, c.nameEn, c.nameKo, c.country, c.admin1, c.latitude,
-                                                  c.longitude, c.timezone, c.population, c.kmaNx, c.kmaNy])
-                added += db.changesCount
+            var start = 0
+            while start < cities.count {
+                let batch = cities[start..<min(start + Self.batchSize, cities.count)]
+                let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: batch.count).joined(separator: ", ")
+                var values: [SQLValue] = []
+                values.reserveCapacity(batch.count * 12)
+                for c in batch {
+                    let row: [any SQLArgument] = [c.id, c.slug, c.nameEn, c.nameKo, c.country, c.admin1, c.latitude, c.longitude,
+                                                  c.timezone, c.population, c.kmaNx, c.kmaNy]
+                    values += row.map(\.sqlValue)
+                }
+                added += try db.execute("INSERT INTO cities (\(City.columns)) VALUES \(rows) ON CONFLICT DO NOTHING", values)
+                start += Self.batchSize
             }
             return added
         }
     }
+
+    /// Rows per INSERT: 12 values each, well under both engines' limits on placeholders.
+    private static let batchSize = 200
 
     static func parse(_ text: String) throws -> [City] {
         var cities: [City] = []

@@ -45,7 +45,7 @@ struct CityPageController {
     private func render(_ city: City, _ context: AppContext, before: Int64?, composer: Composer?, csrfToken: String) throws -> [UInt8] {
         // The board and the bookmark flag in one read; one statement each, so SQLite's
         // statement-level snapshots are enough: no transaction.
-        let (posts, isBookmarked) = try board.database.pool.unsafeRead { db in
+        let (posts, isBookmarked) = try board.database.readStatement { db in
             (try board.posts(city: city, context: context, before: before, db), try bookmarks.contains(city, for: context, db))
         }
         let language = context.language

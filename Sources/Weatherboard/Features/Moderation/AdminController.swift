@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import HTTPServer
 
 /// The admin area: every route sits in one group behind `requireAdmin`, so a new route cannot
@@ -50,10 +49,28 @@ struct AdminController {
         let reason: String
     }
 
+    /// A reported post in the queue, with its reporters counted.
+    private struct QueueRow {
+        let id: Int64, body: String, isHidden: Bool, cityID: Int64, username: String?, displayName: String?
+        let citySlug: String, cityNameEn: String, cityNameKo: String?, reporters: Int, firstReport: Double, lastReport: Double
+
+        init(row: any SQLRow) {
+            id = row.int64(0); body = row.string(1); isHidden = !row.isNull(2); cityID = row.int64(3)
+            username = row.optionalString(4); displayName = row.optionalString(5); citySlug = row.string(6)
+            cityNameEn = row.string(7); cityNameKo = row.optionalString(8); reporters = row.int(9)
+            firstReport = row.double(10); lastReport = row.double(11)
+        }
+    }
+
+    /// One pending report of a post in the queue.
+    private struct PendingReport {
+        let postID: Int64, username: String?, reason: String, detail: String, createdAt: Double
+    }
+
     private func queuePage(_ context: AppContext, page: Int, problem: Problem?, status: HTTPStatus = .ok) throws -> Response {
         let language = context.language
-        let (groups, signals) = try database.pool.read { db -> ([AdminQueuePage.Group], [AdminQueuePage.Signal]) in
-            let rows = try Row.fetchAll(db, sql: """
+        let (groups, signals) = try database.read { db -> ([AdminQueuePage.Group], [AdminQueuePage.Signal]) in
+            let rows = try db.all("""
                 SELECT p.id, p.body, p.hidden_at, p.city_id, u.username, u.display_name, c.slug, c.name_en, c.name_ko,
                        count(*) AS reporters, min(r.created_at) AS first_report, max(r.created_at) AS last_report
                 FROM posts p
@@ -61,53 +78,55 @@ struct AdminController {
                 LEFT JOIN users u ON u.id = p.user_id
                 JOIN cities c ON c.id = p.city_id
                 WHERE p.removed_at IS NULL
-                GROUP BY p.id
+                GROUP BY p.id, u.username, u.display_name, c.slug, c.name_en, c.name_ko
                 ORDER BY reporters DESC, first_report ASC
                 LIMIT ? OFFSET ?
-                """, arguments: [Self.pageSize + 1, (page - 1) * Self.pageSize])
+                """, [Self.pageSize + 1, (page - 1) * Self.pageSize]) { QueueRow(row: $0) }
             // Every pending report of the page's posts in one query, grouped here (not two
             // queries per post).
             let shown = Array(rows.prefix(Self.pageSize))
-            let ids = shown.map { $0["id"] as Int64 }
-            var reports: [Int64: [Row]] = [:]
+            let ids = shown.map(\.id)
+            var reports: [Int64: [PendingReport]] = [:]
             if !ids.isEmpty {
-                for report in try Row.fetchAll(db, sql: """
+                let marks = Array(repeating: "?", count: ids.count).joined(separator: ", ")
+                for report in try db.all("""
                     SELECT r.post_id, u.username, r.reason, r.detail, r.created_at FROM reports r LEFT JOIN users u ON u.id = r.reporter_id
-                    WHERE r.post_id IN (\(databaseQuestionMarks(count: ids.count))) AND r.outcome = 'pending' ORDER BY r.created_at
-                    """, arguments: StatementArguments(ids)) {
-                    reports[report["post_id"], default: []].append(report)
+                    WHERE r.post_id IN (\(marks)) AND r.outcome = 'pending' ORDER BY r.created_at
+                    """, ids, { PendingReport(postID: $0.int64(0), username: $0.optionalString(1), reason: $0.string(2),
+                                              detail: $0.string(3), createdAt: $0.double(4)) }) {
+                    reports[report.postID, default: []].append(report)
                 }
             }
             let groups = shown.map { row -> AdminQueuePage.Group in
-                let id: Int64 = row["id"]
+                let id = row.id
                 let pending = reports[id] ?? []
                 var counts: [String: Int] = [:]
-                for report in pending { counts[report["reason"], default: 0] += 1 }
+                for report in pending { counts[report.reason, default: 0] += 1 }
                 // Most frequent reason first; ties in a fixed order.
                 let reasons = counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map {
                     AdminQueuePage.ReasonCount(reason: pages.string("reason_\($0.key)", language), count: $0.value)
                 }
                 let details = pending.map { report in
-                    AdminQueuePage.Detail(reporter: (report["username"] as String?) ?? pages.string("deleted_user", language),
-                                          reason: pages.string("reason_\(report["reason"] as String)", language),
-                                          detail: report["detail"], at: Self.moment(report["created_at"], language))
+                    AdminQueuePage.Detail(reporter: report.username ?? pages.string("deleted_user", language),
+                                          reason: pages.string("reason_\(report.reason)", language),
+                                          detail: report.detail, at: Self.moment(report.createdAt, language))
                 }
                 var group = AdminQueuePage.Group(
-                    id: id, body: row["body"], isHidden: row["hidden_at"] != nil, author: row["username"],
-                    authorName: (row["display_name"] as String?) ?? pages.string("deleted_user", language), citySlug: row["slug"],
-                    cityName: language == .ko ? ((row["name_ko"] as String?) ?? row["name_en"]) : row["name_en"],
-                    reporters: row["reporters"], firstReport: Self.moment(row["first_report"], language),
-                    lastReport: Self.moment(row["last_report"], language), reasons: reasons, details: details)
+                    id: id, body: row.body, isHidden: row.isHidden, author: row.username,
+                    authorName: row.displayName ?? pages.string("deleted_user", language), citySlug: row.citySlug,
+                    cityName: language == .ko ? (row.cityNameKo ?? row.cityNameEn) : row.cityNameEn,
+                    reporters: row.reporters, firstReport: Self.moment(row.firstReport, language),
+                    lastReport: Self.moment(row.lastReport, language), reasons: reasons, details: details)
                 if let problem, problem.postID == id {
                     group.problem = problem.message
                     group.typedReason = problem.reason
                 }
                 return group
             }
-            let signals = try Row.fetchAll(db, sql: """
+            let signals = try db.all("""
                 SELECT u.username, u.display_name, count(*) AS n FROM blocks b JOIN users u ON u.id = b.blocked_id
-                GROUP BY b.blocked_id HAVING n >= 5 ORDER BY n DESC LIMIT 50
-                """).map { AdminQueuePage.Signal(username: $0["username"], displayName: $0["display_name"], count: $0["n"]) }
+                GROUP BY b.blocked_id, u.username, u.display_name HAVING count(*) >= 5 ORDER BY n DESC LIMIT 50
+                """) { AdminQueuePage.Signal(username: $0.string(0), displayName: $0.string(1), count: $0.int(2)) }
             return (groups, signals)
         }
         var view = AdminQueuePage(layout: pages.layout(context, title: pages.string("admin_queue", language)), groups: groups,
@@ -142,19 +161,19 @@ struct AdminController {
 
     private func post(_ request: Request) throws -> (id: Int64, cityID: Int64, userID: Int64?, username: String?) {
         let id = try request.idParameter()
-        guard let row = try database.pool.read({ try Row.fetchOne($0, sql: """
+        guard let post = try database.readStatement({ try $0.one("""
                   SELECT p.id, p.city_id, p.user_id, u.username FROM posts p LEFT JOIN users u ON u.id = p.user_id WHERE p.id = ?
-                  """, arguments: [id]) })
+                  """, [id]) { (id: $0.int64(0), cityID: $0.int64(1), userID: $0.optionalInt64(2), username: $0.optionalString(3)) } })
         else { throw HTTPError(.notFound) }
-        return (row["id"], row["city_id"], row["user_id"], row["username"])
+        return post
     }
 
-    private func writeLog(_ db: Database, admin: User, action: String, postID: Int64? = nil, userID: Int64? = nil,
+    private func writeLog(_ db: any SQLConnection, admin: User, action: String, postID: Int64? = nil, userID: Int64? = nil,
                           username: String? = nil, cityID: Int64? = nil, reason: String) throws {
-        try db.execute(sql: """
+        try db.execute("""
             INSERT INTO moderation_log (admin_id, admin_username, action, post_id, user_id, username, city_id, reason, created_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [admin.id, admin.username, action, postID, userID, username, cityID, reason, clock().timeIntervalSince1970])
+            """, admin.id, admin.username, action, postID, userID, username, cityID, reason, clock())
     }
 
     /// Reports resolve as "no violation"; the post shows again, and the same reporters cannot
@@ -167,10 +186,10 @@ struct AdminController {
                                                                    reason: ""), status: .unprocessableContent)
         }
         let now = clock().timeIntervalSince1970
-        try database.pool.write { db in
-            try db.execute(sql: "UPDATE reports SET outcome = 'no_violation', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'",
-                           arguments: [now, post.id])
-            try db.execute(sql: "UPDATE posts SET hidden_at = NULL WHERE id = ?", arguments: [post.id])
+        try database.write { db in
+            try db.execute("UPDATE reports SET outcome = 'no_violation', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'",
+                           now, post.id)
+            try db.execute("UPDATE posts SET hidden_at = NULL WHERE id = ?", post.id)
             try writeLog(db, admin: admin, action: "restore", postID: post.id, userID: post.userID, username: post.username,
                          cityID: post.cityID, reason: reason(context))
         }
@@ -185,7 +204,7 @@ struct AdminController {
         let query = try request.queryItems()
         let language = context.language
         let reason = query["reason"] ?? ""
-        let body = try database.pool.read { try String.fetchOne($0, sql: "SELECT body FROM posts WHERE id = ?", arguments: [post.id]) }
+        let body = try database.readStatement { try $0.one("SELECT body FROM posts WHERE id = ?", [post.id]) { $0.string(0) } }
         let view = ConfirmPage(layout: pages.layout(context, title: pages.string("confirm_heading", language)),
                                heading: pages.string("admin_remove", language), quote: body,
                                details: [.init(text: pages.string("confirm_reason", language, ["reason": reason]))],
@@ -224,10 +243,9 @@ struct AdminController {
                                  status: .unprocessableContent)
         }
         let now = clock().timeIntervalSince1970
-        try database.pool.write { db in
-            try db.execute(sql: "UPDATE posts SET removed_at = ?, removed_reason = ? WHERE id = ?", arguments: [now, reason, post.id])
-            try db.execute(sql: "UPDATE reports SET outcome = 'removed', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'",
-                           arguments: [now, post.id])
+        try database.write { db in
+            try db.execute("UPDATE posts SET removed_at = ?, removed_reason = ? WHERE id = ?", now, reason, post.id)
+            try db.execute("UPDATE reports SET outcome = 'removed', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'", now, post.id)
             try writeLog(db, admin: admin, action: "remove", postID: post.id, userID: post.userID, username: post.username,
                          cityID: post.cityID, reason: reason)
         }
@@ -253,10 +271,10 @@ struct AdminController {
         guard !reason.isEmpty else { return try refuse("error_reason_required") }
         if let key = reasonProblem(reason) { return try refuse(key) }
         let now = clock().timeIntervalSince1970
-        try database.pool.write { db in
-            let cityID = try postID.flatMap { try Int64.fetchOne(db, sql: "SELECT city_id FROM posts WHERE id = ?", arguments: [$0]) }
-            try db.execute(sql: "INSERT INTO bans (user_id, admin_id, reason, created_at, until) VALUES (?, ?, ?, ?, ?)",
-                           arguments: [target.id, admin.id, reason, now, duration.map { now + $0 }])
+        try database.write { db in
+            let cityID = try postID.flatMap { id in try db.one("SELECT city_id FROM posts WHERE id = ?", [id]) { $0.int64(0) } }
+            try db.execute("INSERT INTO bans (user_id, admin_id, reason, created_at, until) VALUES (?, ?, ?, ?, ?)",
+                           target.id, admin.id, reason, now, duration.map { now + $0 })
             try SessionStore.revokeAll(userID: target.id, db)
             try writeLog(db, admin: admin, action: "ban", postID: postID, userID: target.id, username: target.username,
                          cityID: cityID, reason: reason)
@@ -273,9 +291,8 @@ struct AdminController {
         if let key = reason.isEmpty ? "error_reason_required" : reasonProblem(reason) {
             return try lookUpPage(target, context, problem: pages.string(key, context.language), status: .unprocessableContent)
         }
-        try database.pool.write { db in
-            try db.execute(sql: "UPDATE bans SET lifted_at = ? WHERE user_id = ? AND lifted_at IS NULL",
-                           arguments: [clock().timeIntervalSince1970, target.id])
+        try database.write { db in
+            try db.execute("UPDATE bans SET lifted_at = ? WHERE user_id = ? AND lifted_at IS NULL", clock(), target.id)
             try writeLog(db, admin: admin, action: "unban", userID: target.id, username: target.username, reason: reason)
         }
         versions.changed(.everything)
@@ -292,19 +309,20 @@ struct AdminController {
         let actionFilter = query["action"].flatMap { ["restore", "remove", "ban", "unban"].contains($0) ? $0 : nil }
         let page = try request.queryNumber("page", default: 1, in: Self.pages)
         let size = 50
-        let rows = try database.pool.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT l.*, c.slug FROM moderation_log l LEFT JOIN cities c ON c.id = l.city_id
-                WHERE (:admin IS NULL OR l.admin_username = :admin) AND (:action IS NULL OR l.action = :action)
-                ORDER BY l.id DESC LIMIT :limit OFFSET :offset
-                """, arguments: ["admin": adminFilter, "action": actionFilter, "limit": size + 1, "offset": (page - 1) * size])
-        }
         let language = context.language
-        let entries = rows.prefix(size).map { row in
-            AdminLogPage.Entry(admin: row["admin_username"], action: row["action"],
-                               actionText: pages.string("action_\(row["action"] as String)", language), postID: row["post_id"],
-                               username: row["username"], citySlug: row["slug"], reason: row["reason"], at: Self.moment(row["created_at"], language))
+        let rows = try database.readStatement { db in
+            try db.all("""
+                SELECT l.admin_username, l.action, l.post_id, l.username, c.slug, l.reason, l.created_at
+                FROM moderation_log l LEFT JOIN cities c ON c.id = l.city_id
+                WHERE (?1 IS NULL OR l.admin_username = ?1) AND (?2 IS NULL OR l.action = ?2)
+                ORDER BY l.id DESC LIMIT ?3 OFFSET ?4
+                """, [adminFilter, actionFilter, size + 1, (page - 1) * size]) { row in
+                AdminLogPage.Entry(admin: row.string(0), action: row.string(1), actionText: pages.string("action_\(row.string(1))", language),
+                                   postID: row.optionalInt64(2), username: row.optionalString(3), citySlug: row.optionalString(4),
+                                   reason: row.string(5), at: Self.moment(row.double(6), language))
+            }
         }
+        let entries = rows.prefix(size)
         func href(_ page: Int) -> String {
             var items = ["page=\(page)"]
             if let adminFilter { items.append("admin=\(percentEncode(adminFilter))") }
@@ -331,20 +349,20 @@ struct AdminController {
     }
 
     /// A row of `reason, created_at, until, lifted_at` (a ban, or a deleted account's kept ban) as shown.
-    private func banEntry(_ row: Row, _ language: Language) -> AdminUserPage.BanEntry {
-        AdminUserPage.BanEntry(reason: row["reason"], from: Self.moment(row["created_at"], language).text,
-                               until: (row["until"] as Double?).map { Self.moment($0, language).text } ?? pages.string("duration_permanent", language),
-                               lifted: (row["lifted_at"] as Double?).map { Self.moment($0, language).text })
+    private func banEntry(_ row: any SQLRow, _ language: Language) -> AdminUserPage.BanEntry {
+        AdminUserPage.BanEntry(reason: row.string(0), from: Self.moment(row.double(1), language).text,
+                               until: row.optionalDouble(2).map { Self.moment($0, language).text } ?? pages.string("duration_permanent", language),
+                               lifted: row.optionalDouble(3).map { Self.moment($0, language).text })
     }
 
     /// A deleted account's name: reserved, with the bans it had (kept when it was deleted).
     private func retiredPage(_ username: String, _ context: AppContext) throws -> Response? {
         let language = context.language
         let key = username.lowercased()
-        let bans = try database.pool.read { db -> [AdminUserPage.BanEntry]? in
-            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM retired_usernames WHERE username_key = ?", arguments: [key]).isTrue else { return nil }
-            return try Row.fetchAll(db, sql: "SELECT reason, created_at, until, lifted_at FROM retired_bans WHERE username_key = ? ORDER BY id DESC",
-                                    arguments: [key]).map { banEntry($0, language) }
+        let bans = try database.read { db -> [AdminUserPage.BanEntry]? in
+            guard try db.exists("SELECT 1 FROM retired_usernames WHERE username_key = ?", key) else { return nil }
+            return try db.all("SELECT reason, created_at, until, lifted_at FROM retired_bans WHERE username_key = ? ORDER BY id DESC",
+                              [key]) { banEntry($0, language) }
         }
         guard let bans else { return nil }
         let name = pages.string("deleted_user", language)
@@ -356,18 +374,18 @@ struct AdminController {
     private func lookUpPage(_ person: User, _ context: AppContext, problem: String?, status: HTTPStatus = .ok) throws -> Response {
         let language = context.language
         let id = person.id
-        var view = try database.pool.read { db -> AdminUserPage in
-            let posts = try Row.fetchAll(db, sql: """
+        var view = try database.read { db -> AdminUserPage in
+            let posts = try db.all("""
                 SELECT p.id, p.body, p.hidden_at, p.removed_at, p.removed_reason, c.slug FROM posts p JOIN cities c ON c.id = p.city_id
                 WHERE p.user_id = ? ORDER BY p.id DESC LIMIT 100
-                """, arguments: [id]).map { row in
-                    AdminUserPage.Post(id: row["id"], body: row["body"], citySlug: row["slug"], isHidden: row["hidden_at"] != nil,
-                                       isRemoved: row["removed_at"] != nil, removedReason: row["removed_reason"])
+                """, [id]) { row in
+                    AdminUserPage.Post(id: row.int64(0), body: row.string(1), citySlug: row.string(5), isHidden: !row.isNull(2),
+                                       isRemoved: !row.isNull(3), removedReason: row.optionalString(4))
                 }
             func reports(_ sql: String) throws -> [AdminUserPage.Report] {
-                try Row.fetchAll(db, sql: sql, arguments: [id]).map { row in
-                    AdminUserPage.Report(postID: row["post_id"], other: row["other"],
-                                         reason: pages.string("reason_\(row["reason"] as String)", language), outcome: pages.string("outcome_\(row["outcome"] as String)", language))
+                try db.all(sql, [id]) { row in
+                    AdminUserPage.Report(postID: row.int64(0), other: row.string(3), reason: pages.string("reason_\(row.string(1))", language),
+                                         outcome: pages.string("outcome_\(row.string(2))", language))
                 }
             }
             let made = try reports("""
@@ -378,9 +396,10 @@ struct AdminController {
                 SELECT r.post_id, r.reason, r.outcome, coalesce(u.username, '') AS other FROM reports r
                 JOIN posts p ON p.id = r.post_id LEFT JOIN users u ON u.id = r.reporter_id WHERE p.user_id = ? ORDER BY r.id DESC LIMIT 100
                 """)
-            let blocks = try Int.fetchOne(db, sql: "SELECT count(*) FROM blocks WHERE blocked_id = ?", arguments: [id]) ?? 0
-            let bans = try Row.fetchAll(db, sql: "SELECT reason, created_at, until, lifted_at FROM bans WHERE user_id = ? ORDER BY id DESC",
-                                        arguments: [id]).map { banEntry($0, language) }
+            let blocks = try db.integer("SELECT count(*) FROM blocks WHERE blocked_id = ?", id)
+            let bans = try db.all("SELECT reason, created_at, until, lifted_at FROM bans WHERE user_id = ? ORDER BY id DESC", [id]) {
+                banEntry($0, language)
+            }
             let active = try Ban.active(userID: id, now: clock(), db)
             return AdminUserPage(layout: pages.layout(context, title: person.displayName), username: person.username,
                                  displayName: person.displayName, blocksReceived: blocks, isBanned: active != nil,

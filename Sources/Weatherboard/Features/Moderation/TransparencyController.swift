@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import HTTPServer
 
 /// `GET /city/{slug}/moderation`: what moderators did on a city's board, in public: who was
@@ -16,20 +15,20 @@ struct TransparencyController {
     func show(_ request: Request, _ context: AppContext) throws -> Response {
         let city = try index.city(named: request)
         let language = context.language
-        let rows = try database.pool.read { db in
-            try Row.fetchAll(db, sql: """
+        let entries = try database.readStatement { db in
+            try db.all("""
                 SELECT action, username, reason, created_at FROM moderation_log
                 WHERE city_id = ? AND action IN ('remove', 'ban') ORDER BY id DESC LIMIT 100
-                """, arguments: [city.id])
-        }
-        let entries = rows.map { row -> ModerationPage.Entry in
-            let user = (row["username"] as String?) ?? pages.string("deleted_user", language)
-            let key = row["action"] == "remove" ? "public_removed" : "public_banned"
-            return ModerationPage.Entry(
-                action: row["action"],
-                text: pages.string(key, language, ["user": user, "reason": row["reason"] as String,
-                                                   "date": DateFormatting.string(Date(timeIntervalSince1970: row["created_at"]), style: .medium,
-                                                                                 language: language, timeZone: city.timeZone)]))
+                """, [city.id]) { row -> ModerationPage.Entry in
+                let action = row.string(0)
+                let user = row.optionalString(1) ?? pages.string("deleted_user", language)
+                let key = action == "remove" ? "public_removed" : "public_banned"
+                return ModerationPage.Entry(
+                    action: action,
+                    text: pages.string(key, language, ["user": user, "reason": row.string(2),
+                                                       "date": DateFormatting.string(row.date(3), style: .medium, language: language,
+                                                                                     timeZone: city.timeZone)]))
+            }
         }
         let view = ModerationPage(layout: pages.layout(context, title: pages.string("moderation_title", language, ["city": city.name(language)])),
                                   cityName: city.name(language), slug: city.slug, entries: entries)

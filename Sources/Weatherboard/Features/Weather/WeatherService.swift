@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Logging
 
 /// What a page shows: a forecast and where it came from.
@@ -178,9 +177,8 @@ public final class WeatherService: @unchecked Sendable {
 
     private func cachedForecast(_ city: City) -> Forecast? {
         if let forecast = lock.withLock({ decoded.value(for: city.id) }) { return forecast }
-        let payload = try? database.pool.read { db in
-            try String.fetchOne(db, sql: "SELECT payload FROM weather_cache WHERE city_id = ? ORDER BY fetched_at DESC LIMIT 1",
-                                arguments: [city.id])
+        let payload = try? database.readStatement { db in
+            try db.one("SELECT payload FROM weather_cache WHERE city_id = ? ORDER BY fetched_at DESC LIMIT 1", [city.id]) { $0.string(0) }
         }
         guard let payload = payload ?? nil, let forecast = try? Self.decoder.decode(Forecast.self, from: Data(payload.utf8)) else {
             return nil
@@ -207,11 +205,11 @@ public final class WeatherService: @unchecked Sendable {
         remember(forecast, for: city, size: data.count)
         versions?.changed(.weather(city.id))
         do {
-            try database.pool.write { db in
-                try db.execute(sql: """
+            try database.write { db in
+                try db.execute("""
                     INSERT INTO weather_cache (city_id, provider, fetched_at, payload) VALUES (?, ?, ?, ?)
                     ON CONFLICT (city_id, provider) DO UPDATE SET fetched_at = excluded.fetched_at, payload = excluded.payload
-                    """, arguments: [city.id, forecast.source, forecast.fetchedAt.timeIntervalSince1970, String(decoding: data, as: UTF8.self)])
+                    """, city.id, forecast.source, forecast.fetchedAt, String(decoding: data, as: UTF8.self))
             }
         } catch {
             logger.error("could not cache the forecast for \(city.slug): \(error)")

@@ -1,0 +1,165 @@
+import Foundation
+
+/// The storage seam. Each feature's store speaks SQL through `SQLConnection`, in the dialect the
+/// two engines share (SQLite 3.35+ and PostgreSQL 15: `RETURNING`, `ON CONFLICT`, `?` or `?N`
+/// placeholders); the connection turns it into what its engine wants. So each query is written
+/// once, next to the records it reads, and no controller knows which engine runs.
+public enum SQLDialect: String, Sendable {
+    case sqlite, postgres
+}
+
+/// A value bound to a placeholder.
+public enum SQLValue: Sendable, Equatable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+}
+
+/// Swift values that bind to placeholders.
+public protocol SQLArgument {
+    var sqlValue: SQLValue { get }
+}
+
+extension Int64: SQLArgument { public var sqlValue: SQLValue { .integer(self) } }
+extension Int: SQLArgument { public var sqlValue: SQLValue { .integer(Int64(self)) } }
+extension Double: SQLArgument { public var sqlValue: SQLValue { .real(self) } }
+extension String: SQLArgument { public var sqlValue: SQLValue { .text(self) } }
+extension Substring: SQLArgument { public var sqlValue: SQLValue { .text(String(self)) } }
+/// Booleans are stored as 0 and 1 (SQLite has no boolean; PostgreSQL reads "1"/"0" as one where it wants one).
+extension Bool: SQLArgument { public var sqlValue: SQLValue { .integer(self ? 1 : 0) } }
+/// Times are seconds since 1970 in both engines.
+extension Date: SQLArgument { public var sqlValue: SQLValue { .real(timeIntervalSince1970) } }
+extension SQLValue: SQLArgument { public var sqlValue: SQLValue { self } }
+extension Optional: SQLArgument where Wrapped: SQLArgument {
+    public var sqlValue: SQLValue { self?.sqlValue ?? .null }
+}
+
+/// One row of a result, read by column position (by name, every look-up hashes the name).
+/// A NULL read as a non-optional gives 0 or "" rather than trapping; read optionals where NULL can occur.
+public protocol SQLRow {
+    func isNull(_ column: Int) -> Bool
+    func int64(_ column: Int) -> Int64
+    func double(_ column: Int) -> Double
+    func string(_ column: Int) -> String
+}
+
+extension SQLRow {
+    public func int(_ column: Int) -> Int { Int(int64(column)) }
+    public func bool(_ column: Int) -> Bool { int64(column) != 0 }
+    public func date(_ column: Int) -> Date { Date(timeIntervalSince1970: double(column)) }
+    public func optionalInt64(_ column: Int) -> Int64? { isNull(column) ? nil : int64(column) }
+    public func optionalInt(_ column: Int) -> Int? { isNull(column) ? nil : int(column) }
+    public func optionalDouble(_ column: Int) -> Double? { isNull(column) ? nil : double(column) }
+    public func optionalString(_ column: Int) -> String? { isNull(column) ? nil : string(column) }
+    public func optionalDate(_ column: Int) -> Date? { isNull(column) ? nil : date(column) }
+}
+
+/// A connection inside a read or a write transaction.
+public protocol SQLConnection: AnyObject {
+    var dialect: SQLDialect { get }
+    /// Runs a statement; returns the number of rows it changed.
+    @discardableResult
+    func execute(_ sql: String, _ arguments: [SQLValue]) throws -> Int
+    /// Runs a query and hands each row to `body` (the row is valid only during the call).
+    func forEachRow(_ sql: String, _ arguments: [SQLValue], _ body: (any SQLRow) throws -> Void) throws
+}
+
+extension SQLConnection {
+    @discardableResult
+    public func execute(_ sql: String, _ arguments: any SQLArgument...) throws -> Int {
+        try execute(sql, arguments.map(\.sqlValue))
+    }
+
+    /// Every row, made into a value by `make`.
+    public func all<T>(_ sql: String, _ arguments: [any SQLArgument] = [], _ make: (any SQLRow) throws -> T) throws -> [T] {
+        var values: [T] = []
+        try forEachRow(sql, arguments.map(\.sqlValue)) { values.append(try make($0)) }
+        return values
+    }
+
+    /// The first row, made into a value by `make`.
+    public func one<T>(_ sql: String, _ arguments: [any SQLArgument] = [], _ make: (any SQLRow) throws -> T) throws -> T? {
+        var value: T?
+        try forEachRow(sql, arguments.map(\.sqlValue)) { row in
+            if value == nil { value = try make(row) }
+        }
+        return value
+    }
+
+    /// Whether the query returns a row.
+    public func exists(_ sql: String, _ arguments: any SQLArgument...) throws -> Bool {
+        try one(sql, arguments) { _ in true } ?? false
+    }
+
+    /// The first column of the first row as an integer (0 when there is none or it is NULL).
+    public func integer(_ sql: String, _ arguments: any SQLArgument...) throws -> Int {
+        try one(sql, arguments) { $0.int(0) } ?? 0
+    }
+}
+
+/// Errors from either engine, in the terms the application reacts to.
+public struct SQLError: Error, CustomStringConvertible {
+    public enum Kind: Sendable { case uniqueViolation, constraintViolation, busy, connection, other }
+    public let kind: Kind
+    public let message: String
+    public var description: String { message }
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+}
+
+/// A database: SQLite through GRDB (the embedded default) or PostgreSQL through libpq.
+public protocol SQLDatabase: Sendable {
+    var dialect: SQLDialect { get }
+    /// A consistent read of several statements.
+    func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T
+    /// One statement's read, outside a transaction (cheaper; the statement is its own snapshot).
+    func readStatement<T>(_ body: (any SQLConnection) throws -> T) throws -> T
+    /// A write transaction. Writes are serialised, as SQLite's single writer does: checks and the
+    /// insert they guard (rate limits, posting rules, the report threshold) cannot interleave.
+    func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T
+    /// Whether the database answers a trivial query.
+    func isHealthy() -> Bool
+    func close() throws
+}
+
+/// `?` and `?N` placeholders as PostgreSQL's `$N` (quoted text and identifiers are left alone).
+enum Placeholders {
+    static func postgres(_ sql: String) -> String {
+        var out = ""
+        out.reserveCapacity(sql.utf8.count + 16)
+        var next = 1
+        var quote: Character?
+        var iterator = sql.makeIterator()
+        var pending: Character? = nil
+        while let c = pending ?? iterator.next() {
+            pending = nil
+            if let q = quote {
+                out.append(c)
+                if c == q { quote = nil }
+                continue
+            }
+            if c == "'" || c == "\"" {
+                quote = c
+                out.append(c)
+            } else if c == "?" {
+                var digits = ""
+                while let d = iterator.next() {
+                    if d.isASCII && d.isNumber { digits.append(d) } else { pending = d; break }
+                }
+                if digits.isEmpty {
+                    out.append("$\(next)")
+                    next += 1
+                } else {
+                    out.append("$" + digits)
+                }
+            } else {
+                out.append(c)
+            }
+        }
+        return out
+    }
+}
