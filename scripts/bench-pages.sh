@@ -11,13 +11,15 @@
 #   peer: ../shared/peers/hummingbird-board, seeded by its own `seed`; its city page and its mix.
 # The bare server's `/plaintext` against nginx (one process, `return 200`), the floor the site's
 # own server must hold (SKIP_NGINX=1 to leave it out).
+# CLUSTER=1: also the city pages and the mix through scripts/cluster.sh (two nodes on one
+# PostgreSQL, nginx in front, all pinned to CPU 0 like the single node), in the same run.
 # Then our instructions per request under valgrind's callgrind (a stripped copy of the binary
 # beside the original: valgrind 3.19 cannot read the toolchain's DWARF 5), which, unlike req/s,
 # repeat on a noisy machine.
 #
 # Environment: PEER (the peer's sources), PEER_BUILD (a writable copy, built here if needed),
-# DURATION=8s WARMUP=2s REPS=3 CONNS=64 CALLGRIND_REQUESTS=200 SKIP_PEER=1 SKIP_CALLGRIND=1.
-# Needs: wrk, valgrind, curl, taskset, nginx.
+# DURATION=8s WARMUP=2s REPS=3 CONNS=64 CALLGRIND_REQUESTS=200 SKIP_PEER=1 SKIP_CALLGRIND=1 CLUSTER=1.
+# Needs: wrk, valgrind, curl, taskset, nginx (and postgresql for CLUSTER=1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: $0 OUT_DIR}
@@ -46,7 +48,8 @@ stop_server() {
     fi
     SERVER_PID=""
 }
-trap 'stop_server; rm -rf "$WORK"' EXIT
+CLUSTER_DIR=""
+trap 'stop_server; [[ -z $CLUSTER_DIR ]] || scripts/cluster.sh stop "$CLUSTER_DIR"; rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM
 
 wait_healthy() { # URL [tries]
@@ -141,6 +144,8 @@ SERVER_PID=$!
 wait_healthy "$BASE" 300
 
 csrf_of() { grep -o 'name="csrf_token" value="[^"]*"' | head -1 | sed 's/.*value="//; s/"$//'; }
+# Seoul's board through the forms: 20 people, 10 posts each; their sessions and tokens in $WORK/sessions.tsv.
+seed_board() {
 : >"$WORK/sessions.tsv"
 for person in $(seq 1 20); do
     jar="$WORK/person-$person.jar"
@@ -157,12 +162,26 @@ for person in $(seq 1 20); do
 done
 COOKIE=$(head -1 "$WORK/sessions.tsv" | cut -f1)
 echo "seeded: $(curl -fsS "$BASE/city/seoul" | grep -c 'class="post') posts on the first page of Seoul's board"
+}
+seed_board
 
 measure ours-city-anonymous "$BASE/city/seoul"
 measure ours-city-signed-in "$BASE/city/seoul" -H "Cookie: $COOKIE"
 measure ours-home "$BASE/"
 SESSIONS="$WORK/sessions.tsv" SLUG=seoul POST_PCT=10 measure ours-mix "$BASE" -s scripts/post-mix-signed-in.lua
 stop_server
+
+# --- ours: two nodes on PostgreSQL behind nginx -------------------------------------------------
+if [[ -n ${CLUSTER:-} ]]; then
+    CLUSTER_DIR="$WORK/cluster"
+    PORT=$PORT BIN=$BIN NODE_PREFIX="taskset -c 0" NODE_ARGS="${SERVE_ARGS[*]:5}" scripts/cluster.sh start "$CLUSTER_DIR" >"$OUT/cluster.log" 2>&1
+    seed_board
+    measure cluster-city-anonymous "$BASE/city/seoul"
+    measure cluster-city-signed-in "$BASE/city/seoul" -H "Cookie: $COOKIE"
+    SESSIONS="$WORK/sessions.tsv" SLUG=seoul POST_PCT=10 measure cluster-mix "$BASE" -s scripts/post-mix-signed-in.lua
+    scripts/cluster.sh stop "$CLUSTER_DIR"
+    CLUSTER_DIR=""
+fi
 
 # --- instructions per request ----------------------------------------------------------------
 if [[ -z ${SKIP_CALLGRIND:-} ]] && command -v valgrind >/dev/null; then

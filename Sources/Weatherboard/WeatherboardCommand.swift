@@ -10,7 +10,7 @@ public struct WeatherboardCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "weatherboard",
         abstract: "Weatherboard: today's weather compared with yesterday and tomorrow, and each city's board.",
-        subcommands: [Serve.self, Migrate.self, ImportCities.self, CreateAdmin.self, DemoteAdmin.self],
+        subcommands: [Serve.self, Migrate.self, ImportCities.self, CreateAdmin.self, DemoteAdmin.self, CopyTo.self, Backup.self],
         defaultSubcommand: Serve.self
     )
     public init() {}
@@ -173,6 +173,75 @@ extension WeatherboardCommand {
                 try db.execute("UPDATE users SET role = 'user' WHERE id = ?", user.id)
             }
             print("\(username) is no longer an admin")
+        }
+    }
+}
+
+extension WeatherboardCommand {
+    /// `weatherboard copy-to --database-url URL`: the SQLite site (`--db`) into an empty
+    /// PostgreSQL database, migrated first; counts checked; running it again is a no-op.
+    struct CopyTo: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "copy-to",
+            abstract: "Copy the SQLite site (--db) into an empty PostgreSQL database (--database-url).",
+            discussion: "The target is migrated first and written in one transaction: a failed copy leaves it empty, and a repeated one finds the rows there and changes nothing.")
+
+        @OptionGroup var settings: SettingArguments
+
+        func run() throws {
+            let configuration = try settings.configuration()
+            guard let url = configuration.databaseURL else {
+                throw ValidationErrorExit(message: "copy-to needs the target: --database-url postgres://…")
+            }
+            do {
+                let (source, _) = try AppDatabase.open(.sqlite(path: configuration.databasePath), migrationsDirectory: configuration.migrationsDirectory)
+                let (target, _) = try AppDatabase.open(.postgres(url: url), migrationsDirectory: configuration.migrationsDirectory)
+                let outcome = try DatabaseCopy.copy(from: source, to: target)
+                print(outcome.alreadyCopied ? "the target already holds this site; nothing copied" : "copied:")
+                for (table, rows) in outcome.counts { print("  \(table): \(rows)") }
+            } catch let error as DatabaseCopy.Failure {
+                throw ValidationErrorExit(message: "cannot copy: \(error)")
+            } catch let error as MigrationError {
+                throw ValidationErrorExit(message: "cannot copy: \(error)")
+            } catch let error as SQLError {
+                throw ValidationErrorExit(message: "cannot copy: \(error)")
+            }
+        }
+    }
+
+    /// `weatherboard backup PATH`: a consistent copy of the live site in a new SQLite file, taken
+    /// while it serves (SQLite: `VACUUM INTO` from one snapshot; PostgreSQL: every table read in one
+    /// repeatable-read transaction).
+    struct Backup: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a consistent copy of the site (SQLite or PostgreSQL) to a new SQLite file.",
+            discussion: "Safe while the site serves. Restore a SQLite site by serving the file (--db PATH); restore PostgreSQL with copy-to from it.")
+
+        @Argument(help: "The new file (must not exist).")
+        var path: String
+
+        @OptionGroup var settings: SettingArguments
+
+        func run() throws {
+            let configuration = try settings.configuration()
+            guard !FileManager.default.fileExists(atPath: path) else { throw ValidationErrorExit(message: "\(path) exists; a backup never overwrites") }
+            do {
+                let (source, _) = try AppDatabase.open(configuration.database, migrationsDirectory: configuration.migrationsDirectory)
+                if let sqlite = source.engine as? SQLiteDatabase {
+                    try sqlite.backup(to: path)
+                } else {
+                    let (target, _) = try AppDatabase.open(.sqlite(path: path), migrationsDirectory: configuration.migrationsDirectory)
+                    _ = try DatabaseCopy.copy(from: source, to: target)
+                    try target.close()
+                }
+                print("backed up to \(path)")
+            } catch let error as DatabaseCopy.Failure {
+                throw ValidationErrorExit(message: "cannot back up: \(error)")
+            } catch let error as MigrationError {
+                throw ValidationErrorExit(message: "cannot back up: \(error)")
+            } catch let error as SQLError {
+                throw ValidationErrorExit(message: "cannot back up: \(error)")
+            }
         }
     }
 }

@@ -11,18 +11,23 @@ final class AppHarness: Sendable {
     let folder: String
     /// The engine this test runs on; a PostgreSQL test has a database of its own.
     let engine = TestEngine.current
+    /// The PostgreSQL database this harness made (and drops); nil on SQLite or a shared database.
     private let postgresURL: String?
     /// The application's clock; tests move it.
     let clock = TestClock(AppHarness.fixedNow)
     var port: Int { application.server.port }
 
-    init(configure: (inout AppConfiguration) -> Void = { _ in }) throws {
+    /// - Parameter sharedDatabase: a PostgreSQL URL other nodes use too (the caller drops it).
+    init(sharedDatabase: String? = nil, configure: (inout AppConfiguration) -> Void = { _ in }) throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("wb-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         var configuration = AppConfiguration()
         configuration.port = 0
         configuration.databasePath = folder + "/test.sqlite"
         switch engine {
+        case _ where sharedDatabase != nil:
+            configuration.databaseURL = sharedDatabase
+            postgresURL = nil
         case .sqlite:
             try FileManager.default.copyItem(atPath: AppHarness.templateDatabase, toPath: configuration.databasePath)
             postgresURL = nil
@@ -64,12 +69,18 @@ final class AppHarness: Sendable {
     deinit {
         application.server.shutdown()
         application.server.wait()
-        try? application.database.close()
+        application.close()
         if let postgresURL { (try? TestPostgres.require())?.drop(postgresURL) }
         // Every page the test showed asked only for strings the catalogs have.
         let missing = application.pages.renderer.localization.missingKeys
         #expect(missing.isEmpty, "catalog keys asked for but missing: \(missing.sorted())")
         try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// The command-line settings that name this harness's database (for the `weatherboard` commands).
+    var databaseArguments: [String] {
+        if let url = application.configuration.databaseURL { return ["--database-url", url] }
+        return ["--db", application.configuration.databasePath]
     }
 
     /// A browser with its own cookie jar.
@@ -127,6 +138,8 @@ final class Browser {
     var acceptLanguage: String?
     /// The client address this browser connects from (another loopback address acts as another person's network).
     var source: String?
+    /// What a proxy in front would say about the client (`X-Forwarded-For`).
+    var forwardedFor: String?
 
     init(port: Int) { self.port = port }
 
@@ -136,6 +149,7 @@ final class Browser {
         var headers: [(String, String)] = []
         if !cookies.isEmpty { headers.append(("Cookie", cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; "))) }
         if let acceptLanguage { headers.append(("Accept-Language", acceptLanguage)) }
+        if let forwardedFor { headers.append(("X-Forwarded-For", forwardedFor)) }
         return headers
     }
 

@@ -235,3 +235,35 @@ import Testing
         #expect(try admin.get("/admin/users/nobody-ever").0.status == 404)
     }
 }
+
+/// Behind nginx every request arrives from the proxy's address: the limits must count the client
+/// the proxy names, and only when the proxy is one we trust.
+@Suite(.serialized, .onEveryEngine) struct ProxyAddressTests {
+    /// Six wrong passwords for `victim` from `forwardedFor`, then one more attempt from `nextForwardedFor`.
+    func seventhAttempt(_ app: AppHarness, forwardedFor: String, nextForwardedFor: String) throws -> Int {
+        for _ in 1...6 {
+            let browser = app.browser()
+            browser.forwardedFor = forwardedFor
+            try browser.get("/login")
+            try browser.post("/login", [("username", "victim"), ("password", "wrong guess")])
+        }
+        let owner = app.browser()
+        owner.forwardedFor = nextForwardedFor
+        try owner.get("/login")
+        return try owner.post("/login", [("username", "victim"), ("password", "correct horse battery")]).0.status
+    }
+
+    @Test func behindATrustedProxyTheLimitsCountTheClientItNames() throws {
+        let app = try AppHarness { $0.trustedProxies = ["127.0.0.1"] }
+        try app.browser().signUp("victim")
+        // A guesser at one address does not lock the owner out from another.
+        #expect(try seventhAttempt(app, forwardedFor: "198.51.100.1, 203.0.113.7", nextForwardedFor: "203.0.113.8") == 303)
+    }
+
+    @Test func fromAnUntrustedPeerTheHeaderIsIgnored() throws {
+        let app = try AppHarness()
+        try app.browser().signUp("victim")
+        // Anyone can write the header: without a trusted proxy it changes nothing.
+        #expect(try seventhAttempt(app, forwardedFor: "203.0.113.7", nextForwardedFor: "203.0.113.8") == 429)
+    }
+}

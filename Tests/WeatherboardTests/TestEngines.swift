@@ -17,7 +17,7 @@ enum TestEngine: String, Sendable, CaseIterable {
     static let enabled: [TestEngine] = {
         let asked = ProcessInfo.processInfo.environment["WEATHERBOARD_TEST_ENGINES"].map {
             $0.split(separator: ",").compactMap { TestEngine(rawValue: $0.trimmingCharacters(in: .whitespaces)) }
-        } ?? [.sqlite] // PostgreSQL joins the default run once its run is green
+        } ?? TestEngine.allCases
         guard asked.contains(.postgres) else { return asked }
         if case .failure(let reason) = TestPostgres.shared {
             if ProcessInfo.processInfo.environment["WEATHERBOARD_REQUIRE_POSTGRES"] == "1" { return asked } // fails in the harness
@@ -73,17 +73,17 @@ final class TestPostgres: Sendable {
         self.port = port
         let asRoot = getuid() == 0
         // PostgreSQL refuses to run as root: as root, the server runs as the `postgres` user.
+        // Output goes to files through the shell's redirections: no descriptor of this process is
+        // handed to a child (a handle closed twice could close another test's socket).
         func shell(_ command: String) throws {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", asRoot ? "chown -R postgres \(folder) && su postgres -s /bin/sh -c '\(command)'" : command]
-            process.standardOutput = FileHandle.nullDevice
-            let errors = Pipe()
-            process.standardError = errors
+            let logged = "\(command) >\(folder)/setup.log 2>&1"
+            process.arguments = ["-c", asRoot ? "chown -R postgres \(folder) && su postgres -s /bin/sh -c '\(logged)'" : logged]
             try process.run()
             process.waitUntilExit()
             guard process.terminationStatus == 0 else {
-                let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                let text = (try? String(contentsOfFile: folder + "/setup.log", encoding: .utf8)) ?? ""
                 throw TestPostgresUnavailable(description: "`\(command)` failed: \(text)")
             }
         }
@@ -91,14 +91,13 @@ final class TestPostgres: Sendable {
         // Fast and forgetful: a test database need not survive a crash of the machine.
         let options = "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=off "
             + "-c synchronous_commit=off -c full_page_writes=off -c shared_buffers=64MB"
-        // The watchdog: the server stops when this process is gone, even after a crash.
+        // The watchdog: the server stops (and its folder goes) when this process is gone, even after a crash.
         let watchdog = "\(bin)/postgres -D \(folder)/data \(options) >\(folder)/log 2>&1 & p=$!; "
-            + "while kill -0 \(getpid()) 2>/dev/null && kill -0 $p 2>/dev/null; do sleep 1; done; kill -INT $p"
+            + "while [ -d /proc/\(getpid()) ] && kill -0 $p 2>/dev/null; do sleep 1; done; kill -INT $p; wait $p; rm -rf \(folder)"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", asRoot ? "chown -R postgres \(folder) && exec su postgres -s /bin/sh -c '\(watchdog)'" : watchdog]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        process.arguments = ["-c", asRoot ? "chown -R postgres \(folder) && exec su postgres -s /bin/sh -c '\(watchdog)' >/dev/null 2>&1"
+                                          : "(\(watchdog)) >/dev/null 2>&1"]
         try process.run()
         // Ready when it accepts a connection.
         let deadline = Date().addingTimeInterval(30)

@@ -13,6 +13,9 @@ public struct AppConfiguration: Sendable {
     public var publicDirectory = AppConfiguration.repositoryFolder("Public")
     public var templatesDirectory = AppConfiguration.repositoryFolder("Templates")
     public var migrationsDirectory = AppConfiguration.repositoryFolder("Migrations")
+    /// Addresses of proxies in front of this node (nginx): their requests count as the client
+    /// address they append to `X-Forwarded-For`.
+    public var trustedProxies: [String] = []
     /// Mark cookies `Secure` (when served behind HTTPS).
     public var secureCookies = false
     public var logLevel = Logger.Level.info

@@ -19,12 +19,16 @@ public final class Application: Sendable {
     /// Versions of what pages show; cached pages are checked against them. Another node's
     /// changes arrive through `apply`, this node's leave through `announce`.
     public let pageVersions = PageVersions()
+    /// On PostgreSQL, how this node hears other nodes' changes and tells them its own.
+    let changeFeed: ChangeFeed?
 
     public init(configuration: AppConfiguration, logger: Logger? = nil) throws {
         var logger = logger ?? Logger(label: "weatherboard")
         logger.logLevel = configuration.logLevel
         self.configuration = configuration
-        (database, appliedMigrations) = try AppDatabase.open(configuration.database, migrationsDirectory: configuration.migrationsDirectory)
+        (database, appliedMigrations) = try AppDatabase.open(
+            configuration.database, migrationsDirectory: configuration.migrationsDirectory,
+            connections: configuration.server.workerThreads + WeatherService.fetchThreads + 2) // + the change feed's notices, a spare
         let providers = try Application.makeProviders(configuration)
         pages = Pages(renderer: try Renderer(templatesDirectory: configuration.templatesDirectory),
                       weatherSources: Set(providers.map(\.id)))
@@ -35,6 +39,20 @@ public final class Application: Sendable {
                                  freshFor: configuration.weatherFreshFor, firstFetchBudget: configuration.weatherFirstFetchBudget,
                                  versions: pageVersions, memoryLimit: configuration.forecastsInMemory, logger: logger,
                                  clock: configuration.clock)
+        if let postgres = database.engine as? PostgresDatabase {
+            let feed = ChangeFeed(database: postgres, logger: logger) { [pageVersions, weather] change in
+                pageVersions.apply(change)
+                switch change {
+                case .weather(let cityID): weather.forget(cityID: cityID)
+                case .everything: weather.forgetAll() // after a reconnection: anything may have changed
+                case .city: break
+                }
+            }
+            pageVersions.announce = { feed.publish($0) }
+            changeFeed = feed
+        } else {
+            changeFeed = nil
+        }
         router = Application.makeRouter(configuration: configuration, database: database, pages: pages,
                                         cities: cities, weather: weather, versions: pageVersions, logger: logger)
         var serverConfiguration = configuration.server
@@ -103,7 +121,8 @@ public final class Application: Sendable {
         AdminController(pages: pages, database: database, versions: versions, clock: clock).addRoutes(to: router)
         TransparencyController(pages: pages, database: database, index: cities).addRoutes(to: router)
         AccountsController(pages: pages, database: database, identity: identity, hasher: PasswordHasher(cost: configuration.passwordCost),
-                           limits: configuration.limits, versions: versions, clock: clock).addRoutes(to: router)
+                           limits: configuration.limits, clientAddress: ClientAddress(trustedProxies: Set(configuration.trustedProxies)),
+                           versions: versions, clock: clock).addRoutes(to: router)
         return router
     }
 
@@ -117,5 +136,12 @@ public final class Application: Sendable {
         try start()
         server.shutDownOnSignals()
         server.wait()
+        close()
+    }
+
+    /// After the server stopped: stops listening to other nodes and closes the database.
+    public func close() {
+        changeFeed?.stop()
+        try? database.close()
     }
 }

@@ -49,6 +49,10 @@ struct Setting {
                 }
                 configuration.databaseURL = text
             }, shown: { $0.databaseURL == nil ? "none: SQLite" : "set" }),
+            Setting(name: "trusted-proxies", help: "Comma-separated addresses of proxies in front (nginx); their X-Forwarded-For names the client.",
+                    apply: { configuration, text in
+                configuration.trustedProxies = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            }, shown: { $0.trustedProxies.isEmpty ? "none" : $0.trustedProxies.joined(separator: ",") }),
             .text("migrations", "Folder of the migrations: sqlite/ and postgres/, NNNN_name.sql in each.", \.migrationsDirectory),
             .text("public", "Folder of static files served under /static/.", \.publicDirectory),
             .text("templates", "Folder of the string catalogs (strings/en.json, strings/ko.json).", \.templatesDirectory),

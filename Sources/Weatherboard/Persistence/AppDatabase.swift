@@ -18,14 +18,18 @@ public final class AppDatabase: Sendable {
     }
 
     /// Opens the database and applies pending migrations from `migrationsDirectory/<engine>/`.
+    /// - Parameter connections: PostgreSQL connections at most: one for every thread that may
+    ///   use the database at once (request workers, weather fetches), so none waits for another's.
     /// - Returns: the database and the names of the migrations applied now.
-    public static func open(_ location: Location, migrationsDirectory: String) throws -> (AppDatabase, [String]) {
+    public static func open(_ location: Location, migrationsDirectory: String,
+                            connections: Int = 12) throws -> (AppDatabase, [String]) {
         switch location {
         case .sqlite(let path):
             let (engine, applied) = try SQLiteDatabase.open(path: path, migrationsDirectory: migrationsDirectory + "/sqlite")
             return (AppDatabase(engine), applied)
         case .postgres(let url):
-            let (engine, applied) = try PostgresDatabase.open(url: url, migrationsDirectory: migrationsDirectory + "/postgres")
+            let (engine, applied) = try PostgresDatabase.open(url: url, migrationsDirectory: migrationsDirectory + "/postgres",
+                                                                 connections: connections)
             return (AppDatabase(engine), applied)
         }
     }

@@ -72,6 +72,10 @@ struct LRUCache<Key: Hashable, Value> {
         unusedSlots.append(slot)
     }
 
+    mutating func removeAll() {
+        self = LRUCache(maximumCount: maximumCount, maximumCost: maximumCost)
+    }
+
     private mutating func moveToFront(_ slot: Int) {
         guard newest != slot else { return }
         unlink(slot)

@@ -8,6 +8,7 @@ struct AccountsController {
     let identity: Identity
     let hasher: PasswordHasher
     let limits: AppConfiguration.Limits
+    let clientAddress: ClientAddress
     let versions: PageVersions
     let clock: @Sendable () -> Date
 
@@ -52,7 +53,7 @@ struct AccountsController {
         if !errors.isEmpty { return signUpPage(context, values: values, errors: errors, status: .unprocessableContent) }
         let now = clock()
         try database.write { db in
-            try RateLimit(limit: limits.signUpsPerHour, window: 3600).hit("signup:ip:\(request.remoteAddress)", now: now, db)
+            try RateLimit(limit: limits.signUpsPerHour, window: 3600).hit("signup:ip:\(clientAddress.of(request))", now: now, db)
         }
         let hash = try hasher.hash(password)
         let token: String? = try database.write { db in
@@ -95,8 +96,9 @@ struct AccountsController {
         // owner out from another (an address's own limit covers guessing many accounts).
         try database.write { db in
             let limit = RateLimit(limit: limits.signInsPerMinute, window: 60)
-            try limit.hit("login:ip:\(request.remoteAddress)", now: now, db)
-            try limit.hit("login:user:\(username.lowercased()):ip:\(request.remoteAddress)", now: now, db)
+            let address = clientAddress.of(request)
+            try limit.hit("login:ip:\(address)", now: now, db)
+            try limit.hit("login:user:\(username.lowercased()):ip:\(address)", now: now, db)
         }
         let user = try database.readStatement { try User.find(username: username, $0) }
         guard let user, try hasher.verify(password, against: user.passwordHash) else {

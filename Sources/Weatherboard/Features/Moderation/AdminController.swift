@@ -314,7 +314,7 @@ struct AdminController {
             try db.all("""
                 SELECT l.admin_username, l.action, l.post_id, l.username, c.slug, l.reason, l.created_at
                 FROM moderation_log l LEFT JOIN cities c ON c.id = l.city_id
-                WHERE (?1 IS NULL OR l.admin_username = ?1) AND (?2 IS NULL OR l.action = ?2)
+                WHERE (CAST(?1 AS TEXT) IS NULL OR l.admin_username = ?1) AND (CAST(?2 AS TEXT) IS NULL OR l.action = ?2)
                 ORDER BY l.id DESC LIMIT ?3 OFFSET ?4
                 """, [adminFilter, actionFilter, size + 1, (page - 1) * size]) { row in
                 AdminLogPage.Entry(admin: row.string(0), action: row.string(1), actionText: pages.string("action_\(row.string(1))", language),

@@ -44,6 +44,8 @@ public final class WeatherService: @unchecked Sendable {
         }
     }
 
+    /// Threads fetching from providers, off the request path.
+    public static let fetchThreads = 4
     /// Upstream fetches one request may start (the home page's list, a long bookmark cookie).
     static let fetchesPerRequest = 5
     private let fetches: BoundedExecutor
@@ -61,7 +63,7 @@ public final class WeatherService: @unchecked Sendable {
     private var decoded: LRUCache<Int64, Forecast>
 
     public init(providers: [WeatherProvider], database: AppDatabase, freshFor: TimeInterval = 1800,
-                breakerOpenFor: TimeInterval = 60, firstFetchBudget: TimeInterval = 0.3, fetchThreads: Int = 4,
+                breakerOpenFor: TimeInterval = 60, firstFetchBudget: TimeInterval = 0.3, fetchThreads: Int = WeatherService.fetchThreads,
                 versions: PageVersions? = nil, memoryLimit: MemoryLimit = MemoryLimit(), logger: Logger = Logger(label: "weather"),
                 clock: @escaping @Sendable () -> Date = { Date() }) {
         self.providers = providers
@@ -94,15 +96,18 @@ public final class WeatherService: @unchecked Sendable {
     /// What the cache can answer at once: fresh data, or stale data while a refresh starts.
     private func cachedReport(for city: City) -> WeatherReport? {
         guard let cached = cachedForecast(city) else { return nil }
-        let age = clock().timeIntervalSince(cached.fetchedAt)
-        if age > Self.maximumStaleAge { return nil }
-        let preferred = providers.first { $0.covers(city) }?.id
-        if age < (cached.source == preferred ? freshFor : Self.fallbackFreshFor) {
-            return WeatherReport(forecast: cached, source: cached.source)
-        }
+        if clock().timeIntervalSince(cached.fetchedAt) > Self.maximumStaleAge { return nil }
+        if isFresh(cached, for: city) { return WeatherReport(forecast: cached, source: cached.source) }
         startFetch(city)
         let failed = lock.withLock { lastRefreshFailed.contains(city.id) }
         return WeatherReport(forecast: cached, source: failed ? "cache" : cached.source)
+    }
+
+    /// Served without asking upstream: the preferred provider's data for `freshFor`, a fallback's
+    /// for `fallbackFreshFor`.
+    private func isFresh(_ forecast: Forecast, for city: City) -> Bool {
+        let preferred = providers.first { $0.covers(city) }?.id
+        return clock().timeIntervalSince(forecast.fetchedAt) < (forecast.source == preferred ? freshFor : Self.fallbackFreshFor)
     }
 
     /// Reports for several cities: cached ones at once; for the others at most
@@ -147,6 +152,12 @@ public final class WeatherService: @unchecked Sendable {
     }
 
     private func fetchThroughChain(_ city: City) -> Forecast? {
+        // Nodes share the cache table: another node may have refreshed the city meanwhile, or be
+        // refreshing it now (then its answer is awaited rather than asked for again).
+        let stored = storedForecast(city)
+        if let stored, isFresh(stored, for: city) { return stored }
+        guard claimRefresh(city) else { return awaitRefresh(city, newerThan: stored?.fetchedAt) }
+        defer { releaseRefresh(city) }
         for provider in providers where provider.covers(city) {
             let now = clock()
             let open = lock.withLock { (breakerOpenUntil[provider.id] ?? .distantPast) > now }
@@ -177,6 +188,11 @@ public final class WeatherService: @unchecked Sendable {
 
     private func cachedForecast(_ city: City) -> Forecast? {
         if let forecast = lock.withLock({ decoded.value(for: city.id) }) { return forecast }
+        return storedForecast(city)
+    }
+
+    /// The newest forecast in the database (kept in memory from then on).
+    private func storedForecast(_ city: City) -> Forecast? {
         let payload = try? database.readStatement { db in
             try db.one("SELECT payload FROM weather_cache WHERE city_id = ? ORDER BY fetched_at DESC LIMIT 1", [city.id]) { $0.string(0) }
         }
@@ -195,6 +211,63 @@ public final class WeatherService: @unchecked Sendable {
         }
     }
 
+    /// Drops the city's decoded forecast: another node stored a newer one.
+    func forget(cityID: Int64) {
+        lock.withLock { decoded.removeValue(for: cityID) }
+    }
+
+    /// Drops every decoded forecast (the database has the newest).
+    func forgetAll() {
+        lock.withLock { decoded.removeAll() }
+    }
+
+    // MARK: - One fetch across nodes
+
+    /// This service's name in the lease table.
+    private let node = UUID().uuidString
+    /// How long a lease holds if its node never releases it (it died mid-fetch): longer than a
+    /// provider's timeout.
+    static let leaseDuration: TimeInterval = 30
+
+    /// Takes the city's refresh lease unless another node holds an unexpired one.
+    private func claimRefresh(_ city: City) -> Bool {
+        let now = clock().timeIntervalSince1970
+        do {
+            return try database.write { db in
+                try db.one("""
+                    INSERT INTO weather_refresh_leases (city_id, holder, until) VALUES (?1, ?2, ?3)
+                    ON CONFLICT (city_id) DO UPDATE SET holder = excluded.holder, until = excluded.until
+                    WHERE weather_refresh_leases.until <= ?4
+                    RETURNING holder
+                    """, [city.id, node, now + Self.leaseDuration, now]) { _ in true } ?? false
+            }
+        } catch {
+            logger.error("could not take the weather lease for \(city.slug): \(error)")
+            return true // the database is failing: better one fetch too many than none
+        }
+    }
+
+    private func releaseRefresh(_ city: City) {
+        _ = try? database.write { db in
+            try db.execute("DELETE FROM weather_refresh_leases WHERE city_id = ? AND holder = ?", city.id, node)
+        }
+    }
+
+    /// Waits (on the fetch thread, never a request's) for the node holding the lease to store
+    /// its answer, at most `leaseDuration`; then whatever is stored.
+    private func awaitRefresh(_ city: City, newerThan known: Date?) -> Forecast? {
+        let deadline = Date().addingTimeInterval(Self.leaseDuration)
+        while Date() < deadline {
+            if let stored = storedForecast(city), known.map({ stored.fetchedAt > $0 }) ?? true { return stored }
+            let held = (try? database.readStatement { db in
+                try db.exists("SELECT 1 FROM weather_refresh_leases WHERE city_id = ?", city.id)
+            }) ?? false
+            if !held { break }
+            usleep(100_000)
+        }
+        return storedForecast(city)
+    }
+
     /// Decoded forecasts held in memory now (tests read it).
     var forecastsInMemory: (count: Int, bytes: Int) {
         lock.withLock { (decoded.count, decoded.totalCost) }
@@ -203,7 +276,6 @@ public final class WeatherService: @unchecked Sendable {
     private func store(_ forecast: Forecast, for city: City) {
         guard let data = try? Self.encoder.encode(forecast) else { return }
         remember(forecast, for: city, size: data.count)
-        versions?.changed(.weather(city.id))
         do {
             try database.write { db in
                 try db.execute("""
@@ -214,6 +286,8 @@ public final class WeatherService: @unchecked Sendable {
         } catch {
             logger.error("could not cache the forecast for \(city.slug): \(error)")
         }
+        // Announced once stored: another node told of it reads it from the database.
+        versions?.changed(.weather(city.id))
     }
 
     private static let encoder: JSONEncoder = {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// PostgreSQL through libpq: the shared store when the site runs on several nodes.
-/// A pool of connections (sized to the threads that use them), each statement prepared once per
+/// A pool of connections (sized by the caller to the threads that use them), each statement prepared once per
 /// connection, values exchanged as text (what both engines' columns hold: integers, seconds
 /// since 1970 as doubles, text).
 final class PostgresDatabase: SQLDatabase, @unchecked Sendable { // state guarded by `condition`
@@ -30,8 +30,8 @@ final class PostgresDatabase: SQLDatabase, @unchecked Sendable { // state guarde
 
     /// Connects, and applies the pending migrations of `migrationsDirectory` in order, each in its
     /// own transaction, recorded in `schema_migrations`.
-    static func open(url: String, migrationsDirectory: String) throws -> (PostgresDatabase, [String]) {
-        let database = try PostgresDatabase(url: url)
+    static func open(url: String, migrationsDirectory: String, connections: Int) throws -> (PostgresDatabase, [String]) {
+        let database = try PostgresDatabase(url: url, maximumConnections: connections)
         let applied = try database.migrate(directory: migrationsDirectory)
         return (database, applied)
     }

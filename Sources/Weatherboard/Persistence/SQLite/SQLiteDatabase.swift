@@ -80,9 +80,10 @@ final class SQLiteDatabase: SQLDatabase {
     }
 
     /// A consistent copy of the live database at `path` (which must not exist), taken while the
-    /// site serves: `VACUUM INTO` reads one snapshot, so writers are not held up.
+    /// site serves: `VACUUM INTO` reads one snapshot, so writers are not held up (outside a
+    /// transaction: SQLite refuses VACUUM inside one).
     func backup(to path: String) throws {
-        try pool.read { db in try db.execute(sql: "VACUUM INTO ?", arguments: [path]) }
+        try pool.unsafeRead { db in try db.execute(sql: "VACUUM INTO ?", arguments: [path]) }
     }
 }
 

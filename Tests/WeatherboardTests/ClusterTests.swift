@@ -1,0 +1,83 @@
+import Foundation
+import HTTPTestSupport
+import Testing
+@testable import Weatherboard
+
+/// Two nodes on one PostgreSQL database, as behind a load balancer: they share nothing but the
+/// database, yet a visitor may land on either for any request.
+@Suite(.serialized) struct ClusterTests {
+    /// A shared database and two nodes on it; nil (with the reason printed) where PostgreSQL is
+    /// not available and not required.
+    static func twoNodes(configure: @escaping (inout AppConfiguration) -> Void = { _ in })
+        throws -> (a: AppHarness, b: AppHarness, drop: () -> Void)? {
+        guard TestEngine.enabled.contains(.postgres) else { return nil }
+        let postgres = try TestPostgres.require()
+        let url = try postgres.freshDatabase()
+        let a = try AppHarness(sharedDatabase: url, configure: configure)
+        let b = try AppHarness(sharedDatabase: url, configure: configure)
+        return (a, b, { postgres.drop(url) })
+    }
+
+    @Test func aPostThroughOneNodeIsOnTheOthersCachedPageAndSessionsLimitsAndBansHoldOnBoth() throws {
+        guard let (a, b, drop) = try Self.twoNodes() else { return }
+        defer { drop() }
+        // A guest's view of Seoul on node A, now in A's page cache.
+        let guest = a.browser()
+        #expect(try guest.get("/city/seoul").1.nodes("//article[contains(@class,'post')]").isEmpty)
+
+        // Signed in through A, posting through B with A's cookie.
+        let onA = a.browser()
+        try onA.signUp("alice")
+        let onB = b.browser()
+        onB.cookies = onA.cookies
+        let (response, _) = try onB.postOnBoard("seoul", "Snow over the Han river")
+        #expect(response.status == 303)
+        #expect(try b.count("SELECT count(*) FROM posts") == 1)
+
+        // A's cached page gives way as soon as B's change is heard.
+        try waitUntil("node A shows node B's post", timeout: 10) {
+            try guest.get("/city/seoul").1.text("//article[1]//p[@class='post-body']") == "Snow over the Han river"
+        }
+
+        // The sign-in limit counts attempts on both nodes together (6 a minute per account and address).
+        for node in [a, b, a, b, a, b] {
+            let browser = node.browser()
+            try browser.get("/login")
+            #expect(try browser.post("/login", [("username", "alice"), ("password", "wrong guess")]).0.status == 422)
+        }
+        let seventh = b.browser()
+        try seventh.get("/login")
+        #expect(try seventh.post("/login", [("username", "alice"), ("password", "correct horse battery")]).0.status == 429)
+
+        // Banned on A, refused on B.
+        let admin = a.browser()
+        try admin.signUp("chief")
+        try a.promoteToAdmin("chief")
+        try admin.get("/admin/users/alice")
+        #expect(try admin.post("/admin/users/alice/ban", [("duration", "7d"), ("reason", "spam")]).0.status == 303)
+        let (refused, _) = try onB.postOnBoard("seoul", "Still here")
+        #expect(refused.status != 303 || refused.headers["Location"]?.hasPrefix("/login") == true)
+        #expect(try a.count("SELECT count(*) FROM posts") == 1)
+    }
+
+    @Test func nodesAskTheProviderOnceForACityAndShareTheAnswer() throws {
+        let stub = try UpstreamStub()
+        stub.delay = 0.5 // both nodes ask while the first fetch is still out
+        guard let (a, b, drop) = try Self.twoNodes(configure: { configuration in
+            configuration.weatherProviders = ["open-meteo"]
+            configuration.openMeteoURL = stub.url
+        }) else { return }
+        defer { drop() }
+        let pages = Locked<[Bool]>([])
+        let threads = [a, b].map { node in
+            Thread {
+                let shown = (try? node.page("/city/seoul").1.text("//section[@data-day='today']//span[@class='high']")) != nil
+                pages.update { $0.append(shown) }
+            }
+        }
+        threads.forEach { $0.start() }
+        try waitUntil("both pages answered", timeout: 20) { pages.value.count == 2 }
+        #expect(pages.value == [true, true])
+        #expect(stub.hits == 1, "one node fetched; the other waited for its answer in the shared cache")
+    }
+}

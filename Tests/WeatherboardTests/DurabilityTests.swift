@@ -1,0 +1,103 @@
+import Foundation
+import HTTPTestSupport
+import Testing
+@testable import Weatherboard
+
+/// The real `weatherboard` executable, killed with SIGKILL in the middle of a stream of posts and
+/// started again on the same database: every post whose 303 came back is there, exactly once.
+@Suite(.serialized, .onEveryEngine) struct DurabilityTests {
+    /// The executable built beside the tests (`swift test` builds every product).
+    static let executable = Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("weatherboard").path
+
+    final class Node {
+        let process = Process()
+        let port: Int
+
+        init(arguments: [String], port: Int, log: String) throws {
+            self.port = port
+            let arguments = ["serve", "--port", String(port), "--weather", "demo", "--log-level", "warning",
+                             "--seconds-between-posts", "0", "--posts-per-day", "1000000",
+                             "--migrations", AppConfiguration.repositoryFolder("Migrations"),
+                             "--public", AppConfiguration.repositoryFolder("Public"),
+                             "--templates", AppConfiguration.repositoryFolder("Templates")] + arguments
+            // Through `exec` in a shell, so that the log is the shell's redirection (no descriptor of
+            // this process handed over) and the process killed is the server itself.
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "exec \"$0\" \"$@\" >\(log) 2>&1", DurabilityTests.executable] + arguments
+            try process.run()
+            try waitUntil("the node answers /healthz", timeout: 120) {
+                (try? TestClient.request(port: port, "GET", "/healthz").status) == 200
+            }
+        }
+
+        func kill() {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+
+        func stop() {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
+    @Test func everyAcknowledgedPostSurvivesAKillAndNoneIsDoubled() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.executable), "build the weatherboard product first")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wb-kill-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let database: [String]
+        var dropDatabase: () -> Void = {}
+        switch TestEngine.current {
+        case .sqlite:
+            database = ["--db", folder + "/site.sqlite"]
+        case .postgres:
+            let postgres = try TestPostgres.require()
+            let url = try postgres.freshDatabase()
+            database = ["--database-url", url]
+            dropDatabase = { postgres.drop(url) }
+        }
+        defer { dropDatabase() }
+        let port = try freeLoopbackPort()
+
+        let first = try Node(arguments: database, port: port, log: folder + "/first.log")
+        let writer = Browser(port: port)
+        try writer.signUp("writer")
+        try writer.get("/city/seoul")
+        let token = try #require(writer.csrfToken)
+        let cookies = writer.cookies
+        // Posts from four threads until the node dies under them.
+        let acknowledged = Locked<[String]>([])
+        let running = Locked(true)
+        let threads = (0..<4).map { thread in
+            Thread {
+                let client = Browser(port: port)
+                client.cookies = cookies
+                var number = 0
+                while running.value {
+                    number += 1
+                    let body = "durable \(thread)-\(number)"
+                    guard let (response, _) = try? client.post("/city/seoul/posts", [("body", body)], csrf: token) else { continue }
+                    if response.status == 303 { acknowledged.update { $0.append(body) } }
+                }
+            }
+        }
+        threads.forEach { $0.start() }
+        try waitUntil("some posts acknowledged", timeout: 60) { acknowledged.value.count >= 50 }
+        first.kill()
+        running.update { $0 = false }
+        Thread.sleep(forTimeInterval: 0.5) // the posting threads see the refused connections and stop
+
+        let second = try Node(arguments: database, port: port, log: folder + "/second.log")
+        defer { second.stop() }
+        let (opened, _) = try AppDatabase.open(TestEngine.current == .sqlite ? .sqlite(path: folder + "/site.sqlite") : .postgres(url: database[1]),
+                                               migrationsDirectory: AppConfiguration.repositoryFolder("Migrations"))
+        let stored = try opened.read { db in try db.all("SELECT body FROM posts WHERE body LIKE 'durable %'") { $0.string(0) } }
+        let storedSet = Set(stored)
+        let missing = acknowledged.value.filter { !storedSet.contains($0) }
+        #expect(missing.isEmpty, "acknowledged but lost: \(missing.prefix(5))")
+        #expect(stored.count == storedSet.count, "a post stored twice")
+        #expect(acknowledged.value.count >= 50)
+        try opened.close()
+    }
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# scripts/cluster.sh start|stop [DIR]
+#
+# Several Weatherboard nodes on one PostgreSQL, behind nginx, all on loopback: what
+# docs/operations.md describes, small enough to run on one machine.
+#   start: initdb a PostgreSQL into DIR (default /tmp/weatherboard-cluster) on PG_PORT (55432),
+#          migrate it and import the cities, start one node per port in NODE_PORTS ("8091 8092")
+#          and nginx on PORT (8080) balancing over them; returns when nginx answers /healthz.
+#   stop:  stops nginx, the nodes and PostgreSQL, and removes DIR.
+# Environment: NODE_ARGS (extra `serve` settings, e.g. "--weather demo"), NODE_PREFIX (e.g.
+# "taskset -c 0" to pin the nodes), BIN (a built weatherboard; default: builds release).
+# As root, PostgreSQL runs as the `postgres` user (it refuses root).
+# Needs: postgresql, nginx, curl.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+COMMAND=${1:?usage: $0 start|stop [DIR]}
+DIR=${2:-/tmp/weatherboard-cluster}
+PORT=${PORT:-8080}
+PG_PORT=${PG_PORT:-55432}
+read -r -a NODE_PORTS <<<"${NODE_PORTS:-8091 8092}"
+read -r -a EXTRA <<<"${NODE_ARGS:-}"
+read -r -a PREFIX <<<"${NODE_PREFIX:-}"
+PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+URL="postgresql://postgres@127.0.0.1:$PG_PORT/weatherboard"
+
+as_postgres() { # pinned like the nodes (NODE_PREFIX): affinity passes on to the server
+    if [[ $(id -u) == 0 ]]; then "${PREFIX[@]}" su postgres -s /bin/sh -c "$*"; else "${PREFIX[@]}" sh -c "$*"; fi
+}
+
+wait_healthy() { # URL
+    for _ in $(seq 1 300); do curl -fs "$1/healthz" >/dev/null 2>&1 && return 0; sleep 0.2; done
+    echo "$1 did not come up" >&2; return 1
+}
+
+case $COMMAND in
+start)
+    [[ -n $PG_BIN ]] || { echo "missing PostgreSQL (apt-get install -y postgresql)" >&2; exit 1; }
+    command -v nginx >/dev/null || { echo "missing nginx (apt-get install -y nginx)" >&2; exit 1; }
+    [[ ! -e $DIR ]] || { echo "$DIR exists: stop the running cluster first ($0 stop $DIR)" >&2; exit 1; }
+    mkdir -p "$DIR/nginx/logs"
+    [[ $(id -u) != 0 ]] || chown postgres "$DIR"
+    as_postgres "$PG_BIN/initdb -D $DIR/pg --no-locale -E UTF8 -A trust -U postgres" >/dev/null
+    as_postgres "$PG_BIN/pg_ctl -D $DIR/pg -l $DIR/pg.log -w -o '-p $PG_PORT -k $DIR -c listen_addresses=127.0.0.1 -c max_connections=200' start" >/dev/null
+    as_postgres "$PG_BIN/createdb -h 127.0.0.1 -p $PG_PORT -U postgres weatherboard"
+
+    if [[ -z ${BIN:-} ]]; then
+        swift build -c release --product weatherboard >/dev/null
+        BIN=.build/release/weatherboard
+    fi
+    "$BIN" migrate --database-url "$URL"
+    "$BIN" import-cities --database-url "$URL"
+    upstreams=""
+    for node in "${NODE_PORTS[@]}"; do
+        "${PREFIX[@]}" "$BIN" serve --database-url "$URL" --port "$node" --trusted-proxies 127.0.0.1 "${EXTRA[@]}" >"$DIR/node-$node.log" 2>&1 &
+        echo $! >>"$DIR/node.pids"
+        upstreams+="        server 127.0.0.1:$node;"$'\n'
+    done
+    cat >"$DIR/nginx/nginx.conf" <<CONF
+daemon on;
+worker_processes 1;
+error_log $DIR/nginx/logs/error.log warn;
+pid $DIR/nginx/nginx.pid;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    upstream weatherboard {
+$upstreams        keepalive 64;
+    }
+    server {
+        listen 127.0.0.1:$PORT;
+        location / {
+            proxy_pass http://weatherboard;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host \$host;
+            proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
+            proxy_next_upstream error timeout;
+        }
+    }
+}
+CONF
+    for node in "${NODE_PORTS[@]}"; do wait_healthy "http://127.0.0.1:$node"; done
+    "${PREFIX[@]}" nginx -p "$DIR/nginx" -c "$DIR/nginx/nginx.conf"
+    wait_healthy "http://127.0.0.1:$PORT"
+    echo "cluster up: http://127.0.0.1:$PORT → nodes ${NODE_PORTS[*]} → $URL"
+    ;;
+stop)
+    [[ -d $DIR ]] || exit 0
+    [[ ! -f $DIR/nginx/nginx.pid ]] || nginx -p "$DIR/nginx" -c "$DIR/nginx/nginx.conf" -s stop 2>/dev/null || true
+    if [[ -f $DIR/node.pids ]]; then
+        while read -r pid; do kill -TERM "$pid" 2>/dev/null || true; done <"$DIR/node.pids"
+        sleep 1
+    fi
+    [[ -z $PG_BIN || ! -d $DIR/pg ]] || as_postgres "$PG_BIN/pg_ctl -D $DIR/pg -m fast -w stop" >/dev/null 2>&1 || true
+    rm -rf "$DIR"
+    ;;
+*)
+    echo "usage: $0 start|stop [DIR]" >&2; exit 2
+    ;;
+esac
