@@ -131,8 +131,9 @@ extension WeatherboardCommand {
         func run() throws {
             let configuration = try settings.configuration()
             let (db, _) = try AppDatabase.open(configuration.database, migrationsDirectory: configuration.migrationsDirectory)
-            if try db.readStatement({ try User.find(username: username, $0) }) != nil {
-                try db.write { try $0.execute("UPDATE users SET role = 'admin' WHERE username_key = ?", username.lowercased()) }
+            let accounts = AccountStore(database: db)
+            if try accounts.user(named: username) != nil {
+                try accounts.promote(username: username)
                 print("\(username) is now an admin")
                 return
             }
@@ -144,9 +145,7 @@ extension WeatherboardCommand {
                 throw ValidationErrorExit(message: "the password is not acceptable (\(problem))")
             }
             let hash = try PasswordHasher().hash(password)
-            try db.write { db in
-                _ = try NewUser(username: username, displayName: username, passwordHash: hash, role: "admin", createdAt: Date()).insert(db)
-            }
+            try accounts.create(NewUser(username: username, displayName: username, passwordHash: hash, role: "admin", createdAt: Date()))
             print("created admin \(username)")
         }
     }
@@ -164,13 +163,12 @@ extension WeatherboardCommand {
         func run() throws {
             let configuration = try settings.configuration()
             let (db, _) = try AppDatabase.open(configuration.database, migrationsDirectory: configuration.migrationsDirectory)
-            try db.write { db in
-                guard let user = try User.find(username: username, db), user.isAdmin else {
-                    throw ValidationErrorExit(message: "\(username) is not an admin")
-                }
-                let admins = try db.integer("SELECT count(*) FROM users WHERE role = 'admin'")
-                guard admins > 1 else { throw ValidationErrorExit(message: "\(username) is the last admin and stays one") }
-                try db.execute("UPDATE users SET role = 'user' WHERE id = ?", user.id)
+            do {
+                try AccountStore(database: db).demote(username: username)
+            } catch AccountStore.DemotionRefusal.notAnAdmin {
+                throw ValidationErrorExit(message: "\(username) is not an admin")
+            } catch AccountStore.DemotionRefusal.lastAdmin {
+                throw ValidationErrorExit(message: "\(username) is the last admin and stays one")
             }
             print("\(username) is no longer an admin")
         }

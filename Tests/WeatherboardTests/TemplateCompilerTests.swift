@@ -20,13 +20,15 @@ import Testing
         let output = folder.appendingPathComponent("Templates.swift")
         let process = Process()
         let compiler: URL = try #require(Self.compiler, "TemplateCompiler was not built beside the tests")
-        process.executableURL = compiler
-        process.arguments = [folder.path, output.path]
-        let errors = Pipe()
-        process.standardError = errors
+        // Its errors go to a file through the shell, not a Pipe: Foundation's Process with a Pipe
+        // is known to close descriptors again under concurrency (swiftlang/swift#57827), and with
+        // other tests' sockets opening meanwhile one of theirs went (EBADF on send).
+        let errors = folder.appendingPathComponent("errors.txt").path
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "exec \"$0\" \"$@\" 2>\"\(errors)\"", compiler.path, folder.path, output.path]
         try process.run()
-        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        let errorText = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
         return (process.terminationStatus, (try? String(contentsOf: output, encoding: .utf8)) ?? "", errorText)
     }
 

@@ -73,8 +73,8 @@ final class TestPostgres: Sendable {
         self.port = port
         let asRoot = getuid() == 0
         // PostgreSQL refuses to run as root: as root, the server runs as the `postgres` user.
-        // Output goes to files through the shell's redirections: no descriptor of this process is
-        // handed to a child (a handle closed twice could close another test's socket).
+        // Output goes to files through the shell's redirections: no Pipe or FileHandle is handed
+        // to a child (Foundation's Process can close such descriptors again: swiftlang/swift#57827).
         func shell(_ command: String) throws {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/sh")

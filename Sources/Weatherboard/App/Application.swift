@@ -102,25 +102,25 @@ public final class Application: Sendable {
         router.use(Middleware.pageAddress(hasRoute: { [unowned router] in router.hasRoute(for: $0) }))
         router.use(identity.middleware)
         let board = BoardView(database: database, pages: pages, clock: clock)
-        let bookmarks = Bookmarks(database: database, index: cities, clock: clock, secureCookies: configuration.secureCookies)
+        let bookmarks = Bookmarks(store: BookmarkStore(database: database), index: cities, clock: clock, secureCookies: configuration.secureCookies)
         bookmarks.addRoutes(to: router)
         HomeController(pages: pages, index: cities, weather: weather, bookmarks: bookmarks, cache: cache, clock: clock).addRoutes(to: router)
         CitiesController(pages: pages, index: cities).addRoutes(to: router)
         let cityPage = CityPageController(pages: pages, index: cities, weather: weather, board: board, bookmarks: bookmarks,
                                           cache: cache, clock: clock)
         cityPage.addRoutes(to: router)
-        BoardController(pages: pages, database: database, index: cities,
+        BoardController(pages: pages, store: BoardStore(database: database), index: cities,
                         rules: PostingRules(secondsBetweenPosts: configuration.limits.secondsBetweenPosts,
                                             postsPerDay: configuration.limits.postsPerDay),
                         versions: versions, clock: clock,
                         cityPageWithComposer: { city, context, composer, status in
                             try cityPage.page(city, context, before: nil, composer: composer, status: status)
                         }).addRoutes(to: router)
-        SafetyController(pages: pages, database: database, board: board, limits: configuration.limits, versions: versions,
+        SafetyController(pages: pages, store: BoardStore(database: database), database: database, board: board, limits: configuration.limits, versions: versions,
                          clock: clock).addRoutes(to: router)
-        AdminController(pages: pages, database: database, versions: versions, clock: clock).addRoutes(to: router)
-        TransparencyController(pages: pages, database: database, index: cities).addRoutes(to: router)
-        AccountsController(pages: pages, database: database, identity: identity, hasher: PasswordHasher(cost: configuration.passwordCost),
+        AdminController(pages: pages, store: ModerationStore(database: database), database: database, versions: versions, clock: clock).addRoutes(to: router)
+        TransparencyController(pages: pages, store: ModerationStore(database: database), index: cities).addRoutes(to: router)
+        AccountsController(pages: pages, store: AccountStore(database: database), identity: identity, hasher: PasswordHasher(cost: configuration.passwordCost),
                            limits: configuration.limits, clientAddress: ClientAddress(trustedProxies: Set(configuration.trustedProxies)),
                            versions: versions, clock: clock).addRoutes(to: router)
         return router

@@ -4,7 +4,7 @@ import HTTPServer
 /// Sign-up, sign-in, sign-out and settings.
 struct AccountsController {
     let pages: Pages
-    let database: AppDatabase
+    let store: AccountStore
     let identity: Identity
     let hasher: PasswordHasher
     let limits: AppConfiguration.Limits
@@ -52,17 +52,10 @@ struct AccountsController {
         let values = ["username": username, "display_name": displayName, "next": next]
         if !errors.isEmpty { return signUpPage(context, values: values, errors: errors, status: .unprocessableContent) }
         let now = clock()
-        try database.write { db in
-            try RateLimit(limit: limits.signUpsPerHour, window: 3600).hit("signup:ip:\(clientAddress.of(request))", now: now, db)
-        }
+        try store.count([(RateLimit(limit: limits.signUpsPerHour, window: 3600), "signup:ip:\(clientAddress.of(request))")], now: now)
         let hash = try hasher.hash(password)
-        let token: String? = try database.write { db in
-            guard try User.find(username: username, db) == nil,
-                  try !db.exists("SELECT 1 FROM retired_usernames WHERE username_key = ?", username.lowercased())
-            else { return nil }
-            let user = try NewUser(username: username, displayName: displayName, passwordHash: hash, role: "user", createdAt: now).insert(db)
-            return try identity.sessions.create(userID: user.id, now: now, db)
-        }
+        let token = try store.signUp(NewUser(username: username, displayName: displayName, passwordHash: hash, role: "user", createdAt: now),
+                                     sessions: identity.sessions, now: now)
         guard let token else {
             errors["username"] = pages.string("error_username_taken", language)
             return signUpPage(context, values: values, errors: errors, status: .unprocessableContent)
@@ -94,26 +87,17 @@ struct AccountsController {
         // Both limits are counted before the password is checked, and whatever the outcome. The
         // account's limit is per address: guesses from one network cannot lock the account's
         // owner out from another (an address's own limit covers guessing many accounts).
-        try database.write { db in
-            let limit = RateLimit(limit: limits.signInsPerMinute, window: 60)
-            let address = clientAddress.of(request)
-            try limit.hit("login:ip:\(address)", now: now, db)
-            try limit.hit("login:user:\(username.lowercased()):ip:\(address)", now: now, db)
-        }
-        let user = try database.readStatement { try User.find(username: username, $0) }
+        let limit = RateLimit(limit: limits.signInsPerMinute, window: 60)
+        let address = clientAddress.of(request)
+        try store.count([(limit, "login:ip:\(address)"), (limit, "login:user:\(username.lowercased()):ip:\(address)")], now: now)
+        let user = try store.user(named: username)
         guard let user, try hasher.verify(password, against: user.passwordHash) else {
             return signInPage(context, username: username, next: next, error: pages.string("error_sign_in", context.language),
                               status: .unprocessableContent)
         }
-        let token = try database.write { db in
-            // Rotation: the session the browser had (if any) ends, a new one starts.
-            if let old = context.sessionTokenHash {
-                try db.execute("DELETE FROM sessions WHERE token_hash = ?", old)
-            }
-            return try identity.sessions.create(userID: user.id, now: now, db)
-        }
+        let token = try store.signIn(userID: user.id, replacing: context.sessionTokenHash, sessions: identity.sessions, now: now)
         // A banned person may sign in to read; the sign-in page tells them why and until when.
-        if let ban = try database.readStatement({ try Ban.active(userID: user.id, now: now, $0) }) {
+        if let ban = try store.activeBan(userID: user.id, now: now) {
             let view = SignInPage(layout: pages.layout(context, title: pages.string("sign_in", context.language)),
                                   banNotice: ban.explanation(pages, context.language), continueHref: next, next: next, username: username)
             var response = pages.html(context) { Templates.login(view, &$0, $1) }
@@ -142,12 +126,7 @@ struct AccountsController {
     /// The settings page; a refused change comes back with its message (and the typed name).
     private func settingsPage(_ context: AppContext, user: User, displayName: String? = nil, profileError: String? = nil,
                               passwordError: String? = nil, deleteError: String? = nil, status: HTTPStatus = .ok) throws -> Response {
-        let blocked = try database.readStatement { db in
-            try db.all("""
-                SELECT u.username, u.display_name FROM blocks b JOIN users u ON u.id = b.blocked_id
-                WHERE b.blocker_id = ? ORDER BY b.created_at DESC
-                """, [user.id]) { SettingsPage.Person(username: $0.string(0), displayName: $0.string(1)) }
-        }
+        let blocked = try store.blocked(by: user.id).map { SettingsPage.Person(username: $0.username, displayName: $0.displayName) }
         let view = SettingsPage(layout: pages.layout(context, title: pages.string("settings", context.language)),
                                 displayName: displayName ?? user.displayName, profileError: profileError, passwordError: passwordError,
                                 deleteError: deleteError, blocked: blocked)
@@ -161,9 +140,7 @@ struct AccountsController {
             return try settingsPage(context, user: user, displayName: displayName, profileError: pages.string(problem, context.language),
                                     status: .unprocessableContent)
         }
-        try database.write { db in
-            try db.execute("UPDATE users SET display_name = ? WHERE id = ?", displayName, user.id)
-        }
+        try store.rename(userID: user.id, to: displayName)
         versions.changed(.everything)
         context.nextFlash = Flash(.settingsSaved)
         return .redirect(to: "/settings")
@@ -172,9 +149,7 @@ struct AccountsController {
     /// Password checks outside sign-in (changing it, deleting the account) count against the
     /// same per-minute limit, per account: a stolen session must not become a guessing oracle.
     private func countPasswordCheck(_ user: User) throws {
-        try database.write { db in
-            try RateLimit(limit: limits.signInsPerMinute, window: 60).hit("password:user:\(user.id)", now: clock(), db)
-        }
+        try store.count([(RateLimit(limit: limits.signInsPerMinute, window: 60), "password:user:\(user.id)")], now: clock())
     }
 
     func changePassword(_ request: Request, _ context: AppContext) throws -> Response {
@@ -191,11 +166,8 @@ struct AccountsController {
             return try settingsPage(context, user: user, passwordError: pages.string(problem, language), status: .unprocessableContent)
         }
         let hash = try hasher.hash(new)
-        try database.write { db in
-            try db.execute("UPDATE users SET password_hash = ? WHERE id = ?", hash, user.id)
-            // Other sessions end with the old password; this one stays.
-            try db.execute("DELETE FROM sessions WHERE user_id = ? AND token_hash <> ?", user.id, context.sessionTokenHash)
-        }
+        // Other sessions end with the old password; this one stays.
+        try store.changePassword(userID: user.id, hash: hash, keepingSession: context.sessionTokenHash)
         context.nextFlash = Flash(.settingsSaved)
         return .redirect(to: "/settings")
     }
@@ -207,23 +179,7 @@ struct AccountsController {
             return try settingsPage(context, user: user, deleteError: pages.string("error_password_wrong", context.language),
                                     status: .unprocessableContent)
         }
-        // Sessions, blocks and bookmarks go with the row; posts stay as "deleted user"; reports
-        // stay without their reporter. What must outlive the account is kept first: the blocks
-        // on this person as hidden posts, the name as reserved, the bans as history.
-        try database.write { db in
-            try db.execute("""
-                INSERT INTO hidden_posts (viewer_id, post_id)
-                SELECT b.blocker_id, p.id FROM blocks b JOIN posts p ON p.user_id = b.blocked_id WHERE b.blocked_id = ?
-                ON CONFLICT DO NOTHING
-                """, user.id)
-            try db.execute("INSERT INTO retired_usernames (username_key, retired_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                           user.usernameKey, clock())
-            try db.execute("""
-                INSERT INTO retired_bans (username_key, reason, created_at, until, lifted_at)
-                SELECT CAST(? AS TEXT), reason, created_at, until, lifted_at FROM bans WHERE user_id = ?
-                """, user.usernameKey, user.id)
-            try db.execute("DELETE FROM users WHERE id = ?", user.id)
-        }
+        try store.delete(user, now: clock())
         versions.changed(.everything)
         var response = Response.redirect(to: "/")
         response.setCookie(.expired(SessionStore.cookieName))

@@ -7,20 +7,6 @@ public struct Ban: Sendable, Equatable {
     /// nil for a permanent ban.
     public let until: Date?
 
-    /// The id of the ban in force for `u.id` at `?2`, as a subquery: the one rule of which
-    /// ban counts, used here and joined by the session look-up.
-    static let activeIDSQL = """
-        SELECT id FROM bans WHERE user_id = u.id AND lifted_at IS NULL AND (until IS NULL OR until > ?2)
-        ORDER BY until IS NULL DESC, until DESC LIMIT 1
-        """
-
-    /// The ban in force for `userID` at `now`, if any.
-    static func active(userID: Int64, now: Date, _ db: any SQLConnection) throws -> Ban? {
-        try db.one("""
-            SELECT b.reason, b.until FROM (SELECT CAST(?1 AS BIGINT) AS id) u JOIN bans b ON b.id = (\(activeIDSQL))
-            """, [userID, now]) { Ban(reason: $0.string(0), until: $0.optionalDate(1)) }
-    }
-
     /// "until 29 Nov 2026 05:45 UTC: reason" in the viewer's language.
     func explanation(_ pages: Pages, _ language: Language) -> String {
         guard let until else { return pages.string("ban_permanent", language, ["reason": reason]) }

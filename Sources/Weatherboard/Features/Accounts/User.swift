@@ -45,26 +45,9 @@ struct NewUser {
     var passwordHash: String
     var role: String
     var createdAt: Date
-
-    /// Inserts the account; the stored person, with its id.
-    func insert(_ db: any SQLConnection) throws -> User {
-        let id = try db.one("""
-            INSERT INTO users (username, username_key, display_name, password_hash, role, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id
-            """, [username, username.lowercased(), displayName, passwordHash, role, createdAt]) { $0.int64(0) } ?? 0
-        return User(id: id, username: username, usernameKey: username.lowercased(), displayName: displayName,
-                    passwordHash: passwordHash, role: role, createdAt: createdAt)
-    }
 }
 
 extension User {
-    static func find(username: String, _ db: any SQLConnection) throws -> User? {
-        try db.one("SELECT \(columns) FROM users WHERE username_key = ?", [username.lowercased()], User.init(row:))
-    }
-
-    static func find(id: Int64, _ db: any SQLConnection) throws -> User? {
-        try db.one("SELECT \(columns) FROM users WHERE id = ?", [id], User.init(row:))
-    }
-
     /// The person a `/users/{username}`-style route names, or 404.
     static func named(_ request: Request, in database: AppDatabase) throws -> User {
         guard let user = try database.readStatement({ try User.find(username: request.parameters["username"] ?? "", $0) }) else {

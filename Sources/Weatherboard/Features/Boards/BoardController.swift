@@ -4,7 +4,7 @@ import HTTPServer
 /// Posting, editing and deleting posts, and the board's Atom feed.
 struct BoardController {
     let pages: Pages
-    let database: AppDatabase
+    let store: BoardStore
     let index: CityIndex
     let rules: PostingRules
     let versions: PageVersions
@@ -37,13 +37,7 @@ struct BoardController {
         case .failure(let refusal): return try refuse(refusal)
         }
         let now = clock().timeIntervalSince1970
-        // The checks and the insert share one write transaction, so two quick posts cannot both pass.
-        let refusal: PostingRules.Refusal? = try database.write { db in
-            if let refusal = try rules.refusal(of: body, by: user.id, now: now, db) { return refusal }
-            try db.execute("INSERT INTO posts (city_id, user_id, body, created_at) VALUES (?, ?, ?, ?)", city.id, user.id, body, now)
-            return nil
-        }
-        if let refusal { return try refuse(refusal) }
+        if let refusal = try store.create(cityID: city.id, userID: user.id, body: body, now: now, rules: rules) { return try refuse(refusal) }
         versions.changed(.city(city.id))
         return .redirect(to: "/city/\(city.slug)#board")
     }
@@ -53,7 +47,7 @@ struct BoardController {
     private func ownPost(_ request: Request, _ context: AppContext, changing: Bool = false) throws -> PostRow {
         let user = try changing ? context.requireActiveUser() : context.requireUser()
         let id = try request.idParameter()
-        guard let post = try database.readStatement({ try BoardQueries.post(id: id, viewer: user, $0) }),
+        guard let post = try store.post(id: id, viewer: user),
               post.userID == user.id else { throw HTTPError(.notFound) }
         return post
     }
@@ -73,9 +67,7 @@ struct BoardController {
     /// Whether people's reports of the post wait for a moderator: the author may then neither
     /// change the reported text nor delete it (and its reports) before the decision.
     private func isUnderReview(_ post: PostRow) throws -> Bool {
-        try database.readStatement { db in
-            try db.exists("SELECT 1 FROM reports WHERE post_id = ? AND outcome = 'pending' LIMIT 1", post.id)
-        }
+        try store.isUnderReview(postID: post.id)
     }
 
     func edit(_ request: Request, _ context: AppContext) throws -> Response {
@@ -91,9 +83,7 @@ struct BoardController {
         case .failure(let refusal):
             return editPage(post, context, text: typed, error: pages.string(refusal.key, context.language), status: refusal.status)
         case .success(let body):
-            try database.write { db in
-                try db.execute("UPDATE posts SET body = ?, edited_at = ? WHERE id = ? AND user_id = ?", body, clock(), post.id, post.userID)
-            }
+            try store.edit(postID: post.id, authorID: post.userID, body: body, now: clock())
             versions.changed(.city(post.cityID))
             context.nextFlash = Flash(.postEdited)
             return .redirect(to: "/city/\(post.citySlug)#post-\(post.id)")
@@ -116,9 +106,7 @@ struct BoardController {
         guard try !isUnderReview(post) else {
             throw HTTPError(.forbidden, message: pages.string("error_under_review", context.language))
         }
-        try database.write { db in
-            try db.execute("DELETE FROM posts WHERE id = ? AND user_id = ?", post.id, post.userID)
-        }
+        try store.delete(postID: post.id, authorID: post.userID)
         versions.changed(.city(post.cityID))
         context.nextFlash = Flash(.postDeleted)
         return .redirect(to: "/city/\(post.citySlug)#board")
@@ -127,7 +115,7 @@ struct BoardController {
     /// `GET /city/{slug}/feed.atom`: the board's visible posts for whoever asks (with their session).
     func feed(_ request: Request, _ context: AppContext) throws -> Response {
         let city = try index.city(named: request)
-        let posts = try database.readStatement { db in try BoardQueries.board(cityID: city.id, viewer: context.user, before: nil, db) }
+        let posts = try store.board(cityID: city.id, viewer: context.user, before: nil)
         let host = request.headers["Host"].flatMap { $0.allSatisfy { $0.isLetter || $0.isNumber || ".-:[]".contains($0) } ? $0 : nil } ?? "localhost"
         let base = "http://\(host)"
         let entries = posts.filter { $0.reportedByViewerAt == nil }.map { post in

@@ -46,22 +46,18 @@ struct PostingRules: Sendable {
         body.lowercased().split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
     }
 
-    /// Why `userID` may not post `body` at `now` (too soon after the last post, too many today,
-    /// the same text again), or nil. Run it in the transaction that inserts the post, so that
-    /// two posts sent at once cannot both pass.
-    func refusal(of body: String, by userID: Int64, now: TimeInterval, _ db: any SQLConnection) throws -> Refusal? {
-        let last = try db.one("SELECT max(created_at) FROM posts WHERE user_id = ?", [userID]) { $0.optionalDouble(0) } ?? nil
-        if let last, now - last < Double(secondsBetweenPosts) {
+    /// Why `body` may not be posted at `now` by someone whose last post was at `lastPostAt`,
+    /// who posted `postsToday` times in the last day and `recentBodies` within the duplicate
+    /// window (too soon, too many, the same text again), or nil. The store reads those in the
+    /// transaction that inserts the post, so that two posts sent at once cannot both pass.
+    func refusal(of body: String, now: TimeInterval, lastPostAt: Double?, postsToday: Int, recentBodies: [String]) -> Refusal? {
+        if let last = lastPostAt, now - last < Double(secondsBetweenPosts) {
             let wait = Int((Double(secondsBetweenPosts) - (now - last)).rounded(.up))
             return Refusal(key: "error_post_too_fast", arguments: ["n": String(wait)], status: .tooManyRequests)
         }
-        let today = try db.integer("SELECT count(*) FROM posts WHERE user_id = ? AND created_at > ?", userID, now - 86400)
-        if today >= postsPerDay { return Refusal(key: "error_post_daily", arguments: ["n": String(postsPerDay)], status: .tooManyRequests) }
-        let recent = try db.all("SELECT body FROM posts WHERE user_id = ? AND created_at > ?", [userID, now - Self.duplicateWindow]) {
-            $0.string(0)
-        }
+        if postsToday >= postsPerDay { return Refusal(key: "error_post_daily", arguments: ["n": String(postsPerDay)], status: .tooManyRequests) }
         let key = Self.duplicateKey(body)
-        if recent.contains(where: { Self.duplicateKey($0) == key }) { return Refusal(key: "error_post_duplicate") }
+        if recentBodies.contains(where: { Self.duplicateKey($0) == key }) { return Refusal(key: "error_post_duplicate") }
         return nil
     }
 }

@@ -4,6 +4,7 @@ import HTTPServer
 /// Profiles, blocking and reporting: the tools people use to shape what they read.
 struct SafetyController {
     let pages: Pages
+    let store: BoardStore
     let database: AppDatabase
     let board: BoardView
     let limits: AppConfiguration.Limits
@@ -24,10 +25,7 @@ struct SafetyController {
     func profile(_ request: Request, _ context: AppContext) throws -> Response {
         let person = try User.named(request, in: database)
         let viewer = context.user
-        let (posts, blockedByMe) = try database.read { db in
-            (try BoardQueries.byAuthor(userID: person.id, viewer: viewer, db),
-             try db.exists("SELECT 1 FROM blocks WHERE blocker_id = ? AND blocked_id = ?", viewer?.id, person.id))
-        }
+        let (posts, blockedByMe) = try store.profile(of: person.id, viewer: viewer)
         let presenter = board.presenter(context)
         let isMe = viewer?.id == person.id
         let returnTo = HTMLFragment(escaping: "/users/\(person.username)")
@@ -44,10 +42,7 @@ struct SafetyController {
         let target = try User.named(request, in: database)
         guard target.id != user.id else { throw HTTPError(.badRequest, message: "You cannot block yourself.") }
         guard !target.isAdmin else { throw HTTPError(.forbidden, message: "Moderators cannot be blocked.") }
-        try database.write { db in
-            try db.execute("INSERT INTO blocks (blocker_id, blocked_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                           user.id, target.id, clock())
-        }
+        try store.block(target.id, by: user.id, now: clock())
         context.nextFlash = Flash(.blocked, username: target.username)
         return .redirect(to: context.returnPath(or: "/users/\(target.username)"))
     }
@@ -55,9 +50,7 @@ struct SafetyController {
     func unblock(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireUser()
         let target = try User.named(request, in: database)
-        try database.write { db in
-            try db.execute("DELETE FROM blocks WHERE blocker_id = ? AND blocked_id = ?", user.id, target.id)
-        }
+        try store.unblock(target.id, by: user.id)
         context.nextFlash = Flash(.unblocked, username: target.username)
         return .redirect(to: context.returnPath(or: "/users/\(target.username)"))
     }
@@ -67,10 +60,7 @@ struct SafetyController {
     func report(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireActiveUser()
         let id = try request.idParameter()
-        let (post, alreadyReported) = try database.read { db in
-            (try BoardQueries.post(id: id, viewer: user, db),
-             try db.exists("SELECT 1 FROM reports WHERE post_id = ? AND reporter_id = ?", id, user.id))
-        }
+        let (post, alreadyReported) = try store.postToReport(id: id, reporter: user)
         if alreadyReported { // a second report is a friendly no-op, even once the post is hidden
             return .redirect(to: context.returnPath(or: "/") + "#post-\(id)")
         }
@@ -88,18 +78,12 @@ struct SafetyController {
         if let problem = TextPolicy.reportDetail.problem(detail) { return refuse(problem.key(lengthKey: "error_report_detail_long")) }
         guard reason != .other || !detail.isEmpty else { return refuse("error_report_other_detail") }
         let now = clock().timeIntervalSince1970
-        try database.write { db in
-            let today = try db.integer("SELECT count(*) FROM reports WHERE reporter_id = ? AND created_at > ?", user.id, now - 86400)
-            if today >= limits.reportsPerDay {
-                throw HTTPError(.tooManyRequests, message: "At most \(limits.reportsPerDay) reports a day.",
-                                headers: HTTPHeaders([("Retry-After", "3600")]))
-            }
-            // Only a second report by the same person is a no-op; any other refusal is an error, never a silent 303.
-            try db.execute("""
-                INSERT INTO reports (post_id, reporter_id, reason, detail, created_at, reported_body) VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT (post_id, reporter_id) DO NOTHING
-                """, post.id, user.id, reason.rawValue, detail, now, post.body)
-            try Self.applyThreshold(postID: post.id, threshold: limits.reportThreshold, now: now, db)
+        do {
+            try store.report(post, by: user.id, reason: reason.rawValue, detail: detail, now: now,
+                             perDay: limits.reportsPerDay, threshold: limits.reportThreshold)
+        } catch is BoardStore.TooManyReports {
+            throw HTTPError(.tooManyRequests, message: "At most \(limits.reportsPerDay) reports a day.",
+                            headers: HTTPHeaders([("Retry-After", "3600")]))
         }
         versions.changed(.city(post.cityID))
         context.nextFlash = Flash(.reported)
@@ -111,7 +95,7 @@ struct SafetyController {
     func showReport(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireActiveUser()
         let id = try request.idParameter()
-        guard let post = try database.readStatement({ try BoardQueries.post(id: id, viewer: user, $0) }), post.userID != user.id
+        guard let post = try store.post(id: id, viewer: user), post.userID != user.id
         else { throw HTTPError(.notFound) }
         let returnTo = safeReturnPath((try request.queryItems())["return_to"] ?? "/city/\(post.citySlug)")
         return reportPage(post, context, returnTo: returnTo, reason: "", detail: "", error: nil)
@@ -129,34 +113,15 @@ struct SafetyController {
         return pages.html(context, status: status) { Templates.report(view, &$0, $1) }
     }
 
-    /// Hides a post once enough distinct people report it (pending reports only); shows it
-    /// again when withdrawals bring it under the threshold.
-    static func applyThreshold(postID: Int64, threshold: Int, now: Double, _ db: any SQLConnection) throws {
-        // One report per person (a unique index); a report whose author has since deleted their
-        // account still counts.
-        let reporters = try db.integer("SELECT count(*) FROM reports WHERE post_id = ? AND outcome = 'pending'", postID)
-        if reporters >= threshold {
-            try db.execute("UPDATE posts SET hidden_at = ? WHERE id = ? AND hidden_at IS NULL", now, postID)
-        } else {
-            try db.execute("UPDATE posts SET hidden_at = NULL WHERE id = ?", postID)
-        }
-    }
-
     func withdraw(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireUser()
         let id = try request.idParameter()
         let now = clock().timeIntervalSince1970
-        let city: (id: Int64, slug: String)? = try database.write { db in
-            guard let created = try db.one("SELECT created_at FROM reports WHERE post_id = ? AND reporter_id = ? AND outcome = 'pending'",
-                                           [id, user.id], { $0.double(0) }) else { return nil }
-            guard PostingRules.canWithdraw(reportedAt: Date(timeIntervalSince1970: created), now: Date(timeIntervalSince1970: now)) else {
-                throw HTTPError(.forbidden, message: "Reports can be withdrawn for 10 minutes.")
-            }
-            try db.execute("DELETE FROM reports WHERE post_id = ? AND reporter_id = ?", id, user.id)
-            try Self.applyThreshold(postID: id, threshold: limits.reportThreshold, now: now, db)
-            return try db.one("SELECT c.id, c.slug FROM posts p JOIN cities c ON c.id = p.city_id WHERE p.id = ?", [id]) {
-                (id: $0.int64(0), slug: $0.string(1))
-            }
+        let city: (id: Int64, slug: String)?
+        do {
+            city = try store.withdraw(postID: id, reporterID: user.id, now: now, threshold: limits.reportThreshold)
+        } catch is BoardStore.WithdrawalClosed {
+            throw HTTPError(.forbidden, message: "Reports can be withdrawn for 10 minutes.")
         }
         guard let city else { throw HTTPError(.notFound) }
         versions.changed(.city(city.id))
@@ -168,17 +133,10 @@ struct SafetyController {
     func myReports(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireUser()
         let language = context.language
-        let reports = try database.readStatement { db in
-            try db.all("""
-                SELECT r.post_id, r.reason, r.outcome, r.created_at, p.body, c.slug
-                FROM reports r JOIN posts p ON p.id = r.post_id JOIN cities c ON c.id = p.city_id
-                WHERE r.reporter_id = ? ORDER BY r.created_at DESC LIMIT 100
-                """, [user.id]) { row in
-                let outcome = row.string(2)
-                return MyReportsPage.Report(postID: row.int64(0), reason: pages.string("reason_\(row.string(1))", language),
-                                            outcome: outcome, outcomeText: pages.string("outcome_\(outcome)", language),
-                                            excerpt: String(row.string(4).prefix(80)), citySlug: row.string(5))
-            }
+        let reports = try store.reports(by: user.id).map { report in
+            MyReportsPage.Report(postID: report.postID, reason: pages.string("reason_\(report.reason)", language),
+                                 outcome: report.outcome, outcomeText: pages.string("outcome_\(report.outcome)", language),
+                                 excerpt: String(report.body.prefix(80)), citySlug: report.citySlug)
         }
         let view = MyReportsPage(layout: pages.layout(context, title: pages.string("my_reports", language)), reports: reports)
         return pages.html(context) { Templates.my_reports(view, &$0, $1) }

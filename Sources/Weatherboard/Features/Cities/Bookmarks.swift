@@ -3,7 +3,7 @@ import HTTPServer
 
 /// Bookmarked cities: in the database for signed-in people, in a cookie for guests.
 struct Bookmarks {
-    let database: AppDatabase
+    let store: BookmarkStore
     let index: CityIndex
     let clock: @Sendable () -> Date
     let secureCookies: Bool
@@ -18,10 +18,7 @@ struct Bookmarks {
     /// The viewer's bookmarked cities, oldest first.
     func cities(for context: AppContext) throws -> [City] {
         if let user = context.user {
-            let ids = try database.readStatement { db in
-                try db.all("SELECT city_id FROM bookmarks WHERE user_id = ? ORDER BY created_at, city_id", [user.id]) { $0.int64(0) }
-            }
-            return ids.compactMap(index.city(id:))
+            return try store.cityIDs(of: user.id).compactMap(index.city(id:))
         }
         return guestSlugs(context.request).compactMap(index.city(slug:))
     }
@@ -30,7 +27,7 @@ struct Bookmarks {
     /// caller's read.
     func contains(_ city: City, for context: AppContext, _ db: any SQLConnection) throws -> Bool {
         guard let user = context.user else { return containsForGuest(city, context) }
-        return try db.exists("SELECT 1 FROM bookmarks WHERE user_id = ? AND city_id = ?", user.id, city.id)
+        return try BookmarkStore.contains(cityID: city.id, userID: user.id, db)
     }
 
     func containsForGuest(_ city: City, _ context: AppContext) -> Bool {
@@ -57,12 +54,7 @@ struct Bookmarks {
         context.nextFlash = Flash(.bookmarked)
         var response = Response.redirect(to: context.returnPath(or: "/city/\(city.slug)"))
         if let user = context.user {
-            try database.write { db in
-                let count = try db.integer("SELECT count(*) FROM bookmarks WHERE user_id = ?", user.id)
-                guard count < Self.limit else { return }
-                try db.execute("INSERT INTO bookmarks (user_id, city_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                               user.id, city.id, clock())
-            }
+            try store.add(cityID: city.id, userID: user.id, limit: Self.limit, now: clock())
         } else {
             var slugs = guestSlugs(request)
             if !slugs.contains(city.slug) && slugs.count < Self.limit { slugs.append(city.slug) }
@@ -76,9 +68,7 @@ struct Bookmarks {
         context.nextFlash = Flash(.unbookmarked)
         var response = Response.redirect(to: context.returnPath(or: "/"))
         if let user = context.user {
-            try database.write { db in
-                try db.execute("DELETE FROM bookmarks WHERE user_id = ? AND city_id = ?", user.id, city.id)
-            }
+            try store.remove(cityID: city.id, userID: user.id)
         } else {
             response.setCookie(cookie(guestSlugs(request).filter { $0 != city.slug }))
         }

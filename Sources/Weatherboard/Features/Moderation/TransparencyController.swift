@@ -5,7 +5,7 @@ import HTTPServer
 /// removed or banned and why, never who reported it or what the removed text said.
 struct TransparencyController {
     let pages: Pages
-    let database: AppDatabase
+    let store: ModerationStore
     let index: CityIndex
 
     func addRoutes(to router: Router<AppContext>) {
@@ -15,20 +15,14 @@ struct TransparencyController {
     func show(_ request: Request, _ context: AppContext) throws -> Response {
         let city = try index.city(named: request)
         let language = context.language
-        let entries = try database.readStatement { db in
-            try db.all("""
-                SELECT action, username, reason, created_at FROM moderation_log
-                WHERE city_id = ? AND action IN ('remove', 'ban') ORDER BY id DESC LIMIT 100
-                """, [city.id]) { row -> ModerationPage.Entry in
-                let action = row.string(0)
-                let user = row.optionalString(1) ?? pages.string("deleted_user", language)
-                let key = action == "remove" ? "public_removed" : "public_banned"
-                return ModerationPage.Entry(
-                    action: action,
-                    text: pages.string(key, language, ["user": user, "reason": row.string(2),
-                                                       "date": DateFormatting.string(row.date(3), style: .medium, language: language,
-                                                                                     timeZone: city.timeZone)]))
-            }
+        let entries = try store.publicRecord(cityID: city.id).map { entry -> ModerationPage.Entry in
+            let user = entry.username ?? pages.string("deleted_user", language)
+            let key = entry.action == "remove" ? "public_removed" : "public_banned"
+            return ModerationPage.Entry(
+                action: entry.action,
+                text: pages.string(key, language, ["user": user, "reason": entry.reason,
+                                                   "date": DateFormatting.string(entry.createdAt, style: .medium, language: language,
+                                                                                 timeZone: city.timeZone)]))
         }
         let view = ModerationPage(layout: pages.layout(context, title: pages.string("moderation_title", language, ["city": city.name(language)])),
                                   cityName: city.name(language), slug: city.slug, entries: entries)

@@ -26,7 +26,8 @@ public final class WeatherService: @unchecked Sendable {
     // Safe to share: the constants are set in init; `inFlight`, `breakerOpenUntil`,
     // `lastRefreshFailed` and `decoded` are only touched with `lock` held.
     public let providers: [WeatherProvider]
-    let database: AppDatabase
+    /// The cache table and the leases, shared by every node.
+    let store: ForecastStore
     let freshFor: TimeInterval
     let breakerOpenFor: TimeInterval
     let clock: @Sendable () -> Date
@@ -71,7 +72,7 @@ public final class WeatherService: @unchecked Sendable {
         self.versions = versions
         self.firstFetchBudget = firstFetchBudget
         fetches = BoundedExecutor(name: "weather-fetch", threads: fetchThreads, queueLimit: 256)
-        self.database = database
+        self.store = ForecastStore(database: database)
         self.freshFor = freshFor
         self.breakerOpenFor = breakerOpenFor
         self.logger = logger
@@ -193,9 +194,7 @@ public final class WeatherService: @unchecked Sendable {
 
     /// The newest forecast in the database (kept in memory from then on).
     private func storedForecast(_ city: City) -> Forecast? {
-        let payload = try? database.readStatement { db in
-            try db.one("SELECT payload FROM weather_cache WHERE city_id = ? ORDER BY fetched_at DESC LIMIT 1", [city.id]) { $0.string(0) }
-        }
+        let payload = try? store.newest(cityID: city.id)
         guard let payload = payload ?? nil, let forecast = try? Self.decoder.decode(Forecast.self, from: Data(payload.utf8)) else {
             return nil
         }
@@ -233,14 +232,7 @@ public final class WeatherService: @unchecked Sendable {
     private func claimRefresh(_ city: City) -> Bool {
         let now = clock().timeIntervalSince1970
         do {
-            return try database.write { db in
-                try db.one("""
-                    INSERT INTO weather_refresh_leases (city_id, holder, until) VALUES (?1, ?2, ?3)
-                    ON CONFLICT (city_id) DO UPDATE SET holder = excluded.holder, until = excluded.until
-                    WHERE weather_refresh_leases.until <= ?4
-                    RETURNING holder
-                    """, [city.id, node, now + Self.leaseDuration, now]) { _ in true } ?? false
-            }
+            return try store.claimLease(cityID: city.id, holder: node, until: now + Self.leaseDuration, now: now)
         } catch {
             logger.error("could not take the weather lease for \(city.slug): \(error)")
             return true // the database is failing: better one fetch too many than none
@@ -248,9 +240,7 @@ public final class WeatherService: @unchecked Sendable {
     }
 
     private func releaseRefresh(_ city: City) {
-        _ = try? database.write { db in
-            try db.execute("DELETE FROM weather_refresh_leases WHERE city_id = ? AND holder = ?", city.id, node)
-        }
+        try? store.releaseLease(cityID: city.id, holder: node)
     }
 
     /// Waits (on the fetch thread, never a request's) for the node holding the lease to store
@@ -259,10 +249,7 @@ public final class WeatherService: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(Self.leaseDuration)
         while Date() < deadline {
             if let stored = storedForecast(city), known.map({ stored.fetchedAt > $0 }) ?? true { return stored }
-            let held = (try? database.readStatement { db in
-                try db.exists("SELECT 1 FROM weather_refresh_leases WHERE city_id = ?", city.id)
-            }) ?? false
-            if !held { break }
+            if (try? store.isLeased(cityID: city.id)) != true { break }
             usleep(100_000)
         }
         return storedForecast(city)
@@ -277,12 +264,8 @@ public final class WeatherService: @unchecked Sendable {
         guard let data = try? Self.encoder.encode(forecast) else { return }
         remember(forecast, for: city, size: data.count)
         do {
-            try database.write { db in
-                try db.execute("""
-                    INSERT INTO weather_cache (city_id, provider, fetched_at, payload) VALUES (?, ?, ?, ?)
-                    ON CONFLICT (city_id, provider) DO UPDATE SET fetched_at = excluded.fetched_at, payload = excluded.payload
-                    """, city.id, forecast.source, forecast.fetchedAt, String(decoding: data, as: UTF8.self))
-            }
+            try store.save(cityID: city.id, provider: forecast.source, fetchedAt: forecast.fetchedAt,
+                           payload: String(decoding: data, as: UTF8.self))
         } catch {
             logger.error("could not cache the forecast for \(city.slug): \(error)")
         }

@@ -1,0 +1,141 @@
+import Foundation
+
+/// Accounts' data: people, the limits their attempts count against, their sessions' start and the
+/// records an account's deletion must leave (blocks as hidden posts, the name reserved, the bans).
+struct AccountStore: Sendable {
+    let database: AppDatabase
+
+    func user(named username: String) throws -> User? {
+        try database.readStatement { try User.find(username: username, $0) }
+    }
+
+    /// Counts one attempt in each bucket, together; throws 429 when any is over its limit.
+    func count(_ attempts: [(limit: RateLimit, bucket: String)], now: Date) throws {
+        try database.write { db in
+            for attempt in attempts { try attempt.limit.hit(attempt.bucket, now: now, db) }
+        }
+    }
+
+    /// Creates the account and its first session (the cookie token); nil when the name is taken
+    /// or reserved (a deleted account's).
+    func signUp(_ person: NewUser, sessions: SessionStore, now: Date) throws -> String? {
+        try database.write { db in
+            guard try User.find(username: person.username, db) == nil,
+                  try !db.exists("SELECT 1 FROM retired_usernames WHERE username_key = ?", person.username.lowercased())
+            else { return nil }
+            return try sessions.create(userID: person.insert(db).id, now: now, db)
+        }
+    }
+
+    /// A new session for `userID`, ending the one the browser had (rotation at sign-in).
+    func signIn(userID: Int64, replacing oldTokenHash: String?, sessions: SessionStore, now: Date) throws -> String {
+        try database.write { db in
+            if let oldTokenHash { try db.execute("DELETE FROM sessions WHERE token_hash = ?", oldTokenHash) }
+            return try sessions.create(userID: userID, now: now, db)
+        }
+    }
+
+    func activeBan(userID: Int64, now: Date) throws -> Ban? {
+        try database.readStatement { try Ban.active(userID: userID, now: now, $0) }
+    }
+
+    /// The people `userID` blocked, most recent first: (username, display name).
+    func blocked(by userID: Int64) throws -> [(username: String, displayName: String)] {
+        try database.readStatement { db in
+            try db.all("""
+                SELECT u.username, u.display_name FROM blocks b JOIN users u ON u.id = b.blocked_id
+                WHERE b.blocker_id = ? ORDER BY b.created_at DESC
+                """, [userID]) { (username: $0.string(0), displayName: $0.string(1)) }
+        }
+    }
+
+    func rename(userID: Int64, to displayName: String) throws {
+        try database.write { try $0.execute("UPDATE users SET display_name = ? WHERE id = ?", displayName, userID) }
+    }
+
+    /// The new password hash; every other session of the person ends.
+    func changePassword(userID: Int64, hash: String, keepingSession tokenHash: String?) throws {
+        try database.write { db in
+            try db.execute("UPDATE users SET password_hash = ? WHERE id = ?", hash, userID)
+            try db.execute("DELETE FROM sessions WHERE user_id = ? AND token_hash <> ?", userID, tokenHash)
+        }
+    }
+
+    /// Deletes the account. Sessions, blocks and bookmarks go with the row; posts stay as
+    /// "deleted user"; reports stay without their reporter. What must outlive the account is kept
+    /// first: the blocks on this person as hidden posts, the name as reserved, the bans as history.
+    func delete(_ user: User, now: Date) throws {
+        try database.write { db in
+            try db.execute("""
+                INSERT INTO hidden_posts (viewer_id, post_id)
+                SELECT b.blocker_id, p.id FROM blocks b JOIN posts p ON p.user_id = b.blocked_id WHERE b.blocked_id = ?
+                ON CONFLICT DO NOTHING
+                """, user.id)
+            try db.execute("INSERT INTO retired_usernames (username_key, retired_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                           user.usernameKey, now)
+            try db.execute("""
+                INSERT INTO retired_bans (username_key, reason, created_at, until, lifted_at)
+                SELECT CAST(? AS TEXT), reason, created_at, until, lifted_at FROM bans WHERE user_id = ?
+                """, user.usernameKey, user.id)
+            try db.execute("DELETE FROM users WHERE id = ?", user.id)
+        }
+    }
+
+    // MARK: - Admins (the command line)
+
+    func create(_ person: NewUser) throws {
+        try database.write { _ = try person.insert($0) }
+    }
+
+    func promote(username: String) throws {
+        try database.write { try $0.execute("UPDATE users SET role = 'admin' WHERE username_key = ?", username.lowercased()) }
+    }
+
+    enum DemotionRefusal: Error { case notAnAdmin, lastAdmin }
+
+    /// Makes an admin a regular user, unless they are the last admin.
+    func demote(username: String) throws {
+        try database.write { db in
+            guard let user = try User.find(username: username, db), user.isAdmin else { throw DemotionRefusal.notAnAdmin }
+            guard try db.integer("SELECT count(*) FROM users WHERE role = 'admin'") > 1 else { throw DemotionRefusal.lastAdmin }
+            try db.execute("UPDATE users SET role = 'user' WHERE id = ?", user.id)
+        }
+    }
+}
+
+extension NewUser {
+    /// Inserts the account; the stored person, with its id.
+    func insert(_ db: any SQLConnection) throws -> User {
+        let id = try db.one("""
+            INSERT INTO users (username, username_key, display_name, password_hash, role, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id
+            """, [username, username.lowercased(), displayName, passwordHash, role, createdAt]) { $0.int64(0) } ?? 0
+        return User(id: id, username: username, usernameKey: username.lowercased(), displayName: displayName,
+                    passwordHash: passwordHash, role: role, createdAt: createdAt)
+    }
+}
+
+extension User {
+    static func find(username: String, _ db: any SQLConnection) throws -> User? {
+        try db.one("SELECT \(columns) FROM users WHERE username_key = ?", [username.lowercased()], User.init(row:))
+    }
+
+    static func find(id: Int64, _ db: any SQLConnection) throws -> User? {
+        try db.one("SELECT \(columns) FROM users WHERE id = ?", [id], User.init(row:))
+    }
+}
+
+extension Ban {
+    /// The id of the ban in force for `u.id` at `?2`, as a subquery: the one rule of which
+    /// ban counts, used here and joined by the session look-up.
+    static let activeIDSQL = """
+        SELECT id FROM bans WHERE user_id = u.id AND lifted_at IS NULL AND (until IS NULL OR until > ?2)
+        ORDER BY until IS NULL DESC, until DESC LIMIT 1
+        """
+
+    /// The ban in force for `userID` at `now`, if any.
+    static func active(userID: Int64, now: Date, _ db: any SQLConnection) throws -> Ban? {
+        try db.one("""
+            SELECT b.reason, b.until FROM (SELECT CAST(?1 AS BIGINT) AS id) u JOIN bans b ON b.id = (\(activeIDSQL))
+            """, [userID, now]) { Ban(reason: $0.string(0), until: $0.optionalDate(1)) }
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+
+/// The boards' data: posts as each viewer may see them, writing and changing posts, blocks and
+/// reports. Checks and the write they guard share one transaction (two quick posts cannot both
+/// pass the posting rules; the report that crosses the threshold hides the post with it).
+struct BoardStore: Sendable {
+    let database: AppDatabase
+
+    func post(id: Int64, viewer: User?) throws -> PostRow? {
+        try database.readStatement { try BoardQueries.post(id: id, viewer: viewer, $0) }
+    }
+
+    func board(cityID: Int64, viewer: User?, before: Int64?) throws -> [PostRow] {
+        try database.readStatement { try BoardQueries.board(cityID: cityID, viewer: viewer, before: before, $0) }
+    }
+
+    /// Inserts the post unless `rules` refuse it; the refusal otherwise.
+    func create(cityID: Int64, userID: Int64, body: String, now: Double, rules: PostingRules) throws -> PostingRules.Refusal? {
+        try database.write { db in
+            let last = try db.one("SELECT max(created_at) FROM posts WHERE user_id = ?", [userID]) { $0.optionalDouble(0) } ?? nil
+            let today = try db.integer("SELECT count(*) FROM posts WHERE user_id = ? AND created_at > ?", userID, now - 86400)
+            let recent = try db.all("SELECT body FROM posts WHERE user_id = ? AND created_at > ?",
+                                    [userID, now - PostingRules.duplicateWindow]) { $0.string(0) }
+            if let refusal = rules.refusal(of: body, now: now, lastPostAt: last, postsToday: today, recentBodies: recent) { return refusal }
+            try db.execute("INSERT INTO posts (city_id, user_id, body, created_at) VALUES (?, ?, ?, ?)", cityID, userID, body, now)
+            return nil
+        }
+    }
+
+    /// Whether people's reports of the post wait for a moderator.
+    func isUnderReview(postID: Int64) throws -> Bool {
+        try database.readStatement { try $0.exists("SELECT 1 FROM reports WHERE post_id = ? AND outcome = 'pending' LIMIT 1", postID) }
+    }
+
+    func edit(postID: Int64, authorID: Int64?, body: String, now: Date) throws {
+        try database.write { try $0.execute("UPDATE posts SET body = ?, edited_at = ? WHERE id = ? AND user_id = ?", body, now, postID, authorID) }
+    }
+
+    func delete(postID: Int64, authorID: Int64?) throws {
+        try database.write { try $0.execute("DELETE FROM posts WHERE id = ? AND user_id = ?", postID, authorID) }
+    }
+
+    // MARK: - Blocks
+
+    /// A person's recent posts as the viewer may see them, and whether the viewer blocked them.
+    func profile(of personID: Int64, viewer: User?) throws -> (posts: [PostRow], blockedByViewer: Bool) {
+        try database.read { db in
+            (try BoardQueries.byAuthor(userID: personID, viewer: viewer, db),
+             try db.exists("SELECT 1 FROM blocks WHERE blocker_id = ? AND blocked_id = ?", viewer?.id, personID))
+        }
+    }
+
+    /// Blocking twice is blocking once.
+    func block(_ blockedID: Int64, by blockerID: Int64, now: Date) throws {
+        try database.write { db in
+            try db.execute("INSERT INTO blocks (blocker_id, blocked_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                           blockerID, blockedID, now)
+        }
+    }
+
+    func unblock(_ blockedID: Int64, by blockerID: Int64) throws {
+        try database.write { try $0.execute("DELETE FROM blocks WHERE blocker_id = ? AND blocked_id = ?", blockerID, blockedID) }
+    }
+
+    // MARK: - Reports
+
+    /// The post as the reporter sees it, and whether they reported it already.
+    func postToReport(id: Int64, reporter: User) throws -> (post: PostRow?, alreadyReported: Bool) {
+        try database.read { db in
+            (try BoardQueries.post(id: id, viewer: reporter, db),
+             try db.exists("SELECT 1 FROM reports WHERE post_id = ? AND reporter_id = ?", id, reporter.id))
+        }
+    }
+
+    /// Why a report may not be made: too many today.
+    struct TooManyReports: Error {}
+
+    /// Records the report (a second one by the same person is a no-op) and hides the post if it
+    /// reaches `threshold` distinct reporters.
+    func report(_ post: PostRow, by reporterID: Int64, reason: String, detail: String, now: Double,
+                perDay: Int, threshold: Int) throws {
+        try database.write { db in
+            let today = try db.integer("SELECT count(*) FROM reports WHERE reporter_id = ? AND created_at > ?", reporterID, now - 86400)
+            if today >= perDay { throw TooManyReports() }
+            try db.execute("""
+                INSERT INTO reports (post_id, reporter_id, reason, detail, created_at, reported_body) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (post_id, reporter_id) DO NOTHING
+                """, post.id, reporterID, reason, detail, now, post.body)
+            try Self.applyThreshold(postID: post.id, threshold: threshold, now: now, db)
+        }
+    }
+
+    /// Why a withdrawal is refused: the window closed.
+    struct WithdrawalClosed: Error {}
+
+    /// Withdraws the reporter's pending report, inside the window; the post's city, or nil when
+    /// there was no such report.
+    func withdraw(postID: Int64, reporterID: Int64, now: Double, threshold: Int) throws -> (id: Int64, slug: String)? {
+        try database.write { db in
+            guard let created = try db.one("SELECT created_at FROM reports WHERE post_id = ? AND reporter_id = ? AND outcome = 'pending'",
+                                           [postID, reporterID], { $0.double(0) }) else { return nil }
+            guard PostingRules.canWithdraw(reportedAt: Date(timeIntervalSince1970: created), now: Date(timeIntervalSince1970: now)) else {
+                throw WithdrawalClosed()
+            }
+            try db.execute("DELETE FROM reports WHERE post_id = ? AND reporter_id = ?", postID, reporterID)
+            try Self.applyThreshold(postID: postID, threshold: threshold, now: now, db)
+            return try db.one("SELECT c.id, c.slug FROM posts p JOIN cities c ON c.id = p.city_id WHERE p.id = ?", [postID]) {
+                (id: $0.int64(0), slug: $0.string(1))
+            }
+        }
+    }
+
+    /// Hides a post once enough distinct people report it (pending reports only); shows it
+    /// again when withdrawals bring it under the threshold.
+    private static func applyThreshold(postID: Int64, threshold: Int, now: Double, _ db: any SQLConnection) throws {
+        // One report per person (a unique index); a report whose author has since deleted their
+        // account still counts.
+        let reporters = try db.integer("SELECT count(*) FROM reports WHERE post_id = ? AND outcome = 'pending'", postID)
+        if reporters >= threshold {
+            try db.execute("UPDATE posts SET hidden_at = ? WHERE id = ? AND hidden_at IS NULL", now, postID)
+        } else {
+            try db.execute("UPDATE posts SET hidden_at = NULL WHERE id = ?", postID)
+        }
+    }
+
+    /// A report as its reporter follows it.
+    struct MyReport {
+        let postID: Int64, reason: String, outcome: String, createdAt: Double, body: String, citySlug: String
+    }
+
+    func reports(by reporterID: Int64) throws -> [MyReport] {
+        try database.readStatement { db in
+            try db.all("""
+                SELECT r.post_id, r.reason, r.outcome, r.created_at, p.body, c.slug
+                FROM reports r JOIN posts p ON p.id = r.post_id JOIN cities c ON c.id = p.city_id
+                WHERE r.reporter_id = ? ORDER BY r.created_at DESC LIMIT 100
+                """, [reporterID]) {
+                MyReport(postID: $0.int64(0), reason: $0.string(1), outcome: $0.string(2), createdAt: $0.double(3),
+                         body: $0.string(4), citySlug: $0.string(5))
+            }
+        }
+    }
+}
+
+/// The queries that list posts. Every list goes through `visibleSQL`, so the rules — no posts
+/// by people the viewer blocked; hidden posts only for their author and admins; removed posts
+/// for nobody (their author sees a notice on their own profile) — hold on every page, profile
+/// and feed alike.
+enum BoardQueries {
+    static let pageSize = 20
+
+    private static let visibleSQL = """
+        SELECT p.id, p.city_id, p.user_id, p.body, p.created_at, p.edited_at, p.hidden_at, p.removed_at, p.removed_reason,
+               u.username, u.display_name, u.role, c.slug, c.name_en, c.name_ko,
+               (SELECT r.created_at FROM reports r WHERE r.post_id = p.id AND r.reporter_id = ?1) AS reported_at
+        FROM posts p
+        LEFT JOIN users u ON u.id = p.user_id
+        JOIN cities c ON c.id = p.city_id
+        WHERE (p.hidden_at IS NULL OR p.user_id = ?1 OR ?2 = 1)
+          AND (p.removed_at IS NULL OR (?3 = 1 AND p.user_id = ?1))
+          AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = ?1 AND b.blocked_id = p.user_id)
+          AND NOT EXISTS (SELECT 1 FROM hidden_posts h WHERE h.viewer_id = ?1 AND h.post_id = p.id)
+        """
+
+    /// A board page, newest first, before the post `before` (the cursor).
+    static func board(cityID: Int64, viewer: User?, before: Int64?, limit: Int = pageSize, _ db: any SQLConnection) throws -> [PostRow] {
+        try db.all(visibleSQL + " AND p.city_id = ?4 AND p.id < ?5 ORDER BY p.id DESC LIMIT ?6",
+                   arguments(viewer, cityID, before ?? Int64.max, limit), PostRow.init(row:))
+    }
+
+    /// A person's recent posts on every board; on their own profile they also see what was removed.
+    static func byAuthor(userID: Int64, viewer: User?, limit: Int = pageSize, _ db: any SQLConnection) throws -> [PostRow] {
+        try db.all(visibleSQL + " AND p.user_id = ?4 ORDER BY p.id DESC LIMIT ?5",
+                   arguments(viewer, userID, limit, includeOwnRemoved: viewer?.id == userID), PostRow.init(row:))
+    }
+
+    static func post(id: Int64, viewer: User?, _ db: any SQLConnection) throws -> PostRow? {
+        try db.one(visibleSQL + " AND p.id = ?4", arguments(viewer, id), PostRow.init(row:))
+    }
+
+    /// `?1` the viewer (-1 for a guest), `?2` whether they are an admin, `?3` whether they see
+    /// their own removed posts, then the query's own values from `?4`.
+    private static func arguments(_ viewer: User?, _ more: any SQLArgument..., includeOwnRemoved: Bool = false) -> [any SQLArgument] {
+        [viewer?.id ?? -1, viewer?.isAdmin == true, includeOwnRemoved] + more
+    }
+}

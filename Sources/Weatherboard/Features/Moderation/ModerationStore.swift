@@ -1,0 +1,215 @@
+import Foundation
+
+/// Moderation's data: the report queue, decisions and the append-only log that records each one.
+/// Every decision and its log entry are written in one transaction.
+struct ModerationStore: Sendable {
+    let database: AppDatabase
+
+    /// A reported post in the queue, with its reporters counted.
+    struct QueuedPost {
+        let id: Int64, body: String, isHidden: Bool, cityID: Int64, username: String?, displayName: String?
+        let citySlug: String, cityNameEn: String, cityNameKo: String?, reporters: Int, firstReport: Double, lastReport: Double
+    }
+
+    /// One pending report of a post in the queue.
+    struct PendingReport {
+        let postID: Int64, username: String?, reason: String, detail: String, createdAt: Double
+    }
+
+    /// Someone many people blocked: a signal for moderators.
+    struct BlockSignal {
+        let username: String, displayName: String, count: Int
+    }
+
+    /// A page of the queue: posts with pending reports (most reporters first), their reports,
+    /// and the most blocked people.
+    func queue(limit: Int, offset: Int) throws -> (posts: [QueuedPost], reports: [Int64: [PendingReport]], signals: [BlockSignal]) {
+        try database.read { db in
+            let posts = try db.all("""
+                SELECT p.id, p.body, p.hidden_at, p.city_id, u.username, u.display_name, c.slug, c.name_en, c.name_ko,
+                       count(*) AS reporters, min(r.created_at) AS first_report, max(r.created_at) AS last_report
+                FROM posts p
+                JOIN reports r ON r.post_id = p.id AND r.outcome = 'pending'
+                LEFT JOIN users u ON u.id = p.user_id
+                JOIN cities c ON c.id = p.city_id
+                WHERE p.removed_at IS NULL
+                GROUP BY p.id, u.username, u.display_name, c.slug, c.name_en, c.name_ko
+                ORDER BY reporters DESC, first_report ASC
+                LIMIT ? OFFSET ?
+                """, [limit, offset]) { row in
+                QueuedPost(id: row.int64(0), body: row.string(1), isHidden: !row.isNull(2), cityID: row.int64(3),
+                           username: row.optionalString(4), displayName: row.optionalString(5), citySlug: row.string(6),
+                           cityNameEn: row.string(7), cityNameKo: row.optionalString(8), reporters: row.int(9),
+                           firstReport: row.double(10), lastReport: row.double(11))
+            }
+            // Every pending report of the page's posts in one query, grouped here (not two
+            // queries per post).
+            var reports: [Int64: [PendingReport]] = [:]
+            if !posts.isEmpty {
+                let marks = Array(repeating: "?", count: posts.count).joined(separator: ", ")
+                for report in try db.all("""
+                    SELECT r.post_id, u.username, r.reason, r.detail, r.created_at FROM reports r LEFT JOIN users u ON u.id = r.reporter_id
+                    WHERE r.post_id IN (\(marks)) AND r.outcome = 'pending' ORDER BY r.created_at
+                    """, posts.map(\.id), { PendingReport(postID: $0.int64(0), username: $0.optionalString(1), reason: $0.string(2),
+                                                          detail: $0.string(3), createdAt: $0.double(4)) }) {
+                    reports[report.postID, default: []].append(report)
+                }
+            }
+            let signals = try db.all("""
+                SELECT u.username, u.display_name, count(*) AS n FROM blocks b JOIN users u ON u.id = b.blocked_id
+                GROUP BY b.blocked_id, u.username, u.display_name HAVING count(*) >= 5 ORDER BY n DESC LIMIT 50
+                """) { BlockSignal(username: $0.string(0), displayName: $0.string(1), count: $0.int(2)) }
+            return (posts, reports, signals)
+        }
+    }
+
+    /// A post as moderation acts on it.
+    struct ModeratedPost {
+        let id: Int64, cityID: Int64, userID: Int64?, username: String?
+    }
+
+    func post(id: Int64) throws -> ModeratedPost? {
+        try database.readStatement { db in
+            try db.one("SELECT p.id, p.city_id, p.user_id, u.username FROM posts p LEFT JOIN users u ON u.id = p.user_id WHERE p.id = ?",
+                       [id]) { ModeratedPost(id: $0.int64(0), cityID: $0.int64(1), userID: $0.optionalInt64(2), username: $0.optionalString(3)) }
+        }
+    }
+
+    func body(ofPost id: Int64) throws -> String? {
+        try database.readStatement { try $0.one("SELECT body FROM posts WHERE id = ?", [id]) { $0.string(0) } }
+    }
+
+    private func log(_ db: any SQLConnection, admin: User, action: String, postID: Int64? = nil, userID: Int64? = nil,
+                     username: String? = nil, cityID: Int64? = nil, reason: String, now: Date) throws {
+        try db.execute("""
+            INSERT INTO moderation_log (admin_id, admin_username, action, post_id, user_id, username, city_id, reason, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, admin.id, admin.username, action, postID, userID, username, cityID, reason, now)
+    }
+
+    /// Reports resolve as "no violation"; the post shows again.
+    func restore(_ post: ModeratedPost, by admin: User, reason: String, now: Date) throws {
+        try database.write { db in
+            try db.execute("UPDATE reports SET outcome = 'no_violation', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'", now, post.id)
+            try db.execute("UPDATE posts SET hidden_at = NULL WHERE id = ?", post.id)
+            try log(db, admin: admin, action: "restore", postID: post.id, userID: post.userID, username: post.username,
+                    cityID: post.cityID, reason: reason, now: now)
+        }
+    }
+
+    func remove(_ post: ModeratedPost, by admin: User, reason: String, now: Date) throws {
+        try database.write { db in
+            try db.execute("UPDATE posts SET removed_at = ?, removed_reason = ? WHERE id = ?", now, reason, post.id)
+            try db.execute("UPDATE reports SET outcome = 'removed', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'", now, post.id)
+            try log(db, admin: admin, action: "remove", postID: post.id, userID: post.userID, username: post.username,
+                    cityID: post.cityID, reason: reason, now: now)
+        }
+    }
+
+    /// Bans `target` until `until` (nil: permanently) and ends their sessions.
+    func ban(_ target: User, by admin: User, reason: String, until: Date?, postID: Int64?, now: Date) throws {
+        try database.write { db in
+            let cityID = try postID.flatMap { id in try db.one("SELECT city_id FROM posts WHERE id = ?", [id]) { $0.int64(0) } }
+            try db.execute("INSERT INTO bans (user_id, admin_id, reason, created_at, until) VALUES (?, ?, ?, ?, ?)",
+                           target.id, admin.id, reason, now, until)
+            try SessionStore.revokeAll(userID: target.id, db)
+            try log(db, admin: admin, action: "ban", postID: postID, userID: target.id, username: target.username,
+                    cityID: cityID, reason: reason, now: now)
+        }
+    }
+
+    func unban(_ target: User, by admin: User, reason: String, now: Date) throws {
+        try database.write { db in
+            try db.execute("UPDATE bans SET lifted_at = ? WHERE user_id = ? AND lifted_at IS NULL", now, target.id)
+            try log(db, admin: admin, action: "unban", userID: target.id, username: target.username, reason: reason, now: now)
+        }
+    }
+
+    /// An entry of the log.
+    struct LogEntry {
+        let admin: String, action: String, postID: Int64?, username: String?, citySlug: String?, reason: String, createdAt: Double
+    }
+
+    /// The log, newest first, optionally of one admin and one action.
+    func log(admin: String?, action: String?, limit: Int, offset: Int) throws -> [LogEntry] {
+        try database.readStatement { db in
+            try db.all("""
+                SELECT l.admin_username, l.action, l.post_id, l.username, c.slug, l.reason, l.created_at
+                FROM moderation_log l LEFT JOIN cities c ON c.id = l.city_id
+                WHERE (CAST(?1 AS TEXT) IS NULL OR l.admin_username = ?1) AND (CAST(?2 AS TEXT) IS NULL OR l.action = ?2)
+                ORDER BY l.id DESC LIMIT ?3 OFFSET ?4
+                """, [admin, action, limit, offset]) { row in
+                LogEntry(admin: row.string(0), action: row.string(1), postID: row.optionalInt64(2), username: row.optionalString(3),
+                         citySlug: row.optionalString(4), reason: row.string(5), createdAt: row.double(6))
+            }
+        }
+    }
+
+    /// A ban, current or past, as the look-up page lists it.
+    struct BanRecord {
+        let reason: String, createdAt: Double, until: Double?, liftedAt: Double?
+    }
+
+    private static func banRecord(_ row: any SQLRow) -> BanRecord {
+        BanRecord(reason: row.string(0), createdAt: row.double(1), until: row.optionalDouble(2), liftedAt: row.optionalDouble(3))
+    }
+
+    /// A deleted account's name: nil if it is not a retired name; else the bans it had.
+    func retiredBans(usernameKey key: String) throws -> [BanRecord]? {
+        try database.read { db in
+            guard try db.exists("SELECT 1 FROM retired_usernames WHERE username_key = ?", key) else { return nil }
+            return try db.all("SELECT reason, created_at, until, lifted_at FROM retired_bans WHERE username_key = ? ORDER BY id DESC",
+                              [key], Self.banRecord)
+        }
+    }
+
+    /// What moderators see of a person.
+    struct Person {
+        struct Post { let id: Int64, body: String, citySlug: String, isHidden: Bool, isRemoved: Bool, removedReason: String? }
+        /// A report made or received: the post, the other person (reported or reporting), reason, outcome.
+        struct Report { let postID: Int64, reason: String, outcome: String, other: String }
+        let posts: [Post], made: [Report], received: [Report], blocksReceived: Int, bans: [BanRecord], activeBan: Ban?
+    }
+
+    func person(_ id: Int64, now: Date) throws -> Person {
+        try database.read { db in
+            let posts = try db.all("""
+                SELECT p.id, p.body, p.hidden_at, p.removed_at, p.removed_reason, c.slug FROM posts p JOIN cities c ON c.id = p.city_id
+                WHERE p.user_id = ? ORDER BY p.id DESC LIMIT 100
+                """, [id]) { row in
+                Person.Post(id: row.int64(0), body: row.string(1), citySlug: row.string(5), isHidden: !row.isNull(2),
+                            isRemoved: !row.isNull(3), removedReason: row.optionalString(4))
+            }
+            func reports(_ sql: String) throws -> [Person.Report] {
+                try db.all(sql, [id]) { Person.Report(postID: $0.int64(0), reason: $0.string(1), outcome: $0.string(2), other: $0.string(3)) }
+            }
+            let made = try reports("""
+                SELECT r.post_id, r.reason, r.outcome, coalesce(u.username, '') AS other FROM reports r
+                JOIN posts p ON p.id = r.post_id LEFT JOIN users u ON u.id = p.user_id WHERE r.reporter_id = ? ORDER BY r.id DESC LIMIT 100
+                """)
+            let received = try reports("""
+                SELECT r.post_id, r.reason, r.outcome, coalesce(u.username, '') AS other FROM reports r
+                JOIN posts p ON p.id = r.post_id LEFT JOIN users u ON u.id = r.reporter_id WHERE p.user_id = ? ORDER BY r.id DESC LIMIT 100
+                """)
+            return Person(posts: posts, made: made, received: received,
+                          blocksReceived: try db.integer("SELECT count(*) FROM blocks WHERE blocked_id = ?", id),
+                          bans: try db.all("SELECT reason, created_at, until, lifted_at FROM bans WHERE user_id = ? ORDER BY id DESC",
+                                           [id], Self.banRecord),
+                          activeBan: try Ban.active(userID: id, now: now, db))
+        }
+    }
+
+    /// A city's public record: removals and bans, newest first, without reporters.
+    struct PublicEntry {
+        let action: String, username: String?, reason: String, createdAt: Date
+    }
+
+    func publicRecord(cityID: Int64) throws -> [PublicEntry] {
+        try database.readStatement { db in
+            try db.all("""
+                SELECT action, username, reason, created_at FROM moderation_log
+                WHERE city_id = ? AND action IN ('remove', 'ban') ORDER BY id DESC LIMIT 100
+                """, [cityID]) { PublicEntry(action: $0.string(0), username: $0.optionalString(1), reason: $0.string(2), createdAt: $0.date(3)) }
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+
+/// The forecast cache every node shares (the newest answer per city and provider, as JSON), and
+/// the leases that let one node fetch a city while the others wait for its answer.
+struct ForecastStore: Sendable {
+    let database: AppDatabase
+
+    /// The newest cached forecast's JSON for the city, of any provider.
+    func newest(cityID: Int64) throws -> String? {
+        try database.readStatement { db in
+            try db.one("SELECT payload FROM weather_cache WHERE city_id = ? ORDER BY fetched_at DESC LIMIT 1", [cityID]) { $0.string(0) }
+        }
+    }
+
+    func save(cityID: Int64, provider: String, fetchedAt: Date, payload: String) throws {
+        try database.write { db in
+            try db.execute("""
+                INSERT INTO weather_cache (city_id, provider, fetched_at, payload) VALUES (?, ?, ?, ?)
+                ON CONFLICT (city_id, provider) DO UPDATE SET fetched_at = excluded.fetched_at, payload = excluded.payload
+                """, cityID, provider, fetchedAt, payload)
+        }
+    }
+
+    /// Takes the city's lease for `holder` until `until`, unless another holder's is unexpired at `now`.
+    func claimLease(cityID: Int64, holder: String, until: Double, now: Double) throws -> Bool {
+        try database.write { db in
+            try db.one("""
+                INSERT INTO weather_refresh_leases (city_id, holder, until) VALUES (?1, ?2, ?3)
+                ON CONFLICT (city_id) DO UPDATE SET holder = excluded.holder, until = excluded.until
+                WHERE weather_refresh_leases.until <= ?4
+                RETURNING holder
+                """, [cityID, holder, until, now]) { _ in true } ?? false
+        }
+    }
+
+    func releaseLease(cityID: Int64, holder: String) throws {
+        try database.write { try $0.execute("DELETE FROM weather_refresh_leases WHERE city_id = ? AND holder = ?", cityID, holder) }
+    }
+
+    func isLeased(cityID: Int64) throws -> Bool {
+        try database.readStatement { try $0.exists("SELECT 1 FROM weather_refresh_leases WHERE city_id = ?", cityID) }
+    }
+}
