@@ -213,6 +213,17 @@ import Testing
         #expect(guestView.count("//span[contains(@class,'deleted')]") == 1)
     }
 
+    @Test func anAdminWithDecisionsInTheLogCanDeleteTheirAccountAndTheLogKeepsTheirName() throws {
+        let app = try AppHarness()
+        let scene = try app.reportedPost("Foggy")
+        try scene.admin.get("/admin")
+        #expect(try scene.admin.post("/admin/posts/\(scene.postID)/restore", [("reason", "fine")]).0.status == 303)
+        try scene.admin.get("/settings")
+        #expect(try scene.admin.post("/settings/delete", [("password", "correct horse battery")]).0.status == 303)
+        #expect(try app.count("SELECT count(*) FROM users WHERE username = 'chief'") == 0)
+        #expect(try app.count("SELECT count(*) FROM moderation_log WHERE admin_username = 'chief' AND admin_id IS NULL AND reason = 'fine'") == 1)
+    }
+
     @Test func aDeletedNameIsReservedAndItsBansAreKept() throws {
         let app = try AppHarness()
         let troll = app.browser()
