@@ -171,18 +171,6 @@ measure ours-home "$BASE/"
 SESSIONS="$WORK/sessions.tsv" SLUG=seoul POST_PCT=10 measure ours-mix "$BASE" -s scripts/post-mix-signed-in.lua
 stop_server
 
-# --- ours: two nodes on PostgreSQL behind nginx -------------------------------------------------
-if [[ -n ${CLUSTER:-} ]]; then
-    CLUSTER_DIR="$WORK/cluster"
-    PORT=$PORT BIN=$BIN NODE_PREFIX="taskset -c 0" NODE_ARGS="${SERVE_ARGS[*]:5}" scripts/cluster.sh start "$CLUSTER_DIR" >"$OUT/cluster.log" 2>&1
-    seed_board
-    measure cluster-city-anonymous "$BASE/city/seoul"
-    measure cluster-city-signed-in "$BASE/city/seoul" -H "Cookie: $COOKIE"
-    SESSIONS="$WORK/sessions.tsv" SLUG=seoul POST_PCT=10 measure cluster-mix "$BASE" -s scripts/post-mix-signed-in.lua
-    scripts/cluster.sh stop "$CLUSTER_DIR"
-    CLUSTER_DIR=""
-fi
-
 # --- instructions per request ----------------------------------------------------------------
 if [[ -z ${SKIP_CALLGRIND:-} ]] && command -v valgrind >/dev/null; then
     cp "$BIN" "$BIN-stripped" && strip "$BIN-stripped"
@@ -207,6 +195,19 @@ if [[ -z ${SKIP_CALLGRIND:-} ]] && command -v valgrind >/dev/null; then
     count home "$BASE/"
     stop_server
     rm -f "$BIN-stripped"
+fi
+
+# --- ours: two nodes on PostgreSQL behind nginx -------------------------------------------------
+if [[ -n ${CLUSTER:-} ]]; then
+    # Outside $WORK (mode 0700): PostgreSQL runs as its own user and must reach its folder.
+    CLUSTER_DIR=$(mktemp -u /tmp/weatherboard-cluster.XXXXXX)
+    PORT=$PORT BIN=$BIN NODE_PREFIX="taskset -c 0" NODE_ARGS="${SERVE_ARGS[*]:5}" scripts/cluster.sh start "$CLUSTER_DIR" >"$OUT/cluster.log" 2>&1
+    seed_board # (replaces $COOKIE and the sessions file with the cluster's: this runs last)
+    measure cluster-city-anonymous "$BASE/city/seoul"
+    measure cluster-city-signed-in "$BASE/city/seoul" -H "Cookie: $COOKIE"
+    SESSIONS="$WORK/sessions.tsv" SLUG=seoul POST_PCT=10 measure cluster-mix "$BASE" -s scripts/post-mix-signed-in.lua
+    scripts/cluster.sh stop "$CLUSTER_DIR"
+    CLUSTER_DIR=""
 fi
 
 echo "results in $OUT/results.txt"

@@ -38,7 +38,7 @@ start)
     command -v nginx >/dev/null || { echo "missing nginx (apt-get install -y nginx)" >&2; exit 1; }
     [[ ! -e $DIR ]] || { echo "$DIR exists: stop the running cluster first ($0 stop $DIR)" >&2; exit 1; }
     mkdir -p "$DIR/nginx/logs"
-    [[ $(id -u) != 0 ]] || chown postgres "$DIR"
+    [[ $(id -u) != 0 ]] || chown postgres "$DIR" # the server runs as postgres: its folder must be reachable
     as_postgres "$PG_BIN/initdb -D $DIR/pg --no-locale -E UTF8 -A trust -U postgres" >/dev/null
     as_postgres "$PG_BIN/pg_ctl -D $DIR/pg -l $DIR/pg.log -w -o '-p $PG_PORT -k $DIR -c listen_addresses=127.0.0.1 -c max_connections=200' start" >/dev/null
     as_postgres "$PG_BIN/createdb -h 127.0.0.1 -p $PG_PORT -U postgres weatherboard"

@@ -1,11 +1,17 @@
-// The board's small helps; without scripts everything still works (the limit is the box's own
-// maxlength and the server's check, and a report menu closes by its summary).
+// The board's small helps; without scripts everything still works (the server checks the limit
+// and gives the text back when it is over, and a report menu closes by its summary).
 (function () {
-  // A live count under boxes with a limit: "12 / 500".
-  document.querySelectorAll("textarea[maxlength][data-count]").forEach(function (box) {
+  // A live count under boxes with a limit: "12 / 500", counted as the server counts (code points:
+  // an emoji is one, where `maxlength` and `value.length` count two UTF-16 units and stopped
+  // emoji posts well short of the limit).
+  document.querySelectorAll("textarea[data-limit][data-count]").forEach(function (box) {
     var out = document.getElementById(box.dataset.count);
     if (!out) return;
-    var update = function () { out.textContent = box.value.length + " / " + box.maxLength; };
+    var update = function () {
+      var used = Array.from(box.value).length;
+      out.textContent = used + " / " + box.dataset.limit;
+      out.classList.toggle("over", used > Number(box.dataset.limit));
+    };
     box.addEventListener("input", update);
     update();
   });

@@ -111,7 +111,8 @@ import HTTPTestSupport
         #expect(response.status == 200)
         let first = try #require(page.nodes("//ol[@class='results']/li/a").first)
         #expect(first["data-slug"] == "sao-paulo")
-        #expect(page.text("//ol[@class='results']/li[1]/span[@class='country']") == "BR")
+        #expect(page.text("//ol[@class='results']/li[1]/span[@class='country']") == "Brazil")
+        #expect(page.nodes("//ol[@class='results']/li[1]/span[@class='country']").first?["data-country"] == "BR")
         #expect(page.count("//ol[@class='results']/li") <= 20)
         let (_, many) = try app.page("/search?q=s")
         #expect(many.count("//ol[@class='results']/li") == 20)
@@ -119,6 +120,30 @@ import HTTPTestSupport
         #expect(none.count("//p[@class='no-results']") == 1)
         // the search box keeps what was typed
         #expect(none.nodes("//input[@id='search-q']").first?["value"] == "zzzzqx")
+    }
+
+    @Test func sameNamedCitiesSayWhereTheyAreAndDistrictsFoldIntoTheirCity() throws {
+        let app = try AppHarness()
+        // Eight Springfields, each with its state and country.
+        let (_, springfields) = try app.page("/search?q=springfield")
+        let places = springfields.nodes("//ol[@class='results']/li[a='Springfield']/span[@class='country']").map(\.text)
+        #expect(places.count == 8)
+        #expect(Set(places).count == 8, "\(places)")
+        #expect(places.first == "MO, United States")
+        let (_, korean) = try app.page("/search?q=springfield&lang=ko")
+        #expect(korean.text("//ol[@class='results']/li[1]/span[@class='country']") == "MO, 미국")
+        // Paris first, its arrondissements folded into it, Paris, Texas still there.
+        let (_, paris) = try app.page("/search?q=paris")
+        let slugs = paris.nodes("//ol[@class='results']/li/a").compactMap { $0["data-slug"] }
+        #expect(slugs.first == "paris")
+        #expect(slugs.contains("paris-us"))
+        #expect(!slugs.contains { $0.hasPrefix("paris-1") || $0.hasPrefix("paris-0") || $0.hasPrefix("paris-2") })
+        // Asked for, a district is found.
+        let (_, district) = try app.page("/search?q=paris+15")
+        #expect(district.nodes("//ol[@class='results']/li/a").first?["data-slug"] == "paris-15-vaugirard")
+        // More matches than shown: the page says how many.
+        let (_, many) = try app.page("/search?q=s")
+        #expect(many.text("//p[@class='result-count']")?.hasPrefix("20 of ") == true)
     }
 
     @Test func nearestRedirectsAndRejectsNonsense() throws {

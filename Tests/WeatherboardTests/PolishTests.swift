@@ -21,15 +21,22 @@ import HTTPTestSupport
         #expect(updated == DateFormatting.iso8601(AppHarness.fixedNow))
     }
 
-    @Test func thePostBoxesStopAtTheLimit() throws {
+    @Test func theLimitCountsWhatTheServerCountsSoEmojiPostsReachIt() throws {
         let app = try AppHarness()
         let writer = app.browser()
         try writer.signUp("writer")
         let (_, page) = try writer.get("/city/seoul")
-        #expect(page.nodes("//textarea[@id='post-body']").first?["maxlength"] == "500")
-        try writer.postOnBoard("seoul", "a post to edit")
+        // No `maxlength`: browsers count UTF-16 units there, and stopped 500 emoji at 250.
+        let box = try #require(page.nodes("//textarea[@id='post-body']").first)
+        #expect(box["maxlength"] == nil && box["data-limit"] == "500")
+        let emoji = String(repeating: "🌧", count: 500)
+        #expect(try writer.postOnBoard("seoul", emoji).0.status == 303)
+        app.clock.advance(11)
+        let (refused, again) = try writer.postOnBoard("seoul", emoji + "☔")
+        #expect(refused.status == 422)
+        #expect(again?.text("//textarea[@id='post-body']") == emoji + "☔", "the text comes back")
         let id = try app.count("SELECT id FROM posts")
-        #expect(try writer.get("/posts/\(id)/edit").1.nodes("//textarea[@id='edit-body']").first?["maxlength"] == "500")
+        #expect(try writer.get("/posts/\(id)/edit").1.nodes("//textarea[@id='edit-body']").first?["data-limit"] == "500")
     }
 
     @Test func theAdminPageOfABannedPersonSaysSoInReadableTimes() throws {

@@ -50,14 +50,14 @@ import Testing
     }()
 
     @Test func prefixSearchInBothLanguagesRankedByPopulation() {
-        #expect(Self.index.search("sao paulo").first?.slug == "sao-paulo")
-        #expect(Self.index.search("São").first?.slug == "sao-paulo")
-        #expect(Self.index.search("서울").first?.slug == "seoul")
-        #expect(Self.index.search("new y").first?.slug == "new-york-city")
-        #expect(Self.index.search("s").count == 20)
-        let populations = Self.index.search("b").map(\.population)
+        #expect(Self.index.search("sao paulo").cities.first?.slug == "sao-paulo")
+        #expect(Self.index.search("São").cities.first?.slug == "sao-paulo")
+        #expect(Self.index.search("서울").cities.first?.slug == "seoul")
+        #expect(Self.index.search("new y").cities.first?.slug == "new-york-city")
+        #expect(Self.index.search("s").cities.count == 20)
+        let populations = Self.index.search("b").cities.map(\.population)
         #expect(populations == populations.sorted(by: >))
-        #expect(Self.index.search("").isEmpty)
+        #expect(Self.index.search("").cities.isEmpty)
     }
 
     @Test func exactHitAndNearest() {
@@ -80,11 +80,11 @@ import Testing
         let clock = ContinuousClock()
         var found = 0
         let elapsed = clock.measure {
-            for _ in 0..<100 { for query in queries { found += Self.index.search(query).count } }
+            for _ in 0..<100 { for query in queries { found += Self.index.search(query).cities.count } }
         }
         // the queries did find cities (all but "zzz"); the time itself is only reported
         #expect(found >= 100 * 9)
-        #expect(Self.index.search("zzz").isEmpty)
+        #expect(Self.index.search("zzz").cities.isEmpty)
         print("city search: \(elapsed / 1000) per query over \(Self.index.cities.count) cities")
     }
 }

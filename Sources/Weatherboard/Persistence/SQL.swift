@@ -42,16 +42,18 @@ public protocol SQLRow {
     func int64(_ column: Int) -> Int64
     func double(_ column: Int) -> Double
     func string(_ column: Int) -> String
+    /// Text or NULL with one look at the column (a row of the board has eight such columns).
+    func optionalString(_ column: Int) -> String?
 }
 
 extension SQLRow {
+    public func optionalString(_ column: Int) -> String? { isNull(column) ? nil : string(column) }
     public func int(_ column: Int) -> Int { Int(int64(column)) }
     public func bool(_ column: Int) -> Bool { int64(column) != 0 }
     public func date(_ column: Int) -> Date { Date(timeIntervalSince1970: double(column)) }
     public func optionalInt64(_ column: Int) -> Int64? { isNull(column) ? nil : int64(column) }
     public func optionalInt(_ column: Int) -> Int? { isNull(column) ? nil : int(column) }
     public func optionalDouble(_ column: Int) -> Double? { isNull(column) ? nil : double(column) }
-    public func optionalString(_ column: Int) -> String? { isNull(column) ? nil : string(column) }
     public func optionalDate(_ column: Int) -> Date? { isNull(column) ? nil : date(column) }
 }
 

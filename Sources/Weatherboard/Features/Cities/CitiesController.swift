@@ -34,14 +34,28 @@ struct CitiesController {
         let query = (try request.queryItems()["q"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         if let exact = index.exactMatch(query) { return .redirect(to: "/city/\(exact.slug)", status: .found) }
         let language = context.language
-        let results = index.search(query).map { city in
+        let found = index.search(query)
+        let results = found.cities.map { city in
             SearchPage.Result(slug: city.slug, name: city.name(language), otherName: language == .ko ? city.nameEn : city.nameKo,
-                              country: city.country)
+                              place: Self.place(of: city, language), country: city.country)
         }
         var layout = pages.layout(context, title: pages.string("search_title", language))
         layout.searchQuery = query
-        let view = SearchPage(layout: layout, query: query, results: results, noResults: !query.isEmpty && results.isEmpty)
+        var view = SearchPage(layout: layout, query: query, results: results, noResults: !query.isEmpty && results.isEmpty)
+        if found.total > results.count {
+            view.count = pages.string("search_count", language, ["shown": String(results.count), "total": String(found.total)])
+        }
         return pages.html(context) { Templates.search(view, &$0, $1) }
+    }
+
+    /// Where a city is, to tell same-named ones apart: the country's name in the reader's
+    /// language, after the region where its code is a readable abbreviation (US states: "IL").
+    /// The catalog carries GeoNames' region codes, not their names.
+    static func place(of city: City, _ language: Language) -> String {
+        let country = Locale(identifier: language.rawValue).localizedString(forRegionCode: city.country) ?? city.country
+        let region = city.admin1
+        guard region.count == 2 || region.count == 3, region.allSatisfy({ $0.isASCII && $0.isUppercase }) else { return country }
+        return "\(region), \(country)"
     }
 
     /// `GET /nearest?lat=&lon=` → 302 to the nearest city.
@@ -61,6 +75,9 @@ struct SearchPage {
         var slug: String
         var name: String
         var otherName: String?
+        /// Region and country, readable ("IL, United States").
+        var place: String
+        /// The ISO code, for machines.
         var country: String
     }
 
@@ -68,4 +85,6 @@ struct SearchPage {
     var query: String
     var results: [Result]
     var noResults: Bool
+    /// "20 of 143 cities…" when there are more than shown.
+    var count: String?
 }

@@ -10,6 +10,8 @@ public final class CityIndex: Sendable {
     private let byID: [Int64: Int]
     /// Folded names (English, Korean, slug words) as UTF-8, sorted bytewise, with the city's rank.
     private let keys: [(key: [UInt8], rank: Int32)]
+    /// A district's rank → the rank of the city it is part of ("Paris 15 Vaugirard" → Paris).
+    private let parentOf: [Int32: Int32]
 
     public init(cities unsorted: [City]) {
         cities = unsorted.sorted { ($0.population, $1.id) > ($1.population, $0.id) }
@@ -25,6 +27,7 @@ public final class CityIndex: Sendable {
             for name in names where !name.isEmpty { keys.append((Array(name.utf8), Int32(rank))) }
         }
         keys.sort { $0.key.lexicographicallyPrecedes($1.key) }
+        parentOf = CityIndex.districts(of: cities)
         self.bySlug = bySlug
         self.byID = byID
         self.keys = keys
@@ -48,15 +51,51 @@ public final class CityIndex: Sendable {
             .joined(separator: " ")
     }
 
-    /// Cities whose English or Korean name starts with `query`, most populous first.
-    public func search(_ query: String, limit: Int = 20) -> [City] {
-        search(folded: Array(CityIndex.fold(query).utf8), limit: limit).map { cities[$0] }
+    /// A part of a bigger city: its English name is the bigger city's name and more words
+    /// ("Paris 15 Vaugirard", "Paris 13e Arrondissement"), and it lies within 15 km of it.
+    private static func districts(of cities: [City]) -> [Int32: Int32] {
+        var byName: [String: [Int]] = [:]
+        for (rank, city) in cities.enumerated() { byName[fold(city.nameEn), default: []].append(rank) }
+        var parents: [Int32: Int32] = [:]
+        for (rank, city) in cities.enumerated() {
+            let words = fold(city.nameEn).split(separator: " ")
+            guard words.count > 1 else { continue }
+            search: for length in (1..<words.count).reversed() {
+                for candidate in byName[words.prefix(length).joined(separator: " ")] ?? [] where candidate < rank {
+                    let parent = cities[candidate]
+                    if parent.country == city.country,
+                       haversine(parent.latitude, parent.longitude, city.latitude, city.longitude) < 15 {
+                        parents[Int32(rank)] = Int32(candidate)
+                        break search
+                    }
+                }
+            }
+        }
+        return parents
+    }
+
+    /// A page of search results and how many cities matched in all.
+    public struct Results {
+        public let cities: [City]
+        public let total: Int
+    }
+
+    /// Cities whose English or Korean name starts with `query`: exact names first, then by
+    /// population; districts of a city that matches too are folded into it.
+    public func search(_ query: String, limit: Int = 20) -> Results {
+        let folded = CityIndex.fold(query)
+        let ranks = search(folded: Array(folded.utf8), limit: Int.max)
+        let matched = Set(ranks)
+        let shown = ranks.filter { rank in parentOf[Int32(rank)].map { !matched.contains(Int($0)) } ?? true }
+        let exact = shown.filter { CityIndex.fold(cities[$0].nameEn) == folded || cities[$0].nameKo.map(CityIndex.fold) == folded }
+        let ordered = exact + shown.filter { !exact.contains($0) }
+        return Results(cities: ordered.prefix(limit).map { cities[$0] }, total: shown.count)
     }
 
     /// The one city whose name is exactly `query`, when only one is.
     public func exactMatch(_ query: String) -> City? {
         let folded = CityIndex.fold(query)
-        let matches = search(query, limit: 50).filter { CityIndex.fold($0.nameEn) == folded || $0.nameKo.map(CityIndex.fold) == folded }
+        let matches = search(query, limit: 50).cities.filter { CityIndex.fold($0.nameEn) == folded || $0.nameKo.map(CityIndex.fold) == folded }
         return matches.count == 1 ? matches[0] : nil
     }
 
