@@ -115,7 +115,7 @@ final class AppHarness: Sendable {
 
     /// Changes the application's database behind its back (Given steps).
     func execute(_ sql: String, _ arguments: [any SQLArgument] = []) throws {
-        try application.database.write { try $0.execute(sql, arguments.map(\.sqlValue)) }
+        try application.database.write { try $0.execute(sql, arguments.map { $0.sqlValue }) }
     }
 
     func get(_ target: String, headers: [(String, String)] = []) throws -> WireResponse {

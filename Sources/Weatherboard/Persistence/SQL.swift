@@ -67,23 +67,25 @@ public protocol SQLConnection: AnyObject {
     func forEachRow(_ sql: String, _ arguments: [SQLValue], _ body: (any SQLRow) throws -> Void) throws
 }
 
+// The helpers map arguments with closures, not `\.sqlValue`: a key path through an existential is
+// built at run time on every call (about 45,000 instructions of a signed-in page).
 extension SQLConnection {
     @discardableResult
     public func execute(_ sql: String, _ arguments: any SQLArgument...) throws -> Int {
-        try execute(sql, arguments.map(\.sqlValue))
+        try execute(sql, arguments.map { $0.sqlValue })
     }
 
     /// Every row, made into a value by `make`.
     public func all<T>(_ sql: String, _ arguments: [any SQLArgument] = [], _ make: (any SQLRow) throws -> T) throws -> [T] {
         var values: [T] = []
-        try forEachRow(sql, arguments.map(\.sqlValue)) { values.append(try make($0)) }
+        try forEachRow(sql, arguments.map { $0.sqlValue }) { values.append(try make($0)) }
         return values
     }
 
     /// The first row, made into a value by `make`.
     public func one<T>(_ sql: String, _ arguments: [any SQLArgument] = [], _ make: (any SQLRow) throws -> T) throws -> T? {
         var value: T?
-        try forEachRow(sql, arguments.map(\.sqlValue)) { row in
+        try forEachRow(sql, arguments.map { $0.sqlValue }) { row in
             if value == nil { value = try make(row) }
         }
         return value

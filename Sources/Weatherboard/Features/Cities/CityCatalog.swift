@@ -33,7 +33,7 @@ public enum CityCatalog {
                 for c in batch {
                     let row: [any SQLArgument] = [c.id, c.slug, c.nameEn, c.nameKo, c.country, c.admin1, c.latitude, c.longitude,
                                                   c.timezone, c.population, c.kmaNx, c.kmaNy]
-                    values += row.map(\.sqlValue)
+                    values += row.map { $0.sqlValue }
                 }
                 added += try db.execute("INSERT INTO cities (\(City.columns)) VALUES \(rows) ON CONFLICT DO NOTHING", values)
                 start += Self.batchSize

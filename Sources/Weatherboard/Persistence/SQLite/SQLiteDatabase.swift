@@ -112,13 +112,15 @@ final class GRDBConnection: SQLConnection {
         }
     }
 
+    /// Through GRDB's initializer for optional existentials: the one for a sequence of concrete
+    /// values maps with a key path that is built at run time on every call.
     private static func arguments(_ values: [SQLValue]) -> StatementArguments {
-        StatementArguments(values.map { value -> DatabaseValue in
+        StatementArguments(values.map { value -> (any DatabaseValueConvertible)? in
             switch value {
-            case .null: return .null
-            case .integer(let i): return i.databaseValue
-            case .real(let d): return d.databaseValue
-            case .text(let s): return s.databaseValue
+            case .null: return nil
+            case .integer(let i): return i
+            case .real(let d): return d
+            case .text(let s): return s
             }
         })
     }
