@@ -52,14 +52,10 @@ extension WeatherboardCommand {
 
         func run() throws {
             let configuration = try settings.configuration()
-            do {
+            try ValidationErrorExit.reporting("start") {
                 let application = try Application(configuration: configuration)
                 for name in application.appliedMigrations { print("applied migration \(name)") }
                 try application.run()
-            } catch let error as MigrationError {
-                throw ValidationErrorExit(message: "cannot start: \(error)")
-            } catch let error as StartupError {
-                throw ValidationErrorExit(message: "cannot start: \(error)")
             }
         }
     }
@@ -72,15 +68,13 @@ extension WeatherboardCommand {
 
         func run() throws {
             let configuration = try settings.configuration()
-            do {
+            try ValidationErrorExit.reporting("migrate") {
                 let (_, applied) = try AppDatabase.open(configuration.database, migrationsDirectory: configuration.migrationsDirectory)
                 if applied.isEmpty {
                     print("no pending migrations")
                 } else {
                     for name in applied { print("applied migration \(name)") }
                 }
-            } catch let error as MigrationError {
-                throw ValidationErrorExit(message: "cannot migrate: \(error)")
             }
         }
     }
@@ -100,14 +94,10 @@ extension WeatherboardCommand {
 
         func run() throws {
             let configuration = try settings.configuration()
-            do {
+            try ValidationErrorExit.reporting("import") {
                 let (db, _) = try AppDatabase.open(configuration.database, migrationsDirectory: configuration.migrationsDirectory)
                 let added = try CityCatalog.importCities(into: db, from: file.map { URL(fileURLWithPath: $0) } ?? CityCatalog.bundledFile)
                 print("imported \(added) cities")
-            } catch let error as MigrationError {
-                throw ValidationErrorExit(message: "cannot import: \(error)")
-            } catch let error as StartupError {
-                throw ValidationErrorExit(message: "cannot import: \(error)")
             }
         }
     }
@@ -191,18 +181,12 @@ extension WeatherboardCommand {
             guard let url = configuration.databaseURL else {
                 throw ValidationErrorExit(message: "copy-to needs the target: --database-url postgres://…")
             }
-            do {
+            try ValidationErrorExit.reporting("copy") {
                 let (source, _) = try AppDatabase.open(.sqlite(path: configuration.databasePath), migrationsDirectory: configuration.migrationsDirectory)
                 let (target, _) = try AppDatabase.open(.postgres(url: url), migrationsDirectory: configuration.migrationsDirectory)
                 let outcome = try DatabaseCopy.copy(from: source, to: target)
                 print(outcome.alreadyCopied ? "the target already holds this site; nothing copied" : "copied:")
                 for (table, rows) in outcome.counts { print("  \(table): \(rows)") }
-            } catch let error as DatabaseCopy.Failure {
-                throw ValidationErrorExit(message: "cannot copy: \(error)")
-            } catch let error as MigrationError {
-                throw ValidationErrorExit(message: "cannot copy: \(error)")
-            } catch let error as SQLError {
-                throw ValidationErrorExit(message: "cannot copy: \(error)")
             }
         }
     }
@@ -223,7 +207,7 @@ extension WeatherboardCommand {
         func run() throws {
             let configuration = try settings.configuration()
             guard !FileManager.default.fileExists(atPath: path) else { throw ValidationErrorExit(message: "\(path) exists; a backup never overwrites") }
-            do {
+            try ValidationErrorExit.reporting("back up") {
                 let (source, _) = try AppDatabase.open(configuration.database, migrationsDirectory: configuration.migrationsDirectory)
                 if let sqlite = source.engine as? SQLiteDatabase {
                     try sqlite.backup(to: path)
@@ -233,12 +217,6 @@ extension WeatherboardCommand {
                     try target.close()
                 }
                 print("backed up to \(path)")
-            } catch let error as DatabaseCopy.Failure {
-                throw ValidationErrorExit(message: "cannot back up: \(error)")
-            } catch let error as MigrationError {
-                throw ValidationErrorExit(message: "cannot back up: \(error)")
-            } catch let error as SQLError {
-                throw ValidationErrorExit(message: "cannot back up: \(error)")
             }
         }
     }
@@ -248,4 +226,14 @@ extension WeatherboardCommand {
 struct ValidationErrorExit: Error, CustomStringConvertible {
     let message: String
     var description: String { message }
+
+    /// Runs a command's work; a failure a person can act on (a migration, the catalog, the
+    /// database, a copy) becomes one line: "cannot <doing>: <why>".
+    static func reporting<T>(_ doing: String, _ work: () throws -> T) throws -> T {
+        do {
+            return try work()
+        } catch where error is MigrationError || error is StartupError || error is SQLError || error is DatabaseCopy.Failure {
+            throw ValidationErrorExit(message: "cannot \(doing): \(error)")
+        }
+    }
 }
