@@ -25,7 +25,6 @@ extension Int64: SQLArgument { public var sqlValue: SQLValue { .integer(self) } 
 extension Int: SQLArgument { public var sqlValue: SQLValue { .integer(Int64(self)) } }
 extension Double: SQLArgument { public var sqlValue: SQLValue { .real(self) } }
 extension String: SQLArgument { public var sqlValue: SQLValue { .text(self) } }
-extension Substring: SQLArgument { public var sqlValue: SQLValue { .text(String(self)) } }
 /// Booleans are stored as 0 and 1 (SQLite has no boolean; PostgreSQL reads "1"/"0" as one where it wants one).
 extension Bool: SQLArgument { public var sqlValue: SQLValue { .integer(self ? 1 : 0) } }
 /// Times are seconds since 1970 in both engines.
@@ -49,7 +48,6 @@ public protocol SQLRow {
 extension SQLRow {
     public func optionalString(_ column: Int) -> String? { isNull(column) ? nil : string(column) }
     public func int(_ column: Int) -> Int { Int(int64(column)) }
-    public func bool(_ column: Int) -> Bool { int64(column) != 0 }
     public func date(_ column: Int) -> Date { Date(timeIntervalSince1970: double(column)) }
     public func optionalInt64(_ column: Int) -> Int64? { isNull(column) ? nil : int64(column) }
     public func optionalInt(_ column: Int) -> Int? { isNull(column) ? nil : int(column) }
@@ -104,7 +102,7 @@ extension SQLConnection {
 
 /// Errors from either engine, in the terms the application reacts to.
 public struct SQLError: Error, CustomStringConvertible {
-    public enum Kind: Sendable { case uniqueViolation, constraintViolation, busy, connection, other }
+    public enum Kind: Sendable { case uniqueViolation, constraintViolation, connection, other }
     public let kind: Kind
     public let message: String
     public var description: String { message }

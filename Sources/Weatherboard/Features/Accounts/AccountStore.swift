@@ -118,10 +118,6 @@ extension User {
     static func find(username: String, _ db: any SQLConnection) throws -> User? {
         try db.one("SELECT \(columns) FROM users WHERE username_key = ?", [username.lowercased()], User.init(row:))
     }
-
-    static func find(id: Int64, _ db: any SQLConnection) throws -> User? {
-        try db.one("SELECT \(columns) FROM users WHERE id = ?", [id], User.init(row:))
-    }
 }
 
 extension Ban {
