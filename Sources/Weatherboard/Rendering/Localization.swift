@@ -69,6 +69,17 @@ public struct Localization: Sendable {
         return Self.fill(text, arguments)
     }
 
+    /// The string for `key` cut at its `{hole}` placeholder, other placeholders filled: for a
+    /// value the template writes as markup of its own (an instant as `<time>`), wherever the
+    /// language puts it in the sentence. Without the placeholder, all of it comes `before`.
+    func split(_ key: String, _ language: Language, around hole: String,
+               _ arguments: [String: String] = [:]) -> (before: String, after: String) {
+        let text = string(key, language)
+        let marker = "{\(hole)}"
+        guard let range = text.range(of: marker) else { return (Self.fill(text, arguments), "") }
+        return (Self.fill(String(text[..<range.lowerBound]), arguments), Self.fill(String(text[range.upperBound...]), arguments))
+    }
+
     /// `{name}` placeholders replaced in one pass over the text's UTF-8 (unknown ones are left as
     /// they are). Bytes, not `Character`s: the braces are ASCII, and this runs for every post.
     static func fill(_ text: String, _ arguments: [String: String]) -> String {

@@ -84,6 +84,12 @@ public struct Pages: Sendable {
         renderer.localization.string(key, language, arguments)
     }
 
+    /// The string for `key` cut at one placeholder (see `Localization.split`).
+    func split(_ key: String, _ language: Language, around hole: String,
+               _ arguments: [String: String] = [:]) -> (before: String, after: String) {
+        renderer.localization.split(key, language, around: hole, arguments)
+    }
+
     /// The request's path and query with one query item replaced (used by the language switch),
     /// always a path on this site: `//evil.example/x` must not become a link to another host.
     static func url(_ request: Request, settingQuery name: String, to value: String) -> String {

@@ -137,6 +137,28 @@ import Testing
         try Self.expectCleanConsole(browser)
     }
 
+    @Test func aBanNoticeGivesItsEndInTheReadersOwnTimeZone() throws {
+        guard let site = try Self.start() else { return }
+        defer { withExtendedLifetime(site) {} }
+        let (browser, base) = (site.browser, site.base)
+        try Self.signUp(browser, base, "spammer")
+        try Self.signOut(browser)
+        // Seven days from the harness's fixed now: 29 Nov 2026 05:45 UTC, 14:45 in Seoul.
+        try site.app.execute("""
+            INSERT INTO bans (user_id, reason, created_at, until)
+            SELECT id, 'Spam wave', ?, ? FROM users WHERE username = 'spammer'
+            """, [AppHarness.fixedNow.timeIntervalSince1970, AppHarness.fixedNow.timeIntervalSince1970 + 7 * 86400])
+        try browser.devTools("Emulation.setTimezoneOverride", ["timezoneId": "Asia/Seoul"])
+        try browser.go(base + "/login")
+        try browser.type("#username", "spammer")
+        try browser.type("#password", "correct horse battery")
+        try browser.click("form[action='/login'] button")
+        try browser.wait("the ban notice in Seoul's time") { try browser.findAll(".ban-notice time").count == 1 && browser.text(".ban-notice time").contains("14:45") }
+        let notice = try browser.text(".ban-notice")
+        #expect(notice.contains("29 Nov 2026") && notice.contains("GMT+9") && !notice.contains("UTC"), "\(notice)")
+        try Self.expectCleanConsole(browser)
+    }
+
     @Test func threeReportsHideAPostAndAnAdminRemovesIt() throws {
         guard let site = try Self.start() else { return }
         defer { withExtendedLifetime(site) {} }

@@ -99,7 +99,7 @@ struct AccountsController {
         // A banned person may sign in to read; the sign-in page tells them why and until when.
         if let ban = try store.activeBan(userID: user.id, now: now) {
             let view = SignInPage(layout: pages.layout(context, title: pages.string("sign_in", context.language)),
-                                  banNotice: ban.explanation(pages, context.language), continueHref: next, next: next, username: username)
+                                  banNotice: ban.notice(pages, context.language), continueHref: next, next: next, username: username)
             var response = pages.html(context) { Templates.login(view, &$0, $1) }
             response.setCookie(identity.sessionCookie(token))
             return response
@@ -223,7 +223,7 @@ struct SignUpPage {
 struct SignInPage {
     var layout: LayoutView
     var error: String?
-    var banNotice: String?
+    var banNotice: BanNotice?
     var continueHref = ""
     var next: String
     var username: String

@@ -20,7 +20,7 @@ struct ErrorPages {
         if let banned = error as? BannedError {
             let language = context.language
             return page(context, status: .forbidden, heading: pages.string("banned_title", language),
-                        message: banned.ban.explanation(pages, language))
+                        ban: banned.ban.notice(pages, language))
         }
         let http: HTTPError
         if let known = error as? HTTPError {
@@ -38,8 +38,10 @@ struct ErrorPages {
         return response
     }
 
-    private func page(_ context: AppContext, status: HTTPStatus, heading: String, message: String) -> Response {
-        let view = ErrorPage(layout: pages.layout(context, title: heading), status: status.code, heading: heading, message: message)
+    private func page(_ context: AppContext, status: HTTPStatus, heading: String, message: String = "",
+                      ban: BanNotice? = nil) -> Response {
+        let view = ErrorPage(layout: pages.layout(context, title: heading), status: status.code, heading: heading,
+                             message: message, ban: ban)
         return pages.html(context, status: status) { Templates.error(view, &$0, $1) }
     }
 }
@@ -50,4 +52,6 @@ struct ErrorPage {
     var status: Int
     var heading: String
     var message: String
+    /// For a banned person's refused action: the ban instead of `message`.
+    var ban: BanNotice?
 }

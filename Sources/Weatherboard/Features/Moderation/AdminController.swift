@@ -97,8 +97,7 @@ struct AdminController {
     /// A stored instant as moderation pages show it: readable, and machine-readable beside it.
     static func moment(_ seconds: Double?, _ language: Language) -> Moment {
         guard let seconds else { return Moment(iso: "", text: "") }
-        let date = Date(timeIntervalSince1970: seconds)
-        return Moment(iso: DateFormatting.iso8601(date), text: DateFormatting.utcMinute(date, language: language))
+        return Moment(Date(timeIntervalSince1970: seconds), language)
     }
 
     // MARK: - Actions

@@ -1,11 +1,5 @@
 import Foundation
 
-/// An instant on a moderation page: `<time datetime="{{iso}}">{{text}}</time>`.
-struct Moment {
-    var iso: String
-    var text: String
-}
-
 /// The report queue: reported posts grouped, most reporters first.
 struct AdminQueuePage {
     struct ReasonCount {
