@@ -43,7 +43,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            resources: [.copy("Features/Cities/cities.tsv")],
+            resources: [.copy("Features/Cities/cities.tsv"), .copy("Features/Cities/regions.tsv")],
             swiftSettings: strict,
             plugins: ["CompileTemplatesPlugin"]
         ),

@@ -129,9 +129,16 @@ import HTTPTestSupport
         let places = springfields.nodes("//ol[@class='results']/li[a='Springfield']/span[@class='country']").map(\.text)
         #expect(places.count == 8)
         #expect(Set(places).count == 8, "\(places)")
-        #expect(places.first == "MO, United States")
+        #expect(places.first == "Missouri, United States")
         let (_, korean) = try app.page("/search?q=springfield&lang=ko")
-        #expect(korean.text("//ol[@class='results']/li[1]/span[@class='country']") == "MO, 미국")
+        #expect(korean.text("//ol[@class='results']/li[1]/span[@class='country']") == "Missouri, 미국")
+        // Outside the US too: the region's name, not GeoNames' code ("08, Canada").
+        let (_, londons) = try app.page("/search?q=london")
+        let londonPlaces = londons.nodes("//ol[@class='results']/li[a='London']/span[@class='country']").map(\.text)
+        #expect(londonPlaces.starts(with: ["England, United Kingdom", "Ontario, Canada"]), "\(londonPlaces)")
+        // A region named after its city is not said twice.
+        let (_, tokyo) = try app.page("/search?q=toky")
+        #expect(tokyo.text("//ol[@class='results']/li[a='Tokyo']/span[@class='country']") == "Japan")
         // Paris first, its arrondissements folded into it, Paris, Texas still there.
         let (_, paris) = try app.page("/search?q=paris")
         let slugs = paris.nodes("//ol[@class='results']/li/a").compactMap { $0["data-slug"] }

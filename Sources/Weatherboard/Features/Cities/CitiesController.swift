@@ -48,14 +48,24 @@ struct CitiesController {
         return pages.html(context) { Templates.search(view, &$0, $1) }
     }
 
-    /// Where a city is, to tell same-named ones apart: the country's name in the reader's
-    /// language, after the region where its code is a readable abbreviation (US states: "IL").
-    /// The catalog carries GeoNames' region codes, not their names.
+    /// Where a city is, to tell same-named ones apart: its region's name and the country's name
+    /// in the reader's language ("Illinois, United States"). The region is left out when it is
+    /// the city itself (Seoul, Tokyo) or unnamed; an unnamed region whose code is a readable
+    /// abbreviation is shown as that.
     static func place(of city: City, _ language: Language) -> String {
         let country = Locale(identifier: language.rawValue).localizedString(forRegionCode: city.country) ?? city.country
-        let region = city.admin1
-        guard region.count == 2 || region.count == 3, region.allSatisfy({ $0.isASCII && $0.isUppercase }) else { return country }
+        let code = city.admin1
+        let readableCode = (code.count == 2 || code.count == 3) && code.allSatisfy { $0.isASCII && $0.isUppercase }
+        let region = RegionNames.name(country: city.country, code: code) ?? (readableCode ? code : nil)
+        guard let region, !Self.sameName(region, city.nameEn) else { return country }
         return "\(region), \(country)"
+    }
+
+    /// "Seoul" and "Seoul", or "Tokyo" and "Tokyo-to": a region named after its city.
+    private static func sameName(_ region: String, _ city: String) -> Bool {
+        let fold = { (text: String) in text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil) }
+        let (region, city) = (fold(region), fold(city))
+        return region == city || region.hasPrefix(city + "-") || region.hasPrefix(city + " ")
     }
 
     /// `GET /nearest?lat=&lon=` → 302 to the nearest city.
