@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// SQLite through GRDB's `DatabasePool` (WAL, foreign keys, busy timeout): the embedded default.
 /// Migrations are the files of `Migrations/sqlite/`, each in its own transaction, recorded by
@@ -88,7 +89,12 @@ final class SQLiteDatabase: SQLDatabase {
 }
 
 /// A GRDB connection inside a transaction. Every statement is cached per connection: preparing
-/// (and GRDB's authorizer pass) cost more than running the board's queries.
+/// (and GRDB's authorizer pass) cost more than running the board's queries. GRDB opens, pools,
+/// configures, migrates and runs the transactions; the statements themselves are bound, stepped
+/// and read through SQLite's C interface on GRDB's statement handle (GRDB's documented escape
+/// hatch), since its cursor and argument set-up cost about 16,000 instructions a statement, more
+/// than SQLite takes to run most of ours. Nothing here uses what that skips (GRDB's transaction
+/// observers and region tracking).
 final class GRDBConnection: SQLConnection {
     let db: Database
     var dialect: SQLDialect { .sqlite }
@@ -97,45 +103,75 @@ final class GRDBConnection: SQLConnection {
 
     @discardableResult
     func execute(_ sql: String, _ arguments: [SQLValue]) throws -> Int {
-        try db.cachedStatement(sql: sql).execute(arguments: Self.arguments(arguments))
-        return db.changesCount
+        try run(sql, arguments) { _ in }
+        return Int(sqlite3_changes(db.sqliteConnection))
     }
 
     func forEachRow(_ sql: String, _ arguments: [SQLValue], _ body: (any SQLRow) throws -> Void) throws {
-        // A cursor's row reads the statement in place (`fetchAll` copies every column first), and
-        // the values are read straight from SQLite's current row (GRDB's typed subscripts cost
-        // about 6,000 instructions per board row, a tenth of a signed-in page).
-        let statement = try db.cachedStatement(sql: sql)
-        let rows = try Row.fetchCursor(statement, arguments: Self.arguments(arguments))
-        while let row = try rows.next() {
-            try body(GRDBRow(row: row, statement: statement.sqliteStatement))
+        try run(sql, arguments) { try body(GRDBRow(statement: $0)) }
+    }
+
+    /// Binds `arguments` to the cached statement for `sql` and steps it to the end, handing each
+    /// row to `body`. The statement is reset afterwards, however this ends: a statement left
+    /// mid-way would hold its read snapshot (and WAL checkpoints) open.
+    private func run(_ sql: String, _ arguments: [SQLValue], _ body: (SQLiteStatement) throws -> Void) throws {
+        let handle = try db.cachedStatement(sql: sql).sqliteStatement
+        defer {
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+        }
+        guard Int(sqlite3_bind_parameter_count(handle)) == arguments.count else {
+            throw DatabaseError(resultCode: .SQLITE_MISUSE,
+                                message: "\(arguments.count) arguments for \(sqlite3_bind_parameter_count(handle)) parameters", sql: sql)
+        }
+        for (offset, value) in arguments.enumerated() {
+            let index = CInt(offset + 1)
+            let code: CInt = switch value {
+            case .null: sqlite3_bind_null(handle, index)
+            case .integer(let integer): sqlite3_bind_int64(handle, index, integer)
+            case .real(let real): sqlite3_bind_double(handle, index, real)
+            case .text(let text): Self.bind(text, handle, index)
+            }
+            guard code == SQLITE_OK else { throw failure(code, sql) }
+        }
+        while true {
+            switch sqlite3_step(handle) {
+            case SQLITE_ROW: try body(handle)
+            case SQLITE_DONE: return
+            case let code: throw failure(code, sql)
+            }
         }
     }
 
-    /// Through GRDB's initializer for optional existentials: the one for a sequence of concrete
-    /// values maps with a key path that is built at run time on every call.
-    private static func arguments(_ values: [SQLValue]) -> StatementArguments {
-        StatementArguments(values.map { value -> (any DatabaseValueConvertible)? in
-            switch value {
-            case .null: return nil
-            case .integer(let i): return i
-            case .real(let d): return d
-            case .text(let s): return s
+    /// Text copied by SQLite as it binds (`SQLITE_TRANSIENT`), so no Swift buffer must outlive this call.
+    private static func bind(_ text: String, _ handle: SQLiteStatement, _ index: CInt) -> CInt {
+        var text = text
+        return text.withUTF8 { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { chars in
+                // An empty string may have no address, and SQLite needs one for '' (NULL is NULL).
+                guard let start = chars.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, Self.transient) }
+                return sqlite3_bind_text(handle, index, start, CInt(chars.count), Self.transient)
             }
-        })
+        }
+    }
+
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    private func failure(_ code: CInt, _ sql: String) -> DatabaseError {
+        DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql)
     }
 }
 
 /// The current row of a statement being stepped. SQLite reads NULL as 0 for numbers; text is
 /// checked for NULL first (SQLite gives no pointer for it).
 struct GRDBRow: SQLRow {
-    let row: Row
     let statement: SQLiteStatement
-    func isNull(_ column: Int) -> Bool { row.hasNull(atIndex: column) }
-    func int64(_ column: Int) -> Int64 { Int64(sqliteStatement: statement, index: CInt(column)) }
-    func double(_ column: Int) -> Double { Double(sqliteStatement: statement, index: CInt(column)) }
+    func isNull(_ column: Int) -> Bool { sqlite3_column_type(statement, CInt(column)) == SQLITE_NULL }
+    func int64(_ column: Int) -> Int64 { sqlite3_column_int64(statement, CInt(column)) }
+    func double(_ column: Int) -> Double { sqlite3_column_double(statement, CInt(column)) }
     func string(_ column: Int) -> String { optionalString(column) ?? "" }
     func optionalString(_ column: Int) -> String? {
-        isNull(column) ? nil : String(sqliteStatement: statement, index: CInt(column))
+        guard let text = sqlite3_column_text(statement, CInt(column)) else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, CInt(column)))), as: UTF8.self)
     }
 }
