@@ -281,9 +281,10 @@ final class EventLoop: @unchecked Sendable {
         if received || connection.readEOF { process(connection) }
     }
 
-    /// Parses what the connection has buffered and dispatches at most one request to the workers.
+    /// Parses what the connection has buffered and dispatches at most one request to the workers
+    /// (requests the server's immediate responder answers are written at once, and parsing goes on).
     private func process(_ connection: Connection) {
-        while !connection.inFlight && !connection.closeWhenWritten && !connection.closed {
+        parsing: while !connection.inFlight && !connection.closeWhenWritten && !connection.closed {
             let event = connection.parser.next(connection.input, &connection.inputIndex)
             switch event {
             case .needMore:
@@ -319,6 +320,13 @@ final class EventLoop: @unchecked Sendable {
                 }
             case .request(let request):
                 request.remoteAddress = connection.remoteAddress
+                if let response = server.handleImmediately(request) {
+                    answer(request, with: response, on: connection)
+                    // A client that sends without reading gets no more answers until it reads
+                    // (the writable event resumes parsing): its input then stops being read.
+                    if connection.hasPendingOutput { break parsing }
+                    continue
+                }
                 connection.inFlight = true
                 connection.phase = .handling
                 connection.deadline = 0
@@ -344,6 +352,19 @@ final class EventLoop: @unchecked Sendable {
                 keepAliveHTTP10: request.version == .http10 && !close, date: WorkerDate.current())
             complete(Completion(fd: fd, serial: serial, head: head, body: body, close: close))
         }
+    }
+
+    /// A response made on this thread: written as a worker's would be, then the next pipelined
+    /// request (if any) is parsed by the caller's loop.
+    private func answer(_ request: Request, with response: Response, on connection: Connection) {
+        let close = !request.wantsKeepAlive || server.draining.load(ordering: .relaxed) || shutdownDeadline != 0
+        let (head, body) = server.writer.serialize(response, omitBody: request.method == "HEAD", close: close,
+                                                   keepAliveHTTP10: request.version == .http10 && !close, date: date.current())
+        if close { connection.closeWhenWritten = true }
+        enqueue(connection, head)
+        enqueue(connection, body)
+        connection.phase = .writing
+        flush(connection)
     }
 
     private func drainMailbox() {

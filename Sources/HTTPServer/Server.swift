@@ -39,6 +39,12 @@ public struct ServerConfiguration: Sendable {
 /// A request handler: runs on a worker thread and must not throw (see `Router` for errors).
 public typealias Responder = @Sendable (Request) -> Response
 
+/// Answers on the event loop's own thread, or returns nil to pass the request to the workers.
+/// It must never block (no file, database or network access, no lock held for long): while it
+/// runs, none of its loop's connections move. For answers that are already made (a fixed text,
+/// a health probe), it saves each request two thread hand-offs.
+public typealias ImmediateResponder = @Sendable (Request) -> Response?
+
 /// The HTTP/1.1 server: event loops for I/O, a worker pool for handlers.
 public final class Server: @unchecked Sendable {
     // Safe to share: configuration, responder and pool are set in init and only read after;
@@ -46,6 +52,7 @@ public final class Server: @unchecked Sendable {
     // filled by `start`, which the owner calls once before anything else uses the server.
     public let configuration: ServerConfiguration
     let responder: Responder
+    let immediate: ImmediateResponder?
     let logger: Logger
     let writer: ResponseWriter
     let pool: WorkerPool
@@ -82,9 +89,10 @@ public final class Server: @unchecked Sendable {
     public private(set) var port = 0
 
     public init(configuration: ServerConfiguration = ServerConfiguration(), logger: Logger = Logger(label: "http"),
-                responder: @escaping Responder) {
+                immediate: ImmediateResponder? = nil, responder: @escaping Responder) {
         self.configuration = configuration
         self.responder = responder
+        self.immediate = immediate
         self.logger = logger
         self.writer = ResponseWriter(serverName: configuration.serverName)
         self.pool = WorkerPool(threads: configuration.workerThreads, name: "http-worker")
@@ -145,7 +153,17 @@ public final class Server: @unchecked Sendable {
 
     /// Runs a request through the responder and logs it; called on a worker thread.
     func handle(_ request: Request, started: UInt64) -> Response {
-        let response = responder(request)
+        log(request, responder(request), started: started)
+    }
+
+    /// The immediate responder's answer, logged; nil when the request is for the workers.
+    func handleImmediately(_ request: Request) -> Response? {
+        guard let immediate else { return nil }
+        let started = logger.logLevel <= .info ? monotonicMilliseconds() : 0
+        return immediate(request).map { log(request, $0, started: started) }
+    }
+
+    private func log(_ request: Request, _ response: Response, started: UInt64) -> Response {
         if logger.logLevel <= .info {
             let ms = Double(monotonicMilliseconds() - started)
             logger.info("\(request.method) \(request.path) \(response.status.code) \(response.body.count)B \(ms)ms")
