@@ -122,9 +122,10 @@ public final class Request: @unchecked Sendable {
                 body: [UInt8] = [], remoteAddress: String = "") {
         self.method = method
         self.target = target
-        if let q = target.firstIndex(of: "?") {
-            path = String(target[..<q])
-            query = String(target[target.index(after: q)...])
+        // On bytes: a `Character` search walks grapheme clusters (about 4,000 instructions here).
+        if let q = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
+            path = String(Substring(target.utf8[..<q]))
+            query = String(Substring(target.utf8[target.utf8.index(after: q)...]))
         } else {
             path = target
             query = nil
@@ -137,6 +138,8 @@ public final class Request: @unchecked Sendable {
 
     /// Whether the client asked to keep the connection open (RFC 9112 §9.3).
     public var wantsKeepAlive: Bool {
+        // Most requests have no Connection field: no token lists to build.
+        guard headers.contains("Connection") else { return version == .http11 }
         let tokens = headers.values("Connection").flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces).asciiLowercased() }
         if tokens.contains("close") { return false }

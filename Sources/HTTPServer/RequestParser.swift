@@ -400,12 +400,18 @@ private struct HeadParser {
 
     /// Framing and the fields whose misuse enables request smuggling (RFC 9112 §6, §3.2).
     private func semantics(method: String, target: String, version: HTTPVersion, headers: HTTPHeaders) -> Result {
-        let hosts = headers.values("Host")
+        // One pass over the fields (no array per name: this runs for every request).
+        var hosts: [String] = [], lengths: [String] = [], codings: [String] = []
+        var expect: String?
+        for field in headers.fields {
+            if field.name.caseInsensitiveEquals("Host") { hosts.append(field.value) }
+            else if field.name.caseInsensitiveEquals("Content-Length") { lengths.append(field.value) }
+            else if field.name.caseInsensitiveEquals("Transfer-Encoding") { codings.append(field.value) }
+            else if expect == nil && field.name.caseInsensitiveEquals("Expect") { expect = field.value }
+        }
         if hosts.count > 1 || (version == .http11 && hosts.isEmpty) { return .failure(.badRequest) }
         if let host = hosts.first, !Self.isValidHost(host) { return .failure(.badRequest) }
 
-        let lengths = headers.values("Content-Length")
-        let codings = headers.values("Transfer-Encoding")
         var framing = BodyFraming.none
         if !codings.isEmpty {
             if !lengths.isEmpty || version == .http10 { return .failure(.badRequest) }
@@ -423,7 +429,7 @@ private struct HeadParser {
         }
 
         var expectsContinue = false
-        if let expect = headers["Expect"] {
+        if let expect {
             guard expect.asciiLowercased() == "100-continue" else { return .failure(.expectationFailed) }
             expectsContinue = version == .http11
         }
@@ -435,32 +441,36 @@ private struct HeadParser {
     /// or a reg-name of unreserved, percent-encoded and sub-delim characters; the port digits.
     /// No spaces, slashes, backslashes, userinfo (`@`), lists or second ports.
     static func isValidHost(_ value: String) -> Bool {
-        var bytes = Substring(value).utf8[...]
-        if bytes.first == UInt8(ascii: "[") {
-            guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else { return false }
-            let literal = bytes[bytes.index(after: bytes.startIndex)..<close]
-            guard !literal.isEmpty, literal.allSatisfy({ isHex($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") }) else { return false }
-            bytes = bytes[bytes.index(after: close)...]
+        var value = value
+        return value.withUTF8 { isValidHost(bytes: $0) }
+    }
+
+    /// `isValidHost` on the value's bytes, indexed by integers (the `String.UTF8View` index
+    /// walk cost about 1,700 instructions a request).
+    private static func isValidHost(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let end = bytes.count
+        var i = 0
+        if end > 0 && bytes[0] == UInt8(ascii: "[") {
+            guard let close = bytes.firstIndex(of: UInt8(ascii: "]")), close > 1 else { return false }
+            for k in 1..<close where !(isHex(bytes[k]) || bytes[k] == UInt8(ascii: ":") || bytes[k] == UInt8(ascii: ".")) {
+                return false
+            }
+            i = close + 1
         } else {
-            let colon = bytes.firstIndex(of: UInt8(ascii: ":")) ?? bytes.endIndex
-            var i = bytes.startIndex
-            while i < colon {
-                let byte = bytes[i]
-                if byte == UInt8(ascii: "%") {
-                    let first = bytes.index(after: i)
-                    guard first < colon, bytes.index(after: first) < colon, isHex(bytes[first]),
-                          isHex(bytes[bytes.index(after: first)]) else { return false }
-                    i = bytes.index(i, offsetBy: 3)
+            while i < end && bytes[i] != UInt8(ascii: ":") {
+                if bytes[i] == UInt8(ascii: "%") {
+                    guard i + 2 < end, isHex(bytes[i + 1]), isHex(bytes[i + 2]) else { return false }
+                    i += 3
                     continue
                 }
-                guard isRegNameByte(byte) else { return false }
-                i = bytes.index(after: i)
+                guard isRegNameByte(bytes[i]) else { return false }
+                i += 1
             }
-            bytes = bytes[colon...]
         }
-        guard let first = bytes.first else { return true }
-        guard first == UInt8(ascii: ":") else { return false }
-        return bytes.dropFirst().allSatisfy { $0 >= 48 && $0 <= 57 }
+        guard i < end else { return true }
+        guard bytes[i] == UInt8(ascii: ":") else { return false }
+        for k in (i + 1)..<end where !(bytes[k] >= 48 && bytes[k] <= 57) { return false }
+        return true
     }
 
     private static func isHex(_ byte: UInt8) -> Bool { hexValue(byte) != nil }

@@ -22,7 +22,12 @@ struct ResponseWriter {
         let bodyInHead = sendsBody && response.body.count <= Self.bodyCopiedIntoHead
         var out: [UInt8] = []
         out.reserveCapacity(160 + response.headers.fields.count * 40 + (bodyInHead ? response.body.count : 0))
-        out.append(contentsOf: "HTTP/1.1 \(status.code) \(status.reason)\r\n".utf8)
+        // Bytes appended directly: string interpolation here cost a fifth of a bare request.
+        out.append(contentsOf: "HTTP/1.1 ".utf8)
+        appendDecimal(status.code, to: &out)
+        out.append(0x20)
+        out.append(contentsOf: status.reason.utf8)
+        out.append(contentsOf: "\r\n".utf8)
         for field in response.headers.fields {
             if field.name.caseInsensitiveEquals("Content-Length") || field.name.caseInsensitiveEquals("Connection")
                 || field.name.caseInsensitiveEquals("Date") || field.name.caseInsensitiveEquals("Transfer-Encoding") {
@@ -40,7 +45,7 @@ struct ResponseWriter {
         out.append(contentsOf: date.utf8)
         if bodyAllowed {
             out.append(contentsOf: "\r\nContent-Length: ".utf8)
-            out.append(contentsOf: String(response.body.count).utf8)
+            appendDecimal(response.body.count, to: &out)
         }
         if close {
             out.append(contentsOf: "\r\nConnection: close".utf8)
@@ -50,6 +55,18 @@ struct ResponseWriter {
         out.append(contentsOf: "\r\n\r\n".utf8)
         if bodyInHead { out.append(contentsOf: response.body) }
         return (out, sendsBody && !bodyInHead ? response.body : [])
+    }
+
+    /// A non-negative number's ASCII digits.
+    private func appendDecimal(_ number: Int, to out: inout [UInt8]) {
+        var divisor = 1
+        while divisor <= number / 10 { divisor *= 10 }
+        var rest = max(0, number)
+        while divisor > 0 {
+            out.append(0x30 + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
     }
 
     /// Below this a body is cheaper copied than written as a second chunk.
