@@ -18,7 +18,8 @@
 # repeat on a noisy machine.
 #
 # Environment: PEER (the peer's sources), PEER_BUILD (a writable copy, built here if needed),
-# DURATION=8s WARMUP=2s REPS=3 CONNS=64 CALLGRIND_REQUESTS=200 SKIP_PEER=1 SKIP_CALLGRIND=1 CLUSTER=1.
+# DURATION=8s WARMUP=2s REPS=3 CONNS=64 CALLGRIND_REQUESTS=200 SKIP_PEER=1 SKIP_CALLGRIND=1 CLUSTER=1,
+# PLAINTEXT_ROUNDS=5, ONLY_PLAINTEXT=1 (the bare server against nginx and nothing else).
 # Needs: wrk, valgrind, curl, taskset, nginx (and postgresql for CLUSTER=1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -132,6 +133,10 @@ CONF
     median() { printf '%s\n' "$@" | sort -g | sed -n "$(( ($# + 1) / 2 ))p"; }
     echo "nginx-plaintext $(median "${NGINX_RATES[@]}") (rounds: ${NGINX_RATES[*]})" | tee -a "$OUT/results.txt"
     echo "ours-plaintext $(median "${BARE_RATES[@]}") (rounds: ${BARE_RATES[*]})" | tee -a "$OUT/results.txt"
+fi
+if [[ -n ${ONLY_PLAINTEXT:-} ]]; then
+    echo "results in $OUT/results.txt"
+    exit 0
 fi
 
 # --- ours ------------------------------------------------------------------------------------
