@@ -78,7 +78,7 @@ let package = Package(
         // A raw-socket HTTP client for tests: every byte sent and received is under the test's control.
         .target(
             name: "HTTPTestSupport",
-            dependencies: ["HTTPServer"],
+            dependencies: ["HTTPServer", "CSystem"],
             swiftSettings: strict
         ),
         .testTarget(

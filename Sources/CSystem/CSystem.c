@@ -13,3 +13,8 @@ int csystem_available_cpus(void) {
     if (sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
     return CPU_COUNT(&set);
 }
+
+#include <spawn.h>
+int csystem_spawn_add_closefrom(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}

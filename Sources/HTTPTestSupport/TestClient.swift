@@ -35,31 +35,35 @@ public final class TestClient {
             throw TestClientError("cannot resolve \(host)")
         }
         defer { freeaddrinfo(info) }
-        fd = socket(first.pointee.ai_family, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestClientError("socket: \(errno)") }
+        // Set up on a local descriptor, stored only once connected: a class whose stored
+        // properties are all set runs its deinit when its init throws, so closing here and there
+        // closed the same number twice, the second time another thread's new socket (EBADF).
+        let socketFD = socket(first.pointee.ai_family, Int32(SOCK_STREAM.rawValue), 0)
+        guard socketFD >= 0 else { throw TestClientError("socket: \(errno)") }
         var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1_000_000))
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(socketFD, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         if let source {
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             guard inet_pton(AF_INET, source, &address.sin_addr) == 1 else {
-                Glibc.close(fd)
+                Glibc.close(socketFD)
                 throw TestClientError("not an IPv4 address: \(source)")
             }
             let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
             guard bound == 0 else {
                 let code = errno
-                Glibc.close(fd)
+                Glibc.close(socketFD)
                 throw TestClientError("bind \(source): \(String(cString: strerror(code)))")
             }
         }
-        guard connect(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
+        guard connect(socketFD, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
             let code = errno
-            Glibc.close(fd)
+            Glibc.close(socketFD)
             throw TestClientError("connect: \(String(cString: strerror(code)))")
         }
+        fd = socketFD
     }
 
     deinit { Glibc.close(fd) }

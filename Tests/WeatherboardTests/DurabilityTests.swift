@@ -10,7 +10,7 @@ import Testing
     static let executable = Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("weatherboard").path
 
     final class Node {
-        let process = Process()
+        let process: ChildProcess
         let port: Int
 
         init(arguments: [String], port: Int, log: String) throws {
@@ -22,22 +22,20 @@ import Testing
                              "--templates", AppConfiguration.repositoryFolder("Templates")] + arguments
             // Through `exec` in a shell, so that the log is the shell's redirection (no descriptor of
             // this process handed over) and the process killed is the server itself.
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", "exec \"$0\" \"$@\" >\(log) 2>&1", DurabilityTests.executable] + arguments
-            try process.run()
+            process = try ChildProcess(["/bin/sh", "-c", "exec \"$0\" \"$@\" >\(log) 2>&1", DurabilityTests.executable] + arguments)
             try waitUntil("the node answers /healthz", timeout: 120) {
                 (try? TestClient.request(port: port, "GET", "/healthz").status) == 200
             }
         }
 
         func kill() {
-            Glibc.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            process.signal(SIGKILL)
+            process.wait()
         }
 
         func stop() {
-            process.terminate()
-            process.waitUntilExit()
+            process.signal(SIGTERM)
+            process.wait()
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTestSupport
 import Testing
 
 /// The build-time template compiler: a template mistake is a build error that names the file and
@@ -18,18 +19,12 @@ import Testing
         try #"{"greeting": "Hello & welcome"}"#.write(to: folder.appendingPathComponent("strings/en.json"), atomically: true, encoding: .utf8)
         try template.write(to: folder.appendingPathComponent("page.mustache"), atomically: true, encoding: .utf8)
         let output = folder.appendingPathComponent("Templates.swift")
-        let process = Process()
         let compiler: URL = try #require(Self.compiler, "TemplateCompiler was not built beside the tests")
-        // Its errors go to a file through the shell, not a Pipe: Foundation's Process with a Pipe
-        // is known to close descriptors again under concurrency (swiftlang/swift#57827), and with
-        // other tests' sockets opening meanwhile one of theirs went (EBADF on send).
+        // Its errors go to a file through the shell (see `ChildProcess` for why no Pipe).
         let errors = folder.appendingPathComponent("errors.txt").path
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "exec \"$0\" \"$@\" 2>\"\(errors)\"", compiler.path, folder.path, output.path]
-        try process.run()
-        process.waitUntilExit()
+        let status = try ChildProcess(["/bin/sh", "-c", "exec \"$0\" \"$@\" 2>\"\(errors)\"", compiler.path, folder.path, output.path]).wait()
         let errorText = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
-        return (process.terminationStatus, (try? String(contentsOf: output, encoding: .utf8)) ?? "", errorText)
+        return (status, (try? String(contentsOf: output, encoding: .utf8)) ?? "", errorText)
     }
 
     @Test func typedValuesAreAppendedAndStandaloneLinesVanish() throws {

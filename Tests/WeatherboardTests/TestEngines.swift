@@ -73,16 +73,12 @@ final class TestPostgres: Sendable {
         self.port = port
         let asRoot = getuid() == 0
         // PostgreSQL refuses to run as root: as root, the server runs as the `postgres` user.
-        // Output goes to files through the shell's redirections: no Pipe or FileHandle is handed
-        // to a child (Foundation's Process can close such descriptors again: swiftlang/swift#57827).
+        // Output goes to files through the shell's redirections (children are `ChildProcess`es:
+        // see there why not Foundation's Process).
         func shell(_ command: String) throws {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
             let logged = "\(command) >\(folder)/setup.log 2>&1"
-            process.arguments = ["-c", asRoot ? "chown -R postgres \(folder) && su postgres -s /bin/sh -c '\(logged)'" : logged]
-            try process.run()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
+            let status = try ChildProcess(shell: asRoot ? "chown -R postgres \(folder) && su postgres -s /bin/sh -c '\(logged)'" : logged).wait()
+            guard status == 0 else {
                 let text = (try? String(contentsOfFile: folder + "/setup.log", encoding: .utf8)) ?? ""
                 throw TestPostgresUnavailable(description: "`\(command)` failed: \(text)")
             }
@@ -94,11 +90,8 @@ final class TestPostgres: Sendable {
         // The watchdog: the server stops (and its folder goes) when this process is gone, even after a crash.
         let watchdog = "\(bin)/postgres -D \(folder)/data \(options) >\(folder)/log 2>&1 & p=$!; "
             + "while [ -d /proc/\(getpid()) ] && kill -0 $p 2>/dev/null; do sleep 1; done; kill -INT $p; wait $p; rm -rf \(folder)"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", asRoot ? "chown -R postgres \(folder) && exec su postgres -s /bin/sh -c '\(watchdog)' >/dev/null 2>&1"
-                                          : "(\(watchdog)) >/dev/null 2>&1"]
-        try process.run()
+        _ = try ChildProcess(shell: asRoot ? "chown -R postgres \(folder) && exec su postgres -s /bin/sh -c '\(watchdog)' >/dev/null 2>&1"
+                                           : "(\(watchdog)) >/dev/null 2>&1")
         // Ready when it accepts a connection.
         let deadline = Date().addingTimeInterval(30)
         var ready = false

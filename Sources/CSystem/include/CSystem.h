@@ -9,3 +9,8 @@ int csystem_accept4(int fd, struct sockaddr *address, socklen_t *length, int fla
 
 /// The number of CPUs in this process's affinity mask (sched_getaffinity needs _GNU_SOURCE).
 int csystem_available_cpus(void);
+
+#include <spawn.h>
+/// posix_spawn_file_actions_addclosefrom_np(3) (glibc 2.34+), declared only under _GNU_SOURCE:
+/// a spawned child closes every descriptor from `from` on.
+int csystem_spawn_add_closefrom(posix_spawn_file_actions_t *actions, int from);

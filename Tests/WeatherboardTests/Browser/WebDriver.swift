@@ -27,7 +27,7 @@ final class WebDriver {
     static let chromium = "/usr/bin/chromium"
     static let chromedriver = "/usr/bin/chromedriver"
 
-    private var driverPID: pid_t = 0
+    private let driver: ChildProcess
     private let port: Int
     private(set) var session = ""
     static let elementKey = "element-6066-11e4-a52e-4f735466cecf"
@@ -35,19 +35,7 @@ final class WebDriver {
     /// Starts chromedriver and a headless Chromium session.
     init(width: Int = 1280, height: Int = 900, acceptLanguage: String = "en-GB,en") throws {
         port = Self.freePort()
-        // posix_spawn rather than Foundation's Process, whose waitUntilExit hung here when called
-        // from a test's thread.
-        let arguments = [Self.chromedriver, "--port=\(port)", "--silent"]
-        var argv = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        guard posix_spawn(&driverPID, Self.chromedriver, &actions, nil, &argv, environ) == 0 else {
-            throw Failure(description: "cannot start \(Self.chromedriver)")
-        }
+        driver = try ChildProcess([Self.chromedriver, "--port=\(port)", "--silent"])
         var ready = false
         // Up to 30 s: on a busy two-core machine (other suites run alongside) start-up is slow.
         for _ in 0..<300 {
@@ -74,11 +62,8 @@ final class WebDriver {
 
     deinit {
         if !session.isEmpty { _ = try? call("DELETE", "/session/\(session)") }
-        if driverPID > 0 {
-            kill(driverPID, SIGKILL) // chromedriver ignores SIGTERM while it has browsers; the session is closed above
-            var status: Int32 = 0
-            waitpid(driverPID, &status, 0)
-        }
+        driver.signal(SIGKILL) // chromedriver ignores SIGTERM while it has browsers; the session is closed above
+        driver.wait()
     }
 
     /// A port nothing listens on right now (the kernel's pick for port 0).
