@@ -345,22 +345,21 @@ final class EventLoop: @unchecked Sendable {
         let started = monotonicMilliseconds()
         let fd = connection.fd, serial = connection.serial
         jobs.append { [self] in
-            let response = server.handle(request, started: started)
-            let close = !request.wantsKeepAlive || server.draining.load(ordering: .relaxed)
-            let (head, body) = server.writer.serialize(
-                response, omitBody: request.method == "HEAD", close: close,
-                keepAliveHTTP10: request.version == .http10 && !close, date: WorkerDate.current())
+            let (head, body, close) = server.serialize(server.handle(request, started: started), for: request, date: WorkerDate.current())
             complete(Completion(fd: fd, serial: serial, head: head, body: body, close: close))
         }
     }
 
-    /// A response made on this thread: written as a worker's would be, then the next pipelined
-    /// request (if any) is parsed by the caller's loop.
+    /// A response made on this thread, written as a worker's would be; the caller's loop then
+    /// parses the next pipelined request, if any.
     private func answer(_ request: Request, with response: Response, on connection: Connection) {
-        let close = !request.wantsKeepAlive || server.draining.load(ordering: .relaxed) || shutdownDeadline != 0
-        let (head, body) = server.writer.serialize(response, omitBody: request.method == "HEAD", close: close,
-                                                   keepAliveHTTP10: request.version == .http10 && !close, date: date.current())
-        if close { connection.closeWhenWritten = true }
+        let (head, body, close) = server.serialize(response, for: request, date: date.current())
+        queueResponse(head, body, close: close, to: connection)
+    }
+
+    /// A serialised response onto the connection's output, written as far as the socket takes it.
+    private func queueResponse(_ head: [UInt8], _ body: [UInt8], close: Bool, to connection: Connection) {
+        if close || shutdownDeadline != 0 { connection.closeWhenWritten = true }
         enqueue(connection, head)
         enqueue(connection, body)
         connection.phase = .writing
@@ -379,11 +378,7 @@ final class EventLoop: @unchecked Sendable {
             // Its connection may have closed meanwhile (a timeout), its descriptor reused.
             guard let connection = connection(for: completion.fd), connection.serial == completion.serial else { continue }
             connection.inFlight = false
-            if completion.close || shutdownDeadline != 0 { connection.closeWhenWritten = true }
-            enqueue(connection, completion.head)
-            enqueue(connection, completion.body)
-            connection.phase = .writing
-            flush(connection)
+            queueResponse(completion.head, completion.body, close: completion.close, to: connection)
             if !connection.closed && !connection.hasPendingOutput { process(connection) }
             if !connection.closed { updateInterest(connection) }
         }

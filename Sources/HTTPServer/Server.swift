@@ -156,6 +156,15 @@ public final class Server: @unchecked Sendable {
         log(request, responder(request), started: started)
     }
 
+    /// The response's bytes for `request` (no body for HEAD) and whether the connection closes
+    /// after it: when the client asked, or the server is draining.
+    func serialize(_ response: Response, for request: Request, date: String) -> (head: [UInt8], body: [UInt8], close: Bool) {
+        let close = !request.wantsKeepAlive || draining.load(ordering: .relaxed)
+        let (head, body) = writer.serialize(response, omitBody: request.method == "HEAD", close: close,
+                                            keepAliveHTTP10: request.version == .http10 && !close, date: date)
+        return (head, body, close)
+    }
+
     /// The immediate responder's answer, logged; nil when the request is for the workers.
     func handleImmediately(_ request: Request) -> Response? {
         guard let immediate else { return nil }

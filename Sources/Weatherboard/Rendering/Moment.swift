@@ -6,12 +6,9 @@ import Foundation
 struct Moment {
     var iso: String
     var text: String
+}
 
-    init(iso: String, text: String) {
-        self.iso = iso
-        self.text = text
-    }
-
+extension Moment {
     init(_ date: Date, _ language: Language) {
         self.init(iso: DateFormatting.iso8601(date), text: DateFormatting.utcMinute(date, language: language))
     }

@@ -61,11 +61,11 @@ struct CitiesController {
         return "\(region), \(country)"
     }
 
-    /// "Seoul" and "Seoul", or "Tokyo" and "Tokyo-to": a region named after its city.
+    /// "Seoul" and "Seoul", or "Tokyo" and "Tokyo-to", "Shanghai" and "Shanghai Shi": a region
+    /// named after its city (compared as search compares names).
     private static func sameName(_ region: String, _ city: String) -> Bool {
-        let fold = { (text: String) in text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil) }
-        let (region, city) = (fold(region), fold(city))
-        return region == city || region.hasPrefix(city + "-") || region.hasPrefix(city + " ")
+        let (region, city) = (CityIndex.fold(region), CityIndex.fold(city))
+        return region == city || region.hasPrefix(city + " ")
     }
 
     /// `GET /nearest?lat=&lon=` → 302 to the nearest city.
