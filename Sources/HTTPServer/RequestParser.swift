@@ -9,6 +9,12 @@ public struct ParserLimits: Sendable {
     public var maxHeaderCount = 100
     /// Largest request body, by Content-Length or chunked; larger → 413.
     public var maxBodyBytes = 1 << 20
+    /// Most chunks in one chunked body; more → 413. Each chunk costs a size line's work however
+    /// small it is: without a bound, a megabyte of one-byte chunks is 300,000 such steps on the
+    /// event loop for one request (RFC 9112 §7.1 sets no limit; a server may refuse content it
+    /// is unwilling to process, RFC 9110 §15.5.14). 4,096 chunks keep a 1 MiB body's average
+    /// chunk at 256 bytes, far smaller than any real uploader writes.
+    public var maxChunkCount = 4_096
 
     public init() {}
 }
@@ -49,9 +55,9 @@ public struct RequestParser {
     private enum State {
         case head(scanned: Int, firstLineFound: Bool)
         case fixedBody(RequestHead, length: Int)
-        case chunkSize(RequestHead, body: [UInt8])
-        case chunkData(RequestHead, body: [UInt8], remaining: Int)
-        case chunkDataEnd(RequestHead, body: [UInt8])
+        case chunkSize(RequestHead, body: [UInt8], chunks: Int)
+        case chunkData(RequestHead, body: [UInt8], remaining: Int, chunks: Int)
+        case chunkDataEnd(RequestHead, body: [UInt8], chunks: Int)
         case trailers(RequestHead, body: [UInt8], bytes: Int)
         case failed(HTTPStatus)
     }
@@ -172,7 +178,7 @@ public struct RequestParser {
                 state = .fixedBody(head, length: length)
                 return .head(head)
             case .chunked:
-                state = .chunkSize(head, body: [])
+                state = .chunkSize(head, body: [], chunks: 0)
                 return .head(head)
             }
         }
@@ -180,10 +186,14 @@ public struct RequestParser {
 
     // MARK: - Chunked body (RFC 9112 §7.1)
 
+    /// Decodes as many chunks as the buffer holds. The body is moved out of `state` before it
+    /// grows (`state = .failed` drops the enum's reference), so appending never copies what was
+    /// already decoded, and it grows geometrically (no `reserveCapacity` per chunk, which would
+    /// reallocate to the exact size each time): decoding is linear in the body's size.
     private mutating func parseChunked(_ buffer: [UInt8], _ index: inout Int) -> ParseEvent {
         while true {
             switch state {
-            case .chunkSize(let head, let body):
+            case .chunkSize(let head, let body, let chunks):
                 guard let lineEnd = findCRLF(buffer, from: index, limit: 4096) else {
                     if buffer.count - index > 4096 { return fail(.badRequest) }
                     return .needMore
@@ -195,24 +205,23 @@ public struct RequestParser {
                 if size == 0 {
                     state = .trailers(head, body: body, bytes: 0)
                 } else {
-                    var body = body
-                    body.reserveCapacity(body.count + size)
-                    state = .chunkData(head, body: body, remaining: size)
+                    if chunks >= limits.maxChunkCount { return fail(.contentTooLarge) }
+                    state = .chunkData(head, body: body, remaining: size, chunks: chunks + 1)
                 }
-            case .chunkData(let head, var body, let remaining):
+            case .chunkData(let head, var body, let remaining, let chunks):
                 let take = min(remaining, buffer.count - index)
                 if take == 0 { return .needMore }
                 state = .failed(.badRequest) // release `body`'s other reference before appending
                 body.append(contentsOf: buffer[index..<(index + take)])
                 index += take
-                state = remaining == take ? .chunkDataEnd(head, body: body)
-                    : .chunkData(head, body: body, remaining: remaining - take)
+                state = remaining == take ? .chunkDataEnd(head, body: body, chunks: chunks)
+                    : .chunkData(head, body: body, remaining: remaining - take, chunks: chunks)
                 if remaining != take { return .needMore }
-            case .chunkDataEnd(let head, let body):
+            case .chunkDataEnd(let head, let body, let chunks):
                 guard buffer.count - index >= 2 else { return .needMore }
                 guard buffer[index] == CR, buffer[index + 1] == LF else { return fail(.badRequest) }
                 index += 2
-                state = .chunkSize(head, body: body)
+                state = .chunkSize(head, body: body, chunks: chunks)
             case .trailers(let head, let body, let bytes):
                 // Trailer fields are read, checked for framing and ignored.
                 guard let lineEnd = findCRLF(buffer, from: index, limit: limits.maxHeaderBytes) else {

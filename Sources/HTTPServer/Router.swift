@@ -15,6 +15,9 @@ public final class Router<Context: RequestContext>: @unchecked Sendable {
     public typealias Middleware = (Request, Context, _ next: Handler) throws -> Response
 
     private let root = Node()
+    /// The most segments any route has (a catch-all counts as one): how deep a walk of the
+    /// tree can go, whatever the path's length.
+    private var deepestRoute = 0
     private var middleware: [Middleware] = []
     /// Every route added, in order (for tests that enumerate, e.g., the admin area).
     public private(set) var routes: [(method: String, path: String)] = []
@@ -56,6 +59,7 @@ public final class Router<Context: RequestContext>: @unchecked Sendable {
     public func add(_ method: String, _ path: String, _ handler: @escaping Handler) {
         checkNotFrozen()
         var node = root
+        deepestRoute = max(deepestRoute, path.split(separator: "/", omittingEmptySubsequences: true).count)
         for segment in path.split(separator: "/", omittingEmptySubsequences: true) {
             if segment.hasPrefix("{") && segment.hasSuffix("...}") {
                 let name = String(segment.dropFirst().dropLast(4))
@@ -109,13 +113,55 @@ public final class Router<Context: RequestContext>: @unchecked Sendable {
     /// Whether a route answers this request's method and path (so middleware can leave 404 and
     /// 405 to the router instead of, say, checking a form that no handler would read).
     public func hasRoute(for request: Request) -> Bool {
-        guard let segments = PercentDecoding.pathSegments(request.path) else { return false }
+        guard !Self.isAbsurd(request.path), let segments = PercentDecoding.pathSegments(request.path) else { return false }
         var parameters: [String: String] = [:]
         guard let node = root.match(segments[...], &parameters) else { return false }
         return node.handlers[request.method] != nil || (request.method == "HEAD" && node.handlers["GET"] != nil)
     }
 
+    /// The longest leading part of `path`, in whole segments, that a GET route answers ("/city/seoul"
+    /// for "/city/seoul/posts/7/edit"), or "/" when none does. One walk down the route tree: the
+    /// work is bounded by the tree's depth, not by the path (a walk that tried each shorter prefix
+    /// in turn cost 0.95 s of CPU for a path of 4,000 segments).
+    public func nearestPage(above path: String) -> String {
+        nearestPageWalk(above: path).page
+    }
+
+    /// `nearestPage` and how many tree nodes its walk visited (tests bound the work with it).
+    func nearestPageWalk(above path: String) -> (page: String, nodesVisited: Int) {
+        // Only as many segments as a route can have, and one more for what a catch-all takes.
+        let raw = path.split(separator: "/", maxSplits: deepestRoute, omittingEmptySubsequences: true)
+        let decoded = raw.map { PercentDecoding.decode($0, plusAsSpace: false) }
+        var best = 0
+        var visited = 0
+        func walk(_ node: Node, depth: Int) {
+            visited += 1
+            if node.handlers["GET"] != nil { best = max(best, depth) }
+            guard depth < raw.count, let segment = decoded[depth], !segment.utf8.contains(0) else { return }
+            if let child = node.literals[segment] { walk(child, depth: depth + 1) }
+            if let (_, child) = node.parameter, !segment.isEmpty { walk(child, depth: depth + 1) }
+            if let (_, child) = node.catchAll, child.handlers["GET"] != nil { best = raw.count }
+        }
+        walk(root, depth: 0)
+        return ("/" + raw.prefix(best).joined(separator: "/"), visited)
+    }
+
+    /// Paths of more segments than any application has routes for are not decoded or walked
+    /// at all: 404 at once. (Decoding is linear in the path, but an attacker's 8 KiB of "/a"
+    /// is 4,000 segments of work for nothing.)
+    public static var maxPathSegments: Int { 128 }
+
+    private static func isAbsurd(_ path: String) -> Bool {
+        var slashes = 0
+        for byte in path.utf8 where byte == UInt8(ascii: "/") {
+            slashes += 1
+            if slashes > maxPathSegments { return true }
+        }
+        return false
+    }
+
     private func route(_ request: Request, _ context: Context) throws -> Response {
+        if Self.isAbsurd(request.path) { throw HTTPError(.notFound) }
         guard let segments = PercentDecoding.pathSegments(request.path) else {
             throw HTTPError(.badRequest, message: "Invalid path encoding")
         }

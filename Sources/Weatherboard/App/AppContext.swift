@@ -23,7 +23,14 @@ public final class AppContext: RequestContext {
     /// The address of the page this response shows, for links that reload it (the language
     /// switch): the request's own for a GET; for a form's POST answered with a page (a refused
     /// form), the nearest page above the form's address (`/city/seoul` for `/city/seoul/posts`).
-    var pageAddress: String?
+    /// Worked out on first use: most POSTs redirect and never need it.
+    var pageAddress: String? {
+        if foundPageAddress == nil, let find = findPageAddress { foundPageAddress = find() }
+        return foundPageAddress
+    }
+    /// How to find `pageAddress` (set by `Middleware.pageAddress` for requests other than GET).
+    var findPageAddress: (() -> String)?
+    private var foundPageAddress: String?
     /// The confirmation this request brought (shown by the page's layout, then cleared).
     var flash: Flash?
     /// The confirmation of this request's action, for the page its redirect leads to.

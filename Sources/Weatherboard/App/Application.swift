@@ -99,7 +99,7 @@ public final class Application: Sendable {
         let identity = Identity(sessions: sessions, secureCookies: configuration.secureCookies, clock: clock,
                                 routeExists: { [unowned router] in router.hasRoute(for: $0) })
         router.use(Flash.middleware(secure: configuration.secureCookies))
-        router.use(Middleware.pageAddress(hasRoute: { [unowned router] in router.hasRoute(for: $0) }))
+        router.use(Middleware.pageAddress(nearestPage: { [unowned router] in router.nearestPage(above: $0) }))
         router.use(identity.middleware)
         let board = BoardView(database: database, pages: pages, clock: clock)
         let bookmarks = Bookmarks(store: BookmarkStore(database: database), index: cities, clock: clock, secureCookies: configuration.secureCookies)

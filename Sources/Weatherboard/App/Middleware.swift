@@ -27,16 +27,14 @@ enum Middleware {
         return response
     }
 
-    /// For a POST, finds the page its links should reload (see `AppContext.pageAddress`): the
-    /// form's address, or the nearest one above it that answers GET.
-    static func pageAddress(hasRoute: @escaping @Sendable (Request) -> Bool) -> Router<AppContext>.Middleware {
+    /// For a POST, says how to find the page its links should reload (see `AppContext.pageAddress`):
+    /// the form's address, or the nearest one above it that answers GET. Found only if a page is
+    /// rendered (a refused form), in one walk of the routes.
+    static func pageAddress(nearestPage: @escaping @Sendable (String) -> String) -> Router<AppContext>.Middleware {
         { request, context, next in
             if request.method != "GET" && request.method != "HEAD" {
-                var segments = request.path.split(separator: "/")
-                while !segments.isEmpty && !hasRoute(Request(method: "GET", target: "/" + segments.joined(separator: "/"))) {
-                    segments.removeLast()
-                }
-                context.pageAddress = "/" + segments.joined(separator: "/")
+                let path = request.path
+                context.findPageAddress = { nearestPage(path) }
             }
             return try next(request, context)
         }

@@ -40,14 +40,20 @@ struct AccountsController {
 
     func signUp(_ request: Request, _ context: AppContext) throws -> Response {
         let form = context.form
-        let username = (form["username"] ?? "").trimmingCharacters(in: .whitespaces)
-        let displayName = (form["display_name"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
+        let username = Validation.typedUsername(form["username"])
+        let typedName = TextPolicy.displayName.typed(form["display_name"])
         let password = form["password"] ?? ""
         let next = safeReturnPath(form["next"])
         let language = context.language
         var errors: [String: String] = [:]
         if let problem = Validation.username(username) { errors["username"] = pages.string(problem, language) }
-        if let problem = Validation.displayName(displayName) { errors["display_name"] = pages.string(problem, language) }
+        let displayName: String
+        switch Validation.displayName(typedName) {
+        case .success(let name): displayName = name
+        case .failure(let problem):
+            displayName = TextPolicy.displayName.echo(typedName)
+            errors["display_name"] = pages.string(problem.key, language)
+        }
         if let problem = Validation.password(password, username: username) { errors["password"] = pages.string(problem, language) }
         let values = ["username": username, "display_name": displayName, "next": next]
         if !errors.isEmpty { return signUpPage(context, values: values, errors: errors, status: .unprocessableContent) }
@@ -80,7 +86,7 @@ struct AccountsController {
 
     func signIn(_ request: Request, _ context: AppContext) throws -> Response {
         let form = context.form
-        let username = (form["username"] ?? "").trimmingCharacters(in: .whitespaces)
+        let username = Validation.typedUsername(form["username"])
         let password = form["password"] ?? ""
         let next = safeReturnPath(form["next"])
         let now = clock()
@@ -135,10 +141,13 @@ struct AccountsController {
 
     func updateProfile(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireActiveUser() // a banned person cannot rename themselves
-        let displayName = (context.form["display_name"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
-        if let problem = Validation.displayName(displayName) {
-            return try settingsPage(context, user: user, displayName: displayName, profileError: pages.string(problem, context.language),
-                                    status: .unprocessableContent)
+        let typedName = TextPolicy.displayName.typed(context.form["display_name"])
+        let displayName: String
+        switch Validation.displayName(typedName) {
+        case .success(let name): displayName = name
+        case .failure(let problem):
+            return try settingsPage(context, user: user, displayName: TextPolicy.displayName.echo(typedName),
+                                    profileError: pages.string(problem.key, context.language), status: .unprocessableContent)
         }
         try store.rename(userID: user.id, to: displayName)
         versions.changed(.everything)
@@ -187,8 +196,19 @@ struct AccountsController {
     }
 }
 
+/// A refusal named by the catalog key of its message.
+struct KeyedProblem: Error, Equatable {
+    let key: String
+}
+
 /// Form rules; each returns the catalog key of its message, or nil when the value is fine.
 enum Validation {
+    /// The username field as typed, without surrounding spaces; never more than a little over
+    /// the limit (a refused name is echoed, and a sign-in's name becomes a limit's key).
+    static func typedUsername(_ raw: String?) -> String {
+        TextPolicy.prefix(raw ?? "", bytes: 64).trimmingCharacters(in: .whitespaces)
+    }
+
     static func username(_ value: String) -> String? {
         guard (3...20).contains(value.count) else { return "error_username_length" }
         guard value.unicodeScalars.allSatisfy({ ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || $0 == "_" })
@@ -196,8 +216,9 @@ enum Validation {
         return nil
     }
 
-    static func displayName(_ value: String) -> String? {
-        TextPolicy.displayName.problem(value).map { $0.key(lengthKey: "error_display_name_length") }
+    /// The display name as stored, or the catalog key of what is wrong with it.
+    static func displayName(_ typed: TextPolicy.Typed) -> Result<String, KeyedProblem> {
+        TextPolicy.displayName.normalise(typed).mapError { KeyedProblem(key: $0.key(lengthKey: "error_display_name_length")) }
     }
 
     static func password(_ value: String, username: String) -> String? {

@@ -13,9 +13,6 @@ struct PostingRules: Sendable {
     static let withdrawWindow: TimeInterval = 10 * 60
     /// The same text again within this long is a duplicate.
     static let duplicateWindow: TimeInterval = 5 * 60
-    /// The longest text a refused form gives back (the limit is 500).
-    static let echoLimit = 600
-
     /// Why a post is refused: a catalog key with its arguments, and the status to answer with.
     struct Refusal: Error {
         let key: String
@@ -31,13 +28,13 @@ struct PostingRules: Sendable {
         now.timeIntervalSince(reportedAt) < withdrawWindow
     }
 
-    /// The body as stored: trimmed, NFC; or what is wrong with it.
-    static func normalise(_ text: String?) -> Result<String, Refusal> {
-        let body = (text ?? "").replacingOccurrences(of: "\r\n", with: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
-            .precomposedStringWithCanonicalMapping
-        if body.isEmpty { return .failure(Refusal(key: "error_post_empty")) }
-        if let problem = TextPolicy.post.problem(body) { return .failure(Refusal(key: problem.key(lengthKey: "error_post_long"))) }
-        return .success(body)
+    /// The body as stored (see `TextPolicy.normalise`), or what is wrong with it.
+    static func normalise(_ typed: TextPolicy.Typed) -> Result<String, Refusal> {
+        switch TextPolicy.post.normalise(typed) {
+        case .success(let body): return .success(body)
+        case .failure(.empty): return .failure(Refusal(key: "error_post_empty"))
+        case .failure(let problem): return .failure(Refusal(key: problem.key(lengthKey: "error_post_long")))
+        }
     }
 
     /// The form of a body the duplicate rule compares: case and runs of white space do not make

@@ -68,14 +68,18 @@ struct SafetyController {
         let returnTo = context.returnPath(or: "/city/\(post.citySlug)")
         guard post.userID != user.id else { throw HTTPError(.badRequest, message: "You cannot report your own post.") }
         let typedReason = context.form["reason"] ?? ""
-        let detail = String((context.form["detail"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines).unicodeScalars.prefix(1_100))
+        let typedDetail = TextPolicy.reportDetail.typed(context.form["detail"])
         // A refused report comes back as its form, with the message and what was chosen and typed.
         func refuse(_ key: String) -> Response {
-            reportPage(post, context, returnTo: returnTo, reason: typedReason, detail: detail,
+            reportPage(post, context, returnTo: returnTo, reason: typedReason, detail: TextPolicy.reportDetail.echo(typedDetail),
                        error: pages.string(key, context.language), status: .unprocessableContent)
         }
         guard let reason = ReportReason(rawValue: typedReason) else { return refuse("error_report_reason") }
-        if let problem = TextPolicy.reportDetail.problem(detail) { return refuse(problem.key(lengthKey: "error_report_detail_long")) }
+        let detail: String
+        switch TextPolicy.reportDetail.normalise(typedDetail) {
+        case .success(let text): detail = text
+        case .failure(let problem): return refuse(problem.key(lengthKey: "error_report_detail_long"))
+        }
         guard reason != .other || !detail.isEmpty else { return refuse("error_report_other_detail") }
         let now = clock().timeIntervalSince1970
         do {

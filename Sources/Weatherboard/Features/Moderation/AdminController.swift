@@ -102,13 +102,27 @@ struct AdminController {
 
     // MARK: - Actions
 
-    private func reason(_ context: AppContext) -> String {
-        (context.form["reason"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+    /// A moderator's reason: as it will be stored, or as typed (at most the limit) with the
+    /// catalog key of what is wrong with it.
+    private struct TypedReason {
+        var text: String
+        var problem: String?
     }
 
-    /// The catalog key of what is wrong with a typed reason (the text policy), or nil.
-    private func reasonProblem(_ reason: String) -> String? {
-        TextPolicy.moderationReason.problem(reason).map { $0.key(lengthKey: "error_reason_long") }
+    private func reason(_ context: AppContext, required: Bool) -> TypedReason {
+        let policy = TextPolicy.moderationReason
+        let typed = policy.typed(context.form["reason"])
+        switch policy.normalise(typed) {
+        case .success(let text):
+            return TypedReason(text: text, problem: required && text.isEmpty ? "error_reason_required" : nil)
+        case .failure(let problem):
+            return TypedReason(text: policy.echo(typed), problem: problem.key(lengthKey: "error_reason_long"))
+        }
+    }
+
+    /// A reason a link filled in (the confirmation pages), at most the limit.
+    private static func linkedReason(_ query: URLEncodedForm) -> String {
+        TextPolicy.moderationReason.echo(TextPolicy.moderationReason.typed(query["reason"]))
     }
 
     private func post(_ request: Request) throws -> ModerationStore.ModeratedPost {
@@ -121,11 +135,12 @@ struct AdminController {
     func restore(_ request: Request, _ context: AppContext) throws -> Response {
         let admin = try context.requireUser()
         let post = try post(request)
-        if let key = reasonProblem(reason(context)) {
+        let reason = reason(context, required: false)
+        if let key = reason.problem {
             return try queuePage(context, page: 1, problem: Problem(postID: post.id, username: nil, message: pages.string(key, context.language),
                                                                    reason: ""), status: .unprocessableContent)
         }
-        try store.restore(post, by: admin, reason: reason(context), now: clock())
+        try store.restore(post, by: admin, reason: reason.text, now: clock())
         versions.changed(.city(post.cityID))
         context.nextFlash = Flash(.postRestored)
         return .redirect(to: "/admin")
@@ -136,7 +151,7 @@ struct AdminController {
         let post = try post(request)
         let query = try request.queryItems()
         let language = context.language
-        let reason = query["reason"] ?? ""
+        let reason = Self.linkedReason(query)
         let body = try store.body(ofPost: post.id)
         let view = ConfirmPage(layout: pages.layout(context, title: pages.string("confirm_heading", language)),
                                heading: pages.string("admin_remove", language), quote: body,
@@ -153,12 +168,14 @@ struct AdminController {
         let query = try request.queryItems()
         let language = context.language
         let duration = query["duration"] ?? ""
-        let fields = ["duration", "reason", "post_id", "return_to"].compactMap { name in query[name].map { ConfirmPage.Field(name: name, value: $0) } }
+        let reason = Self.linkedReason(query)
+        let fields = ["duration", "post_id", "return_to"].compactMap { name in query[name].map { ConfirmPage.Field(name: name, value: $0) } }
+            + [ConfirmPage.Field(name: "reason", value: reason)]
         let view = ConfirmPage(layout: pages.layout(context, title: pages.string("confirm_heading", language)),
                                heading: pages.string("admin_ban", language),
                                details: [.init(text: pages.string("confirm_duration", language,
                                                                   ["duration": Self.durations.keys.contains(duration) ? pages.string("duration_\(duration)", language) : "–"])),
-                                         .init(text: pages.string("confirm_reason", language, ["reason": query["reason"] ?? ""]))],
+                                         .init(text: pages.string("confirm_reason", language, ["reason": reason]))],
                                question: pages.string("confirm_ban", language, ["user": target.displayName]),
                                action: "/admin/users/\(target.username)/ban", fields: fields, button: pages.string("admin_ban", language),
                                cancelHref: safeReturnPath(query["return_to"] ?? "/admin"))
@@ -168,14 +185,13 @@ struct AdminController {
     func remove(_ request: Request, _ context: AppContext) throws -> Response {
         let admin = try context.requireUser()
         let post = try post(request)
-        let reason = reason(context)
-        if let key = reason.isEmpty ? "error_reason_required" : reasonProblem(reason) {
+        let reason = reason(context, required: true)
+        if let key = reason.problem {
             return try queuePage(context, page: 1, problem: Problem(postID: post.id, username: nil,
-                                                                   message: pages.string(key, context.language),
-                                                                   reason: String(reason.unicodeScalars.prefix(500))),
+                                                                   message: pages.string(key, context.language), reason: reason.text),
                                  status: .unprocessableContent)
         }
-        try store.remove(post, by: admin, reason: reason, now: clock())
+        try store.remove(post, by: admin, reason: reason.text, now: clock())
         versions.changed(.city(post.cityID))
         context.nextFlash = Flash(.postRemoved)
         return .redirect(to: "/admin")
@@ -185,20 +201,19 @@ struct AdminController {
         let admin = try context.requireUser()
         let target = try User.named(request, in: database)
         let language = context.language
-        let reason = reason(context)
+        let reason = reason(context, required: true)
         let postID = Int64(context.form["post_id"] ?? "")
         func refuse(_ key: String) throws -> Response {
             try queuePage(context, page: 1, problem: Problem(postID: postID, username: target.username,
-                                                            message: pages.string(key, language), reason: reason),
+                                                            message: pages.string(key, language), reason: reason.text),
                           status: .unprocessableContent)
         }
         guard target.id != admin.id else { return try refuse("error_ban_self") }
         guard !target.isAdmin else { return try refuse("error_ban_admin") }
         guard let duration = Self.durations[context.form["duration"] ?? ""] else { return try refuse("error_ban_duration") }
-        guard !reason.isEmpty else { return try refuse("error_reason_required") }
-        if let key = reasonProblem(reason) { return try refuse(key) }
+        if let key = reason.problem { return try refuse(key) }
         let now = clock()
-        try store.ban(target, by: admin, reason: reason, until: duration.map { now.addingTimeInterval($0) }, postID: postID, now: now)
+        try store.ban(target, by: admin, reason: reason.text, until: duration.map { now.addingTimeInterval($0) }, postID: postID, now: now)
         versions.changed(.everything)
         context.nextFlash = Flash(.banned, username: target.username)
         return .redirect(to: context.returnPath(or: "/admin"))
@@ -207,11 +222,11 @@ struct AdminController {
     func unban(_ request: Request, _ context: AppContext) throws -> Response {
         let admin = try context.requireUser()
         let target = try User.named(request, in: database)
-        let reason = reason(context)
-        if let key = reason.isEmpty ? "error_reason_required" : reasonProblem(reason) {
+        let reason = reason(context, required: true)
+        if let key = reason.problem {
             return try lookUpPage(target, context, problem: pages.string(key, context.language), status: .unprocessableContent)
         }
-        try store.unban(target, by: admin, reason: reason, now: clock())
+        try store.unban(target, by: admin, reason: reason.text, now: clock())
         versions.changed(.everything)
         context.nextFlash = Flash(.unbanned, username: target.username)
         return .redirect(to: "/admin/users/\(target.username)")
