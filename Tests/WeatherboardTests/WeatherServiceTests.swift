@@ -7,7 +7,7 @@ import HTTPTestSupport
 /// A stand-in for Open-Meteo on a local port, serving the recorded answer or a failure.
 final class UpstreamStub: @unchecked Sendable {
     /// `answer`: the recorded answer with some of its values replaced (a test's own numbers).
-    enum Mode { case ok, answer([UInt8]), tooManyRequests, unavailable, malformed, slow(TimeInterval) }
+    enum Mode { case ok, answer([UInt8]), tooManyRequests, unavailable, malformed, slow(TimeInterval), redirect(String) }
     private let lock = NSLock()
     private var _mode = Mode.ok
     private var _hits = 0
@@ -66,6 +66,10 @@ final class UpstreamStub: @unchecked Sendable {
                 return Response(status: .serviceUnavailable, headers: json, body: Array(#"{"error":true,"reason":"Service unavailable"}"#.utf8))
             case .malformed:
                 return Response(headers: json, body: Array(#"{"latitude":37.5,"hourly":{"time":[1,2]"#.utf8))
+            case .redirect(let location):
+                // Where a same-origin redirect leads, the recorded answer.
+                if request.path == "/moved" { return Response(headers: json, body: UpstreamStub.recorded) }
+                return Response(status: .found, headers: HTTPHeaders([("Location", location)]), body: [])
             case .slow(let seconds):
                 Thread.sleep(forTimeInterval: seconds)
                 return Response(headers: json, body: UpstreamStub.recorded)

@@ -56,7 +56,7 @@ struct CityWeatherView {
             let zone = city.timeZone.abbreviation(for: forecast.fetchedAt) ?? city.timezone
             when = String(format: "%02d:%02d", fetched.hour, fetched.minute) + " " + zone
         } else {
-            let hours = max(1, Int(now.timeIntervalSince(forecast.fetchedAt) / 3600))
+            let hours = max(1, Int(min(1e6, max(0, now.timeIntervalSince(forecast.fetchedAt) / 3600))))
             when = hours < 24 ? strings("time_hours", ["n": String(hours)]) : strings("time_days", ["n": String(hours / 24)])
         }
         return strings(report.source == "cache" ? "provenance_cached" : "provenance",
@@ -123,12 +123,13 @@ struct CityWeatherView {
             CityWeather.Chart.Line(day: name, label: strings("day_" + name, [:]),
                                    points: points.map { "\(number(x(Double($0.0)))),\(number(y($0.1)))" }.joined(separator: " "))
         }
-        // About four ticks on a round step (1, 2, 5 or 10 degrees), at multiples of it.
-        let step = [1.0, 2, 5, 10, 20].first { (high - low) / $0 <= 5 } ?? 20
+        // About four ticks on a round step (1, 2, 5, 10 or 20 degrees), at multiples of it; never
+        // more than six, whatever the values' spread (checked forecasts span at most 170 degrees).
+        let step = [1.0, 2, 5, 10, 20].first { (high - low) / $0 <= 5 } ?? ((high - low) / 5).rounded(.up)
         var yTicks: [CityWeather.Chart.YTick] = []
         var t = (low / step).rounded(.up) * step
-        while t <= high {
-            yTicks.append(CityWeather.Chart.YTick(y: number(y(t)), labelY: number(y(t) + 4), label: "\(Int(t))°",
+        while t <= high && yTicks.count < 6 {
+            yTicks.append(CityWeather.Chart.YTick(y: number(y(t)), labelY: number(y(t) + 4), label: "\(Comparison.wholeDegrees(t))°",
                                                   left: number(left), right: number(width - right)))
             t += step
         }
@@ -157,7 +158,7 @@ struct CityWeatherView {
     }
 
     private func format(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)
+        Int(exactly: value).map { String($0) } ?? String(format: "%.1f", value)
     }
 }
 

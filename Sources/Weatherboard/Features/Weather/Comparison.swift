@@ -6,7 +6,12 @@ public enum Comparison {
     /// A temperature as the page shows it: whole degrees, halves away from zero (12.5 → 13,
     /// −0.5 → −1). Every stated difference is between numbers rounded this way, so that the
     /// words agree with the cards.
-    public static func wholeDegrees(_ celsius: Double) -> Int { Int(celsius.rounded(.toNearestOrAwayFromZero)) }
+    /// Forecasts are checked before they get here (`Forecast.checked`); the conversion still
+    /// cannot trap: non-finite values give 0, others are clamped to ±999.
+    public static func wholeDegrees(_ celsius: Double) -> Int {
+        guard celsius.isFinite else { return 0 }
+        return Int(min(999, max(-999, celsius.rounded(.toNearestOrAwayFromZero))))
+    }
 
     /// The catalog key and the whole-degree difference for `today` versus `reference`, as the
     /// cards show them.

@@ -6,10 +6,17 @@ struct ForecastStore: Sendable {
     let database: AppDatabase
 
     /// The newest cached forecast's JSON for the city, of any provider.
-    func newest(cityID: Int64) throws -> String? {
+    func newest(cityID: Int64) throws -> (provider: String, payload: String)? {
         try database.readStatement { db in
-            try db.one("SELECT payload FROM weather_cache WHERE city_id = ? ORDER BY fetched_at DESC LIMIT 1", [cityID]) { $0.string(0) }
+            try db.one("SELECT provider, payload FROM weather_cache WHERE city_id = ? ORDER BY fetched_at DESC LIMIT 1", [cityID]) {
+                ($0.string(0), $0.string(1))
+            }
         }
+    }
+
+    /// Deletes a provider's cached forecast for the city (one that cannot be shown).
+    func discard(cityID: Int64, provider: String) throws {
+        try database.write { try $0.execute("DELETE FROM weather_cache WHERE city_id = ? AND provider = ?", cityID, provider) }
     }
 
     func save(cityID: Int64, provider: String, fetchedAt: Date, payload: String) throws {

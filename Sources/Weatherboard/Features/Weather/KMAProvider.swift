@@ -93,7 +93,9 @@ public struct KMAProvider: WeatherProvider {
         }
         for i in categories.indices {
             var value = Double(values[i])
-            if let v = value, v >= 900 || v <= -900 { value = nil } // the service's "missing"
+            // ±900 and beyond are the service's "missing"; `nan` and `inf` parse as Doubles and
+            // are missing too (only finite values within ±900 are ever converted to Int).
+            if let v = value, !v.isFinite || v >= 900 || v <= -900 { value = nil }
             items.append(Item(category: categories[i], date: dates[i], time: times[i], value: value))
         }
         return items

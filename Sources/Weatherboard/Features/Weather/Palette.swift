@@ -82,7 +82,8 @@ public enum Palette {
 
     /// The class suffix of a whole-degree temperature: 12 → "12", −3 → "m3".
     public static func classSuffix(_ celsius: Double) -> String {
-        let t = Int(min(Double(range.upperBound), max(Double(range.lowerBound), celsius)).rounded())
+        let clamped = celsius.isFinite ? min(Double(range.upperBound), max(Double(range.lowerBound), celsius)) : 0
+        let t = Int(clamped.rounded())
         return t < 0 ? "m\(-t)" : "\(t)"
     }
 

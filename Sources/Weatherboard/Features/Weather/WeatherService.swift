@@ -164,7 +164,7 @@ public final class WeatherService: @unchecked Sendable {
             let open = lock.withLock { (breakerOpenUntil[provider.id] ?? .distantPast) > now }
             if open { continue }
             do {
-                let forecast = try provider.forecast(for: city, now: now)
+                let forecast = try provider.forecast(for: city, now: now).checked()
                 if let problem = forecast.problem(for: city, now: now) { throw UpstreamError.answer("\(provider.id): \(problem)") }
                 store(forecast, for: city)
                 lock.withLock {
@@ -192,14 +192,20 @@ public final class WeatherService: @unchecked Sendable {
         return storedForecast(city)
     }
 
-    /// The newest forecast in the database (kept in memory from then on).
+    /// The newest forecast in the database (kept in memory from then on). A row that does not
+    /// decode or holds implausible values (`Forecast.checked`) is deleted, never shown: the city
+    /// is then fetched as if nothing were cached.
     private func storedForecast(_ city: City) -> Forecast? {
-        let payload = try? store.newest(cityID: city.id)
-        guard let payload = payload ?? nil, let forecast = try? Self.decoder.decode(Forecast.self, from: Data(payload.utf8)) else {
+        guard let row = (try? store.newest(cityID: city.id)) ?? nil else { return nil }
+        do {
+            let forecast = try Self.decoder.decode(Forecast.self, from: Data(row.payload.utf8)).checked()
+            remember(forecast, for: city, size: row.payload.utf8.count)
+            return forecast
+        } catch {
+            logger.warning("cached forecast for \(city.slug) from \(row.provider) discarded: \(error)")
+            try? store.discard(cityID: city.id, provider: row.provider)
             return nil
         }
-        remember(forecast, for: city, size: payload.utf8.count)
-        return forecast
     }
 
     /// Keeps the newest forecast for the city in memory.

@@ -1,0 +1,102 @@
+import Foundation
+
+/// What a forecast may contain before anything stores, renders or compares it. A provider's
+/// answer is outside input like a request: a daily high of 1e19 once reached a trapping
+/// `Int(Double)` while the page rendered, and because it had been stored, every node that read the
+/// shared cache died on it again. Every answer is checked before it is stored, and every cached
+/// row when it is read (a row written by an older version, or by hand, gets no pass).
+///
+/// An answer with any value out of range is refused whole (`UpstreamError.answer`: the next
+/// provider is asked, and the breaker stays closed): one impossible number says the rest cannot
+/// be trusted either.
+extension Forecast {
+    /// Temperatures (air and apparent) the Earth's surface has seen, with a margin: the records
+    /// are −89.2 °C and 56.7 °C.
+    static let plausibleCelsius: ClosedRange<Double> = -100...70
+    /// More days than any provider is asked for (Open-Meteo's maximum is 16).
+    static let maximumDays = 16
+    /// More hours than any provider is asked for (16 days of hours is 384).
+    static let maximumHours = 400
+    /// WMO weather interpretation codes are two digits.
+    static let weatherCodes: ClosedRange<Int> = 0...99
+    /// Instants a forecast can have been fetched at (a cached row's clock cannot be in 1900).
+    static let plausibleFetchTimes: ClosedRange<Double> = 946_684_800...7_258_118_400 // 2000…2200
+    /// The longest provider id a cached row may carry (`open-meteo`, `kma`, `demo`).
+    static let maximumSourceLength = 32
+
+    /// The forecast, if everything in it is plausible; otherwise why not. Linear in its size, and
+    /// its size is bounded first.
+    func checked() throws -> Forecast {
+        func refuse(_ reason: String) -> UpstreamError { UpstreamError.answer("\(source.prefix(Self.maximumSourceLength)): \(reason)") }
+        guard !source.isEmpty, source.utf8.count <= Self.maximumSourceLength else { throw refuse("no usable source name") }
+        guard Self.plausibleFetchTimes.contains(fetchedAt.timeIntervalSince1970) else { throw refuse("fetched at an impossible time") }
+        guard daily.count <= Self.maximumDays else { throw refuse("\(daily.count) days (at most \(Self.maximumDays))") }
+        guard hourly.count <= Self.maximumHours else { throw refuse("\(hourly.count) hours (at most \(Self.maximumHours))") }
+
+        func temperature(_ value: Double?, _ what: @autoclosure () -> String) throws {
+            // `contains` is false for NaN and the infinities.
+            if let value, !Self.plausibleCelsius.contains(value) { throw refuse("\(what()) is \(value) °C") }
+        }
+        func percentage(_ value: Int?, _ what: @autoclosure () -> String) throws {
+            if let value, !(0...100).contains(value) { throw refuse("\(what()) is \(value) %") }
+        }
+        func code(_ value: Int?, _ what: @autoclosure () -> String) throws {
+            if let value, !Self.weatherCodes.contains(value) { throw refuse("\(what()) has weather code \(value)") }
+        }
+
+        var previous = ""
+        for day in daily {
+            guard Self.isDate(day.date[...]) else { throw refuse("a day is dated \(day.date.prefix(40).debugDescription)") }
+            guard day.date > previous else { throw refuse("days out of order or repeated at \(day.date)") }
+            previous = day.date
+            try temperature(day.high, "the high of \(day.date)")
+            try temperature(day.low, "the low of \(day.date)")
+            try percentage(day.precipitationProbability, "the chance of rain on \(day.date)")
+            try code(day.weatherCode, day.date)
+        }
+        previous = ""
+        for hour in hourly {
+            guard Self.isHour(hour.time) else { throw refuse("an hour is dated \(hour.time.prefix(40).debugDescription)") }
+            guard hour.time > previous else { throw refuse("hours out of order or repeated at \(hour.time)") }
+            previous = hour.time
+            try temperature(hour.temperature, "the temperature at \(hour.time)")
+            try temperature(hour.apparentTemperature, "the apparent temperature at \(hour.time)")
+            try percentage(hour.precipitationProbability, "the chance of rain at \(hour.time)")
+            try code(hour.weatherCode, hour.time)
+        }
+        if let current {
+            guard Self.isHour(current.time) else { throw refuse("the current reading is dated \(current.time.prefix(40).debugDescription)") }
+            try temperature(current.temperature, "the current temperature")
+            try temperature(current.apparentTemperature, "the current apparent temperature")
+            try code(current.weatherCode, "the current reading")
+        }
+        return self
+    }
+
+    /// `yyyy-MM-dd` with a month and day that exist in some year.
+    static func isDate(_ text: Substring) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+              let month = digits(bytes[5..<7]), let day = digits(bytes[8..<10]), digits(bytes[0..<4]) != nil
+        else { return false }
+        return (1...12).contains(month) && (1...31).contains(day)
+    }
+
+    /// `yyyy-MM-ddTHH:mm` (Open-Meteo's local times; KMA's are made the same way).
+    static func isHour(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 16, bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"),
+              isDate(text.prefix(10)), let hour = digits(bytes[11..<13]), let minute = digits(bytes[14..<16])
+        else { return false }
+        return hour < 24 && minute < 60
+    }
+
+    private static func digits(_ bytes: ArraySlice<UInt8>) -> Int? {
+        var value = 0
+        for byte in bytes {
+            guard byte >= 48 && byte <= 57 else { return nil }
+            value = value * 10 + Int(byte - 48)
+        }
+        return value
+    }
+}
