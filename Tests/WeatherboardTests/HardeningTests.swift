@@ -113,7 +113,7 @@ import Testing
         let (response, page) = try person.postOnBoard("seoul", String(repeating: "가", count: 50_000))
         #expect(response.status == 422)
         let echoed = try #require(page?.text("//textarea[@name='body']"))
-        #expect(echoed.utf8.count <= TextPolicy.post.maxBytes)
+        #expect(echoed.utf8.count <= TextPolicy.post.inputBytes)
         #expect(echoed.hasPrefix("가가가"))
         #expect(response.body.count < 60_000)
     }

@@ -14,8 +14,19 @@ public final class AppContext: RequestContext {
     public internal(set) var ban: Ban?
     /// The session's digest (to revoke it at sign-out or rotation).
     var sessionTokenHash: String?
-    /// The token every form carries: the session's CSRF secret, or a guest's cookie.
-    public internal(set) var csrfToken = ""
+    /// The secret every form's token proves: the session's CSRF secret, or a guest's cookie.
+    var csrfSecret = "" {
+        didSet { maskedToken = nil }
+    }
+    /// The token this response's forms carry: the secret masked with a pad of its own
+    /// (`Tokens.masked`), the same for every form of one response.
+    public var csrfToken: String {
+        if let maskedToken { return maskedToken }
+        let token = csrfSecret.isEmpty ? "" : Tokens.masked(csrfSecret)
+        maskedToken = token
+        return token
+    }
+    private var maskedToken: String?
     /// A guest token made for this request, to be set as a cookie.
     var newGuestToken: String?
     /// The decoded form of a POST (checked for CSRF before any handler sees it).

@@ -111,9 +111,9 @@ final class PageCache: @unchecked Sendable {
             }
         }
         let request = context.request
-        let token = Array(context.csrfToken.utf8)
-        // One tag per kept page and visitor token: a 304 means the visitor's own copy is current.
-        let tag = "W/\"\(String(entry.serial, radix: 36))-\(String(fnv1a(token), radix: 36))\""
+        // One tag per kept page and visitor secret: a 304 means the visitor's own copy is current
+        // (its token, masked differently, proves the same secret).
+        let tag = "W/\"\(String(entry.serial, radix: 36))-\(String(fnv1a(Array(context.csrfSecret.utf8)), radix: 36))\""
         var response = Response(status: .ok, headers: HTTPHeaders([
             ("Content-Type", "text/html; charset=utf-8"), ("ETag", tag), ("Cache-Control", "private, no-cache"),
             ("Vary", "Accept-Encoding, Accept-Language, Cookie"),
@@ -122,6 +122,9 @@ final class PageCache: @unchecked Sendable {
             response.status = .notModified
             return response
         }
+        // What is spliced into the page is escaped like any other value (a masked token is
+        // base64url and escapes to itself; nothing else can reach the hole).
+        let token = HTML.escaped(context.csrfToken)
         if acceptsGzip(request) {
             response.headers.add("Content-Encoding", "gzip")
             response.body = entry.page.gzip(filling: token)

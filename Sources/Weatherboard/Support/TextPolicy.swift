@@ -45,7 +45,8 @@ struct TextPolicy: Sendable {
 
     /// A field as typed, cut before any Unicode work.
     struct Typed: Equatable {
-        /// At most `inputBytes` bytes of what was sent, cut at a scalar boundary.
+        /// At most `inputBytes` bytes of what was sent, cut at a scalar boundary: what a refused
+        /// form gives back (all of a text a little over the limit, to shorten; never a megabyte).
         var text: String
         /// What was sent was longer than `inputBytes`: too long whatever normalising does.
         var wasCut: Bool
@@ -58,11 +59,6 @@ struct TextPolicy: Sendable {
         let utf8 = raw.utf8
         guard utf8.count > inputBytes else { return Typed(text: raw, wasCut: false) }
         return Typed(text: Self.prefix(raw, bytes: inputBytes), wasCut: true)
-    }
-
-    /// What a refused form gives back: the text as typed, but never more than the limit's bytes.
-    func echo(_ typed: Typed) -> String {
-        typed.text.utf8.count > maxBytes ? Self.prefix(typed.text, bytes: maxBytes) : typed.text
     }
 
     /// The text as stored (white space trimmed at both ends, CRLF made LF where lines are allowed,

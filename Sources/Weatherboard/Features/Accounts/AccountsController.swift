@@ -51,7 +51,7 @@ struct AccountsController {
         switch Validation.displayName(typedName) {
         case .success(let name): displayName = name
         case .failure(let problem):
-            displayName = TextPolicy.displayName.echo(typedName)
+            displayName = typedName.text
             errors["display_name"] = pages.string(problem.key, language)
         }
         if let problem = Validation.password(password, username: username) { errors["password"] = pages.string(problem, language) }
@@ -146,7 +146,7 @@ struct AccountsController {
         switch Validation.displayName(typedName) {
         case .success(let name): displayName = name
         case .failure(let problem):
-            return try settingsPage(context, user: user, displayName: TextPolicy.displayName.echo(typedName),
+            return try settingsPage(context, user: user, displayName: typedName.text,
                                     profileError: pages.string(problem.key, context.language), status: .unprocessableContent)
         }
         try store.rename(userID: user.id, to: displayName)

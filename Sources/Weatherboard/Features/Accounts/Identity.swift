@@ -21,19 +21,18 @@ struct Identity {
         if let token = request.cookie(SessionStore.cookieName), let session = try sessions.find(token: token, now: clock()) {
             context.user = session.user
             context.sessionTokenHash = session.tokenHash
-            context.csrfToken = session.csrfSecret
+            context.csrfSecret = session.csrfSecret
             context.ban = session.ban
-        } else if let guest = request.cookie(Self.guestCookie), guest.utf8.count >= 32 {
-            context.csrfToken = guest
+        } else if let guest = request.cookie(Self.guestCookie), Tokens.isWellFormed(guest) {
+            context.csrfSecret = guest
         } else {
             let token = Tokens.random()
-            context.csrfToken = token
+            context.csrfSecret = token
             context.newGuestToken = token
         }
         if request.method == "POST" && routeExists(request) {
             context.form = try request.formBody()
-            let sent = Array((context.form["csrf_token"] ?? "").utf8)
-            guard !sent.isEmpty, constantTimeEquals(sent, Array(context.csrfToken.utf8)) else {
+            guard Tokens.matches(context.form["csrf_token"] ?? "", secret: context.csrfSecret) else {
                 throw HTTPError(.forbidden, message: "csrf")
             }
         }

@@ -60,9 +60,53 @@ func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
 
 /// Random tokens for sessions and CSRF: 256 bits from the system's secure generator.
 enum Tokens {
-    static func random() -> String {
-        Data(randomBytes(32)).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+    static func random() -> String { base64URL(randomBytes(32)) }
+
+    /// The length of `random()`'s tokens: 32 bytes in unpadded base64url.
+    static let length = 43
+
+    /// Whether `token` has the form `random()` makes: exactly 43 characters of the base64url
+    /// alphabet. Anything else a cookie carries (a planted `<meta …>`) is not a token.
+    static func isWellFormed(_ token: String) -> Bool {
+        token.utf8.count == length && token.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"): return true
+            default: return false
+            }
+        }
+    }
+
+    /// The CSRF secret as one response shows it: a fresh random pad and the secret XORed with
+    /// it. Every page then carries different bytes for the same secret, so compressing it beside
+    /// reflected input (search terms, a 404's path) tells an observer nothing about it (BREACH).
+    static func masked(_ secret: String) -> String {
+        let secretBytes = Array(secret.utf8)
+        let pad = randomBytes(secretBytes.count)
+        return base64URL(pad + zip(pad, secretBytes).map { $0 ^ $1 })
+    }
+
+    /// Whether a form's token is the secret, masked (`masked`) or as it is.
+    static func matches(_ sent: String, secret: String) -> Bool {
+        let secretBytes = Array(secret.utf8)
+        guard !secretBytes.isEmpty else { return false }
+        if let raw = fromBase64URL(sent), raw.count == 2 * secretBytes.count {
+            let pad = raw[..<secretBytes.count], masked = raw[secretBytes.count...]
+            return constantTimeEquals(zip(pad, masked).map { $0 ^ $1 }, secretBytes)
+        }
+        return constantTimeEquals(Array(sent.utf8), secretBytes)
+    }
+
+    static func base64URL(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    static func fromBase64URL(_ text: String) -> [UInt8]? {
+        guard text.utf8.count <= 512 else { return nil }
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
+        return Data(base64Encoded: base64).map { [UInt8]($0) }
     }
 
     /// SHA-256, hex: what the database keeps of a session token.

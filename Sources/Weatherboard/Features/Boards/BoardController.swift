@@ -25,10 +25,10 @@ struct BoardController {
     func create(_ request: Request, _ context: AppContext) throws -> Response {
         let city = try index.city(named: request)
         let user = try context.requireActiveUser()
-        // What comes back in the box is at most the limit: a refused megabyte is not echoed.
+        // What comes back in the box is at most a few times the limit: a refused megabyte is not echoed.
         let typed = TextPolicy.post.typed(context.form["body"])
         func refuse(_ refusal: PostingRules.Refusal) throws -> Response {
-            try cityPageWithComposer(city, context, Composer(text: TextPolicy.post.echo(typed), error: pages.string(refusal.key, context.language, refusal.arguments)),
+            try cityPageWithComposer(city, context, Composer(text: typed.text, error: pages.string(refusal.key, context.language, refusal.arguments)),
                                      refusal.status)
         }
         let body: String
@@ -73,16 +73,15 @@ struct BoardController {
     func edit(_ request: Request, _ context: AppContext) throws -> Response {
         let post = try ownPost(request, context, changing: true)
         let typed = TextPolicy.post.typed(context.form["body"])
-        let echo = TextPolicy.post.echo(typed)
         guard PostingRules.canEdit(postedAt: post.createdAt, now: clock()) else {
-            return editPage(post, context, text: echo, error: pages.string("error_edit_window", context.language), status: .forbidden)
+            return editPage(post, context, text: typed.text, error: pages.string("error_edit_window", context.language), status: .forbidden)
         }
         guard try !isUnderReview(post) else {
-            return editPage(post, context, text: echo, error: pages.string("error_under_review", context.language), status: .forbidden)
+            return editPage(post, context, text: typed.text, error: pages.string("error_under_review", context.language), status: .forbidden)
         }
         switch PostingRules.normalise(typed) {
         case .failure(let refusal):
-            return editPage(post, context, text: echo, error: pages.string(refusal.key, context.language), status: refusal.status)
+            return editPage(post, context, text: typed.text, error: pages.string(refusal.key, context.language), status: refusal.status)
         case .success(let body):
             try store.edit(postID: post.id, authorID: post.userID, body: body, now: clock())
             versions.changed(.city(post.cityID))

@@ -71,7 +71,7 @@ struct SafetyController {
         let typedDetail = TextPolicy.reportDetail.typed(context.form["detail"])
         // A refused report comes back as its form, with the message and what was chosen and typed.
         func refuse(_ key: String) -> Response {
-            reportPage(post, context, returnTo: returnTo, reason: typedReason, detail: TextPolicy.reportDetail.echo(typedDetail),
+            reportPage(post, context, returnTo: returnTo, reason: typedReason, detail: typedDetail.text,
                        error: pages.string(key, context.language), status: .unprocessableContent)
         }
         guard let reason = ReportReason(rawValue: typedReason) else { return refuse("error_report_reason") }

@@ -116,13 +116,13 @@ struct AdminController {
         case .success(let text):
             return TypedReason(text: text, problem: required && text.isEmpty ? "error_reason_required" : nil)
         case .failure(let problem):
-            return TypedReason(text: policy.echo(typed), problem: problem.key(lengthKey: "error_reason_long"))
+            return TypedReason(text: typed.text, problem: problem.key(lengthKey: "error_reason_long"))
         }
     }
 
-    /// A reason a link filled in (the confirmation pages), at most the limit.
+    /// A reason a link filled in (the confirmation pages), cut like a typed one.
     private static func linkedReason(_ query: URLEncodedForm) -> String {
-        TextPolicy.moderationReason.echo(TextPolicy.moderationReason.typed(query["reason"]))
+        TextPolicy.moderationReason.typed(query["reason"]).text
     }
 
     private func post(_ request: Request) throws -> ModerationStore.ModeratedPost {
