@@ -212,6 +212,7 @@ extension WeatherboardCommand {
                 if let sqlite = source.engine as? SQLiteDatabase {
                     try sqlite.backup(to: path)
                 } else {
+                    try PrivateFile.createNew(path)
                     let (target, _) = try AppDatabase.open(.sqlite(path: path), migrationsDirectory: configuration.migrationsDirectory)
                     _ = try DatabaseCopy.copy(from: source, to: target)
                     try target.close()
@@ -232,7 +233,8 @@ struct ValidationErrorExit: Error, CustomStringConvertible {
     static func reporting<T>(_ doing: String, _ work: () throws -> T) throws -> T {
         do {
             return try work()
-        } catch where error is MigrationError || error is StartupError || error is SQLError || error is DatabaseCopy.Failure {
+        } catch where error is MigrationError || error is StartupError || error is SQLError || error is DatabaseCopy.Failure
+                    || error is PrivateFile.Failure {
             throw ValidationErrorExit(message: "cannot \(doing): \(error)")
         }
     }

@@ -70,4 +70,33 @@ import Testing
         let restored = try TestEngine.$current.withValue(.sqlite) { try AppHarness { $0.databasePath = path } }
         #expect(try restored.browser().get("/city/seoul").1.text("//article[1]//p[@class='post-body']") == "Hail, briefly")
     }
+
+    /// Issue 20 #12: a backup holds password hashes and session digests: mode 0600, and a planted
+    /// symbolic link at its path is refused, not followed. The live SQLite file is private too.
+    @Test func backupsAndTheLiveDatabaseArePrivateAndLinksAreNotFollowed() throws {
+        let site = try AppHarness()
+        func mode(_ path: String) throws -> Int {
+            (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
+        }
+        let path = site.folder + "/private.sqlite"
+        var backup = try WeatherboardCommand.parseAsRoot(["backup", path] + site.databaseArguments)
+        try backup.run()
+        #expect(try mode(path) == 0o600)
+        if site.engine == .sqlite { #expect(try mode(site.application.configuration.databasePath) & 0o077 == 0) }
+
+        let victim = site.folder + "/victim.txt"
+        try "keep me".write(toFile: victim, atomically: true, encoding: .utf8)
+        let link = site.folder + "/planted.sqlite"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: victim)
+        var planted = try WeatherboardCommand.parseAsRoot(["backup", link] + site.databaseArguments)
+        #expect(throws: ValidationErrorExit.self) { try planted.run() }
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "keep me")
+        // A dangling link (to where a file would be created) is not followed either.
+        let target = site.folder + "/made-through-a-link.sqlite"
+        let dangling = site.folder + "/dangling.sqlite"
+        try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: target)
+        var throughLink = try WeatherboardCommand.parseAsRoot(["backup", dangling] + site.databaseArguments)
+        #expect(throws: ValidationErrorExit.self) { try throughLink.run() }
+        #expect(!FileManager.default.fileExists(atPath: target))
+    }
 }

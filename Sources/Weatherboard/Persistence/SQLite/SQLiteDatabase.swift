@@ -13,6 +13,9 @@ final class SQLiteDatabase: SQLDatabase {
     /// - Returns: the database and the names of the migrations applied now.
     static func open(path: String, migrationsDirectory: String) throws -> (SQLiteDatabase, [String]) {
         let migrator = try makeMigrator(directory: migrationsDirectory)
+        // The file holds password hashes and session digests: readable by its owner alone, made
+        // so before SQLite creates it (its -wal and -shm files take the main file's mode).
+        try PrivateFile.prepare(path)
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(5)
@@ -83,7 +86,10 @@ final class SQLiteDatabase: SQLDatabase {
     /// A consistent copy of the live database at `path` (which must not exist), taken while the
     /// site serves: `VACUUM INTO` reads one snapshot, so writers are not held up (outside a
     /// transaction: SQLite refuses VACUUM inside one).
+    /// A copy from one snapshot into a new file, made private (`PrivateFile.createNew`) before
+    /// SQLite writes into it (`VACUUM INTO` fills an empty file).
     func backup(to path: String) throws {
+        try PrivateFile.createNew(path)
         try pool.unsafeRead { db in try db.execute(sql: "VACUUM INTO ?", arguments: [path]) }
     }
 }
