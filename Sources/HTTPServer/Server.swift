@@ -65,19 +65,23 @@ public final class Server: @unchecked Sendable {
 
     /// Counts a new connection from `address`; false (and nothing counted) when the address
     /// already holds its share.
+    /// Counts a connection from `address` against its client's cap (an IPv6 client is its /64,
+    /// `ClientKey`); false when the cap is reached.
     func admit(_ address: String) -> Bool {
-        perAddressLock.withLock {
-            let open = perAddress[address, default: 0]
+        let client = ClientKey.of(address)
+        return perAddressLock.withLock {
+            let open = perAddress[client, default: 0]
             guard open < configuration.maxConnectionsPerAddress else { return false }
-            perAddress[address] = open + 1
+            perAddress[client] = open + 1
             return true
         }
     }
 
     func release(_ address: String) {
+        let client = ClientKey.of(address)
         perAddressLock.withLock {
-            let open = perAddress[address, default: 1] - 1
-            perAddress[address] = open > 0 ? open : nil
+            let open = perAddress[client, default: 1] - 1
+            perAddress[client] = open > 0 ? open : nil
         }
     }
     let draining = Atomic<Bool>(false)

@@ -107,3 +107,26 @@ func monotonicMilliseconds() -> UInt64 {
     clock_gettime(CLOCK_MONOTONIC, &now)
     return UInt64(now.tv_sec) * 1000 + UInt64(now.tv_nsec) / 1_000_000
 }
+
+/// The client an address stands for, as per-client limits count it. An IPv4 address is one
+/// client; an IPv6 address is counted by its /64: one host is routinely given a whole /64 (SLAAC,
+/// privacy addresses), so keying on the full address would let it be 2^64 clients.
+public enum ClientKey {
+    /// `2001:db8:1:2::/64` for any address in that network; an IPv4 address (or an IPv4-mapped
+    /// IPv6 one) as its dotted form; anything unparsable as it is.
+    public static func of(_ address: String) -> String {
+        guard address.contains(":") else { return address }
+        var bytes = in6_addr()
+        guard inet_pton(AF_INET6, address, &bytes) == 1 else { return address }
+        return withUnsafeMutableBytes(of: &bytes) { raw -> String in
+            if raw.prefix(10).allSatisfy({ $0 == 0 }) && raw[10] == 0xFF && raw[11] == 0xFF {
+                return raw[12...].map(String.init).joined(separator: ".")
+            }
+            for i in 8..<16 { raw[i] = 0 }
+            var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+            _ = inet_ntop(AF_INET6, raw.baseAddress, &buffer, socklen_t(buffer.count))
+            return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + "/64"
+        }
+    }
+}
+

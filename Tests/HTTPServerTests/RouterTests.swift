@@ -46,3 +46,16 @@ import Testing
         #expect(router.respond(to: Request(method: "GET", target: deep)).status == .notFound)
     }
 }
+
+@Suite struct ClientKeyTests {
+    @Test func ipv6ClientsAreTheirSlash64AndIPv4ClientsTheirAddress() {
+        #expect(ClientKey.of("203.0.113.7") == "203.0.113.7")
+        #expect(ClientKey.of("2001:db8:1:2::1") == "2001:db8:1:2::/64")
+        #expect(ClientKey.of("2001:db8:1:2:ffff:ffff:ffff:ffff") == "2001:db8:1:2::/64")
+        #expect(ClientKey.of("2001:db8:1:3::1") == "2001:db8:1:3::/64")
+        #expect(ClientKey.of("::ffff:198.51.100.4") == "198.51.100.4")
+        #expect(ClientKey.of("::1") == "::/64")
+        #expect(ClientKey.of("not an address") == "not an address")
+    }
+}
+

@@ -271,6 +271,14 @@ import Testing
         #expect(try seventhAttempt(app, forwardedFor: "198.51.100.1, 203.0.113.7", nextForwardedFor: "203.0.113.8") == 303)
     }
 
+    /// Issue 20 #14: a host with a /64 is one client, whichever of its 2^64 addresses it uses.
+    @Test func anIPv6ClientIsItsSlash64() throws {
+        let app = try AppHarness { $0.trustedProxies = ["127.0.0.1"] }
+        try app.browser().signUp("victim")
+        #expect(try seventhAttempt(app, forwardedFor: "2001:db8:1:2::1", nextForwardedFor: "2001:db8:1:2:ffff:1:2:3") == 429)
+        #expect(try seventhAttempt(app, forwardedFor: "2001:db8:1:3::1", nextForwardedFor: "2001:db8:1:4::1") == 303)
+    }
+
     @Test func fromAnUntrustedPeerTheHeaderIsIgnored() throws {
         let app = try AppHarness()
         try app.browser().signUp("victim")
