@@ -55,6 +55,28 @@ import Testing
         #expect(try app.count("SELECT count(*) FROM users WHERE display_name = '\(String(repeating: "각", count: 40))'") == 1)
     }
 
+    /// #10: a new display name is on the boards with the person's posts at once; renaming is
+    /// limited per person (each change re-renders those boards on every node).
+    @Test func renamesShowAtOnceAndAreLimited() throws {
+        let app = try AppHarness()
+        let member = app.browser()
+        try member.signUp("renamer")
+        try member.postOnBoard("seoul", "Drizzle by the river")
+        let guest = app.browser()
+        #expect(try guest.get("/city/seoul").1.text("//article//a[@class='author']") == "Renamer")
+        var statuses: [Int] = []
+        for n in 1...11 {
+            try member.get("/settings")
+            statuses.append(try member.post("/settings/profile", [("display_name", "Name \(n)")]).0.status)
+        }
+        #expect(statuses.prefix(10).allSatisfy { $0 == 303 }, "\(statuses)")
+        #expect(statuses.last == 429)
+        #expect(try guest.get("/city/seoul").1.text("//article//a[@class='author']") == "Name 10")
+        // Saving the same name again is no change and counts for nothing.
+        try member.get("/settings")
+        #expect(try member.post("/settings/profile", [("display_name", "Name 10")]).0.status == 303)
+    }
+
     /// #3, every other text field: a report's detail and a post are cut before any Unicode work
     /// and given back at most a few times their limits.
     @Test func otherTextFieldsAreCutBeforeAnyUnicodeWork() {

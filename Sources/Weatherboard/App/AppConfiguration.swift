@@ -62,6 +62,8 @@ public struct AppConfiguration: Sendable {
         public var reportsPerDay = 20
         /// Distinct reporters that hide a post pending review.
         public var reportThreshold = 3
+        /// Display-name changes per person per hour (each re-renders the boards with their posts).
+        public var profileChangesPerHour = 10
         public init() {}
     }
 

@@ -49,8 +49,13 @@ struct AccountStore: Sendable {
         }
     }
 
-    func rename(userID: Int64, to displayName: String) throws {
-        try database.write { try $0.execute("UPDATE users SET display_name = ? WHERE id = ?", displayName, userID) }
+    /// The new display name; returns the cities whose boards show the person's posts (the pages
+    /// the change affects).
+    func rename(userID: Int64, to displayName: String) throws -> [Int64] {
+        try database.write { db in
+            try db.execute("UPDATE users SET display_name = ? WHERE id = ?", displayName, userID)
+            return try db.all("SELECT DISTINCT city_id FROM posts WHERE user_id = ?", [userID]) { $0.int64(0) }
+        }
     }
 
     /// The new password hash; every other session of the person ends.

@@ -149,8 +149,12 @@ struct AccountsController {
             return try settingsPage(context, user: user, displayName: typedName.text,
                                     profileError: pages.string(problem.key, context.language), status: .unprocessableContent)
         }
-        try store.rename(userID: user.id, to: displayName)
-        versions.changed(.everything)
+        if displayName != user.displayName {
+            // Each change re-renders the boards showing the person's posts on every node: a
+            // handful an hour is plenty for a person, and bounds what one member can cost.
+            try store.count([(RateLimit(limit: limits.profileChangesPerHour, window: 3600), "profile:user:\(user.id)")], now: clock())
+            for city in try store.rename(userID: user.id, to: displayName) { versions.changed(.city(city)) }
+        }
         context.nextFlash = Flash(.settingsSaved)
         return .redirect(to: "/settings")
     }
