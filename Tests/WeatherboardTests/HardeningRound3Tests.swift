@@ -133,3 +133,33 @@ import Testing
         #expect(try #require(guest.csrfToken) != guestFirst)
     }
 }
+
+@Suite(.onEveryEngine) struct PrefilledConfirmationTests {
+    /// #13: a link someone else made can open a ban's confirmation, but it then says first that
+    /// a link filled it in, and quotes the post it is about; the moderation queue's own form
+    /// opens it without the warning.
+    @Test func aBanFilledInByALinkSaysSoAndShowsThePost() throws {
+        let app = try AppHarness()
+        let (admin, _, _, postID) = try app.reportedPost("Buy cheap umbrellas at example.test")
+        let crafted = "/admin/users/author/ban?duration=permanent&reason=spam&post_id=\(postID)"
+        let (_, linked) = try admin.get(crafted)
+        #expect(linked.text("//p[contains(@class,'confirm-warning')]")?.isEmpty == false)
+        #expect(linked.text("//blockquote[@class='confirm-quote']") == "Buy cheap umbrellas at example.test")
+        // The queue's own form carries its proof: no warning.
+        let (_, queue) = try admin.get("/admin")
+        let form = try #require(queue.nodes("//form[contains(@action,'/admin/users/author/ban')]").first)
+        let proof = try #require(queue.nodes("//form[contains(@action,'/admin/users/author/ban')]/input[@name='from']").first?["value"])
+        #expect(form["method"] == "get")
+        let (_, own) = try admin.get(crafted + "&from=\(proof)")
+        #expect(own.count("//p[contains(@class,'confirm-warning')]") == 0)
+        #expect(own.text("//blockquote[@class='confirm-quote']") == "Buy cheap umbrellas at example.test")
+        // Another admin's proof is not this one's.
+        let other = app.browser()
+        try other.signUp("deputy")
+        try app.promoteToAdmin("deputy")
+        #expect(try other.get(crafted + "&from=\(proof)").1.count("//p[contains(@class,'confirm-warning')]") == 1)
+        // A removal filled in by a link says so too.
+        #expect(try admin.get("/admin/posts/\(postID)/remove?reason=spam").1.count("//p[contains(@class,'confirm-warning')]") == 1)
+    }
+}
+

@@ -150,6 +150,8 @@ struct ConfirmPage {
 
     var layout: LayoutView
     var heading: String
+    /// Said first, as an alert: values a link filled in rather than the site's own form.
+    var warning: String?
     var quote: String?
     var details: [Detail] = []
     var question: String

@@ -84,10 +84,23 @@ struct AdminController {
         let signals = queue.signals.map { AdminQueuePage.Signal(username: $0.username, displayName: $0.displayName, count: $0.count) }
         var view = AdminQueuePage(layout: pages.layout(context, title: pages.string("admin_queue", language)), groups: groups,
                                   signals: signals, durations: Self.durationOptions(pages, language))
+        view.formProof = Self.formProof(context)
         if page > 1 { view.newerHref = "/admin?page=\(page - 1)" }
         if groups.count == Self.pageSize { view.olderHref = "/admin?page=\(page + 1)" }
         if let problem, problem.postID == nil { view.problem = problem.message }
         return pages.html(context, status: status) { Templates.admin_queue(view, &$0, $1) }
+    }
+
+    /// What the moderation pages' GET forms (remove, ban) carry so that their confirmation can
+    /// tell them from a link someone else made: derived from the admin's CSRF secret (a digest,
+    /// so the URL it travels in never holds the secret itself). A link without it still opens the
+    /// confirmation, with a warning first and the post the action is about.
+    static func formProof(_ context: AppContext) -> String {
+        String(Tokens.digest("moderation-form|" + context.csrfSecret).prefix(32))
+    }
+
+    private static func isFromOwnForm(_ query: URLEncodedForm, _ context: AppContext) -> Bool {
+        constantTimeEquals(Array((query["from"] ?? "").utf8), Array(formProof(context).utf8))
     }
 
     static func durationOptions(_ pages: Pages, _ language: Language) -> [SelectOption] {
@@ -154,7 +167,9 @@ struct AdminController {
         let reason = Self.linkedReason(query)
         let body = try store.body(ofPost: post.id)
         let view = ConfirmPage(layout: pages.layout(context, title: pages.string("confirm_heading", language)),
-                               heading: pages.string("admin_remove", language), quote: body,
+                               heading: pages.string("admin_remove", language),
+                               warning: Self.isFromOwnForm(query, context) ? nil : pages.string("confirm_prefilled_by_link", language),
+                               quote: body,
                                details: [.init(text: pages.string("confirm_reason", language, ["reason": reason]))],
                                question: pages.string("confirm_remove_post", language), action: "/admin/posts/\(post.id)/remove",
                                fields: [.init(name: "reason", value: reason)], button: pages.string("admin_remove", language),
@@ -171,8 +186,12 @@ struct AdminController {
         let reason = Self.linkedReason(query)
         let fields = ["duration", "post_id", "return_to"].compactMap { name in query[name].map { ConfirmPage.Field(name: name, value: $0) } }
             + [ConfirmPage.Field(name: "reason", value: reason)]
+        // The post the ban is about, quoted, so that a ban is never confirmed blind.
+        let quote = try Int64(query["post_id"] ?? "").flatMap { try store.body(ofPost: $0, by: target.id) }
         let view = ConfirmPage(layout: pages.layout(context, title: pages.string("confirm_heading", language)),
                                heading: pages.string("admin_ban", language),
+                               warning: Self.isFromOwnForm(query, context) ? nil : pages.string("confirm_prefilled_by_link", language),
+                               quote: quote,
                                details: [.init(text: pages.string("confirm_duration", language,
                                                                   ["duration": Self.durations.keys.contains(duration) ? pages.string("duration_\(duration)", language) : "–"])),
                                          .init(text: pages.string("confirm_reason", language, ["reason": reason]))],
@@ -319,6 +338,7 @@ struct AdminController {
                                  canBan: !person.isAdmin && person.id != context.user?.id, durations: Self.durationOptions(pages, language),
                                  bans: bans, posts: posts, made: made, received: received)
         view.problem = problem
+        view.formProof = Self.formProof(context)
         return pages.html(context, status: status) { Templates.admin_user(view, &$0, $1) }
     }
 }

@@ -46,6 +46,8 @@ struct AdminQueuePage {
     var signals: [Signal]
     var hasSignals: Bool { !signals.isEmpty }
     var durations: [SelectOption]
+    /// Carried by the GET forms that lead to a confirmation (`AdminController.formProof`).
+    var formProof = ""
 }
 
 /// The moderation log.
@@ -105,6 +107,8 @@ struct AdminUserPage {
     var banStatus: String?
     var canBan: Bool
     var durations: [SelectOption]
+    /// Carried by the GET forms that lead to a confirmation (`AdminController.formProof`).
+    var formProof = ""
     var bans: [BanEntry]
     var posts: [Post]
     var made: [Report]

@@ -79,6 +79,12 @@ struct ModerationStore: Sendable {
         try database.readStatement { try $0.one("SELECT body FROM posts WHERE id = ?", [id]) { $0.string(0) } }
     }
 
+    /// The text of a post by `authorID` (a ban's confirmation quotes the post it is about, and
+    /// only a post of the person banned).
+    func body(ofPost id: Int64, by authorID: Int64) throws -> String? {
+        try database.readStatement { try $0.one("SELECT body FROM posts WHERE id = ? AND user_id = ?", [id, authorID]) { $0.string(0) } }
+    }
+
     private func log(_ db: any SQLConnection, admin: User, action: String, postID: Int64? = nil, userID: Int64? = nil,
                      username: String? = nil, cityID: Int64? = nil, reason: String, now: Date) throws {
         try db.execute("""
