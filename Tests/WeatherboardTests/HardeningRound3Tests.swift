@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import HTTPTestSupport
 import Testing
 @testable import Weatherboard
@@ -163,3 +164,45 @@ import Testing
     }
 }
 
+
+/// Issue 20, from reading the code: a check and the write it guards share one transaction, and
+/// a target deleted between the page and the decision is a 404, not a foreign-key failure.
+@Suite(.onEveryEngine) struct CheckAndWriteTests {
+    @Test func anAuthorCannotOvertakeAReportBetweenCheckAndWrite() throws {
+        let app = try AppHarness()
+        let (_, _, _, postID) = try app.reportedPost("Reported text")
+        let store = BoardStore(database: app.application.database)
+        let authorID = Int64(try app.count("SELECT id FROM users WHERE username = 'author'"))
+        #expect(throws: BoardStore.UnderReview.self) { try store.edit(postID: postID, authorID: authorID, body: "Innocent now", now: Date()) }
+        #expect(throws: BoardStore.UnderReview.self) { try store.delete(postID: postID, authorID: authorID) }
+        #expect(try app.count("SELECT count(*) FROM posts WHERE body = 'Reported text'") == 1)
+    }
+
+    @Test func decisionsAboutWhatWasDeletedMeanwhileAre404() throws {
+        let app = try AppHarness()
+        let (_, _, _, postID) = try app.reportedPost("Soon gone")
+        let database = app.application.database
+        let accounts = AccountStore(database: database)
+        let reader = try #require(try accounts.user(named: "reporter"))
+        let admin = try #require(try accounts.user(named: "chief"))
+        let author = try #require(try accounts.user(named: "author"))
+        let post = try #require(try BoardStore(database: database).post(id: postID, viewer: reader))
+        let moderated = try #require(try ModerationStore(database: database).post(id: postID))
+        // The post and its author go while the forms are open.
+        try app.execute("DELETE FROM posts WHERE id = ?", [postID])
+        func status(_ work: () throws -> Void) -> Int? {
+            do { try work(); return nil } catch let error as HTTPError { return error.status.code } catch { return 500 }
+        }
+        let other = app.browser()
+        try other.signUp("latecomer")
+        let latecomer = try #require(try accounts.user(named: "latecomer"))
+        #expect(status { try BoardStore(database: database).report(post, by: latecomer.id, reason: "spam", detail: "", now: 1, perDay: 20, threshold: 3) } == 404)
+        let moderation = ModerationStore(database: database)
+        #expect(status { try moderation.remove(moderated, by: admin, reason: "spam", now: Date()) } == 404)
+        #expect(status { try moderation.restore(moderated, by: admin, reason: "", now: Date()) } == 404)
+        // A ban about a post deleted meanwhile still bans, without the post.
+        #expect(status { try moderation.ban(author, by: admin, reason: "spam", until: nil, postID: postID, now: Date()) } == nil)
+        try app.execute("DELETE FROM users WHERE id = ?", [latecomer.id])
+        #expect(status { try moderation.ban(latecomer, by: admin, reason: "spam", until: nil, postID: nil, now: Date()) } == 404)
+    }
+}

@@ -64,26 +64,21 @@ struct BoardController {
         return pages.html(context, status: status) { Templates.edit(view, &$0, $1) }
     }
 
-    /// Whether people's reports of the post wait for a moderator: the author may then neither
-    /// change the reported text nor delete it (and its reports) before the decision.
-    private func isUnderReview(_ post: PostRow) throws -> Bool {
-        try store.isUnderReview(postID: post.id)
-    }
-
     func edit(_ request: Request, _ context: AppContext) throws -> Response {
         let post = try ownPost(request, context, changing: true)
         let typed = TextPolicy.post.typed(context.form["body"])
         guard PostingRules.canEdit(postedAt: post.createdAt, now: clock()) else {
             return editPage(post, context, text: typed.text, error: pages.string("error_edit_window", context.language), status: .forbidden)
         }
-        guard try !isUnderReview(post) else {
-            return editPage(post, context, text: typed.text, error: pages.string("error_under_review", context.language), status: .forbidden)
-        }
         switch PostingRules.normalise(typed) {
         case .failure(let refusal):
             return editPage(post, context, text: typed.text, error: pages.string(refusal.key, context.language), status: refusal.status)
         case .success(let body):
-            try store.edit(postID: post.id, authorID: post.userID, body: body, now: clock())
+            do {
+                try store.edit(postID: post.id, authorID: post.userID, body: body, now: clock())
+            } catch is BoardStore.UnderReview {
+                return editPage(post, context, text: typed.text, error: pages.string("error_under_review", context.language), status: .forbidden)
+            }
             versions.changed(.city(post.cityID))
             context.nextFlash = Flash(.postEdited)
             return .redirect(to: "/city/\(post.citySlug)#post-\(post.id)")
@@ -103,10 +98,11 @@ struct BoardController {
 
     func delete(_ request: Request, _ context: AppContext) throws -> Response {
         let post = try ownPost(request, context)
-        guard try !isUnderReview(post) else {
+        do {
+            try store.delete(postID: post.id, authorID: post.userID)
+        } catch is BoardStore.UnderReview {
             throw HTTPError(.forbidden, message: pages.string("error_under_review", context.language))
         }
-        try store.delete(postID: post.id, authorID: post.userID)
         versions.changed(.city(post.cityID))
         context.nextFlash = Flash(.postDeleted)
         return .redirect(to: "/city/\(post.citySlug)#board")

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 
 /// The boards' data: posts as each viewer may see them, writing and changing posts, blocks and
 /// reports. Checks and the write they guard share one transaction (two quick posts cannot both
@@ -28,16 +29,28 @@ struct BoardStore: Sendable {
     }
 
     /// Whether people's reports of the post wait for a moderator.
-    func isUnderReview(postID: Int64) throws -> Bool {
-        try database.readStatement { try $0.exists("SELECT 1 FROM reports WHERE post_id = ? AND outcome = 'pending' LIMIT 1", postID) }
+    private static func isUnderReview(postID: Int64, _ db: any SQLConnection) throws -> Bool {
+        try db.exists("SELECT 1 FROM reports WHERE post_id = ? AND outcome = 'pending' LIMIT 1", postID)
     }
 
+    /// An author's change to their post, refused while reports of it wait for a moderator.
+    struct UnderReview: Error {}
+
+    /// Changes the text, unless reports of the post wait for review (checked in the same
+    /// transaction: a report arriving between a check and the write cannot be overtaken).
     func edit(postID: Int64, authorID: Int64?, body: String, now: Date) throws {
-        try database.write { try $0.execute("UPDATE posts SET body = ?, edited_at = ? WHERE id = ? AND user_id = ?", body, now, postID, authorID) }
+        try database.write { db in
+            if try Self.isUnderReview(postID: postID, db) { throw UnderReview() }
+            try db.execute("UPDATE posts SET body = ?, edited_at = ? WHERE id = ? AND user_id = ?", body, now, postID, authorID)
+        }
     }
 
+    /// Deletes the post (and its reports), unless reports of it wait for review (same transaction).
     func delete(postID: Int64, authorID: Int64?) throws {
-        try database.write { try $0.execute("DELETE FROM posts WHERE id = ? AND user_id = ?", postID, authorID) }
+        try database.write { db in
+            if try Self.isUnderReview(postID: postID, db) { throw UnderReview() }
+            try db.execute("DELETE FROM posts WHERE id = ? AND user_id = ?", postID, authorID)
+        }
     }
 
     // MARK: - Blocks
@@ -80,6 +93,9 @@ struct BoardStore: Sendable {
     func report(_ post: PostRow, by reporterID: Int64, reason: String, detail: String, now: Double,
                 perDay: Int, threshold: Int) throws {
         try database.write { db in
+            // Read again in this transaction: a post deleted since the form was shown is gone (404),
+            // not a foreign-key failure.
+            guard try db.exists("SELECT 1 FROM posts WHERE id = ?", post.id) else { throw HTTPError(.notFound) }
             let today = try db.integer("SELECT count(*) FROM reports WHERE reporter_id = ? AND created_at > ?", reporterID, now - 86400)
             if today >= perDay { throw TooManyReports() }
             try db.execute("""

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 
 /// Moderation's data: the report queue, decisions and the append-only log that records each one.
 /// Every decision and its log entry are written in one transaction.
@@ -94,8 +95,15 @@ struct ModerationStore: Sendable {
     }
 
     /// Reports resolve as "no violation"; the post shows again.
+    /// A decision's target read again in its transaction: deleted since the page was shown, it
+    /// is a 404, never a foreign-key failure (500) or a log entry about nothing.
+    private static func requireExists(_ table: String, id: Int64, _ db: any SQLConnection) throws {
+        guard try db.exists("SELECT 1 FROM \(table) WHERE id = ?", id) else { throw HTTPError(.notFound) }
+    }
+
     func restore(_ post: ModeratedPost, by admin: User, reason: String, now: Date) throws {
         try database.write { db in
+            try Self.requireExists("posts", id: post.id, db)
             try db.execute("UPDATE reports SET outcome = 'no_violation', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'", now, post.id)
             try db.execute("UPDATE posts SET hidden_at = NULL WHERE id = ?", post.id)
             try log(db, admin: admin, action: "restore", postID: post.id, userID: post.userID, username: post.username,
@@ -105,6 +113,7 @@ struct ModerationStore: Sendable {
 
     func remove(_ post: ModeratedPost, by admin: User, reason: String, now: Date) throws {
         try database.write { db in
+            try Self.requireExists("posts", id: post.id, db)
             try db.execute("UPDATE posts SET removed_at = ?, removed_reason = ? WHERE id = ?", now, reason, post.id)
             try db.execute("UPDATE reports SET outcome = 'removed', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'", now, post.id)
             try log(db, admin: admin, action: "remove", postID: post.id, userID: post.userID, username: post.username,
@@ -115,7 +124,10 @@ struct ModerationStore: Sendable {
     /// Bans `target` until `until` (nil: permanently) and ends their sessions.
     func ban(_ target: User, by admin: User, reason: String, until: Date?, postID: Int64?, now: Date) throws {
         try database.write { db in
-            let cityID = try postID.flatMap { id in try db.one("SELECT city_id FROM posts WHERE id = ?", [id]) { $0.int64(0) } }
+            try Self.requireExists("users", id: target.id, db)
+            // The post it is about, if it is still there (its author may have deleted it meanwhile).
+            let post = try postID.flatMap { id in try db.one("SELECT id, city_id FROM posts WHERE id = ?", [id]) { ($0.int64(0), $0.int64(1)) } }
+            let postID = post?.0, cityID = post?.1
             try db.execute("INSERT INTO bans (user_id, admin_id, reason, created_at, until) VALUES (?, ?, ?, ?, ?)",
                            target.id, admin.id, reason, now, until)
             try SessionStore.revokeAll(userID: target.id, db)
@@ -126,6 +138,7 @@ struct ModerationStore: Sendable {
 
     func unban(_ target: User, by admin: User, reason: String, now: Date) throws {
         try database.write { db in
+            try Self.requireExists("users", id: target.id, db)
             try db.execute("UPDATE bans SET lifted_at = ? WHERE user_id = ? AND lifted_at IS NULL", now, target.id)
             try log(db, admin: admin, action: "unban", userID: target.id, username: target.username, reason: reason, now: now)
         }
