@@ -206,3 +206,43 @@ import Testing
         #expect(status { try moderation.ban(latecomer, by: admin, reason: "spam", until: nil, postID: nil, now: Date()) } == 404)
     }
 }
+
+@Suite(.onEveryEngine) struct HonestAnswersTests {
+    /// The 21st bookmark is not added, and the person is told so rather than "Bookmarked".
+    @Test func aBookmarkPastTheLimitSaysSo() throws {
+        let app = try AppHarness()
+        let slugs = try app.application.database.readStatement { db in
+            try db.all("SELECT slug FROM cities ORDER BY id LIMIT 21") { $0.string(0) }
+        }
+        let member = app.browser()
+        try member.signUp("collector")
+        let guest = app.browser()
+        for person in [member, guest] {
+            for slug in slugs.prefix(20) {
+                try person.get("/city/\(slug)")
+                #expect(try person.post("/bookmarks/\(slug)", []).0.status == 303)
+            }
+            try person.get("/city/\(slugs[20])")
+            try person.post("/bookmarks/\(slugs[20])", [])
+            let (_, page) = try person.get("/city/\(slugs[20])")
+            let flash = page.text("//*[contains(@class,'flash')]") ?? ""
+            #expect(flash.contains("20"), "\(flash)")
+        }
+        #expect(try app.count("SELECT count(*) FROM bookmarks") == 20)
+        #expect(guest.cookies["bookmarks"]?.split(separator: ".").count == 20)
+    }
+
+    /// A stored hash that cannot be checked is the site's fault: a 500, not "wrong password".
+    @Test func anUnusableStoredHashIsNotAWrongPassword() throws {
+        let app = try AppHarness()
+        try app.browser().signUp("damaged")
+        try app.execute("UPDATE users SET password_hash = 'scrypt$1099511627776$8$1$AAAA$AAAA' WHERE username = 'damaged'")
+        let person = app.browser()
+        try person.get("/login")
+        #expect(try person.post("/login", [("username", "damaged"), ("password", "correct horse battery")]).0.status == 500)
+        try app.execute("UPDATE users SET password_hash = 'not a hash' WHERE username = 'damaged'")
+        try person.get("/login")
+        #expect(try person.post("/login", [("username", "damaged"), ("password", "correct horse battery")]).0.status == 500)
+        #expect(try app.get("/healthz").status == 200)
+    }
+}

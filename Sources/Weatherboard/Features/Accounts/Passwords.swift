@@ -32,14 +32,25 @@ public struct PasswordHasher: Sendable {
         return "scrypt$\(cost)$\(blockSize)$\(parallelism)$\(Data(salt).base64EncodedString())$\(Data(key).base64EncodedString())"
     }
 
-    /// Checks `password` against a stored hash in constant time; throws (503) when too many
-    /// checks are already running.
+    /// A stored hash that cannot be checked: the fault is ours (a damaged row, parameters no
+    /// hash of ours has), never the person's password, and it is reported as ours.
+    public struct UnusableHash: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Checks `password` against a stored hash in constant time; false only for a wrong
+    /// password. Throws `UnusableHash` for a hash it cannot check, and 503 when too many checks
+    /// are already running.
     public func verify(_ password: String, against stored: String) throws -> Bool {
         let parts = stored.split(separator: "$").map(String.init)
         guard parts.count == 6, parts[0] == "scrypt", let n = Int(parts[1]), let r = Int(parts[2]), let p = Int(parts[3]),
               let salt = Data(base64Encoded: parts[4]), let expected = Data(base64Encoded: parts[5])
-        else { return false }
-        guard let key = try limit.run({ try? derive(password, salt: [UInt8](salt), cost: n, blockSize: r, parallelism: p) }) else { return false }
+        else { throw UnusableHash(description: "the stored password hash is not in the scrypt$N$r$p$salt$hash form") }
+        // Parameters far past ours would make one check take the machine's memory or minutes.
+        guard n > 1, n <= 1 << 20, n & (n - 1) == 0, (1...32).contains(r), (1...16).contains(p) else {
+            throw UnusableHash(description: "the stored password hash has parameters out of range (N=\(n), r=\(r), p=\(p))")
+        }
+        let key = try limit.run { try derive(password, salt: [UInt8](salt), cost: n, blockSize: r, parallelism: p) }
         return constantTimeEquals(key, [UInt8](expected))
     }
 

@@ -17,10 +17,13 @@ struct BookmarkStore: Sendable {
     }
 
     /// Adds the city unless the person has `limit` already; twice is once.
-    func add(cityID: Int64, userID: Int64, limit: Int, now: Date) throws {
+    /// Bookmarks the city; false (and nothing added) when the person already has `limit` others.
+    func add(cityID: Int64, userID: Int64, limit: Int, now: Date) throws -> Bool {
         try database.write { db in
-            guard try db.integer("SELECT count(*) FROM bookmarks WHERE user_id = ?", userID) < limit else { return }
+            if try db.exists("SELECT 1 FROM bookmarks WHERE user_id = ? AND city_id = ?", userID, cityID) { return true }
+            guard try db.integer("SELECT count(*) FROM bookmarks WHERE user_id = ?", userID) < limit else { return false }
             try db.execute("INSERT INTO bookmarks (user_id, city_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", userID, cityID, now)
+            return true
         }
     }
 

@@ -51,15 +51,18 @@ struct Bookmarks {
 
     func add(_ request: Request, _ context: AppContext) throws -> Response {
         let city = try city(request)
-        context.nextFlash = Flash(.bookmarked)
         var response = Response.redirect(to: context.returnPath(or: "/city/\(city.slug)"))
+        let added: Bool
         if let user = context.user {
-            try store.add(cityID: city.id, userID: user.id, limit: Self.limit, now: clock())
+            added = try store.add(cityID: city.id, userID: user.id, limit: Self.limit, now: clock())
         } else {
             var slugs = guestSlugs(request)
-            if !slugs.contains(city.slug) && slugs.count < Self.limit { slugs.append(city.slug) }
+            added = slugs.contains(city.slug) || slugs.count < Self.limit
+            if !slugs.contains(city.slug) && added { slugs.append(city.slug) }
             response.setCookie(cookie(slugs))
         }
+        // Past the limit nothing is added, and the person is told so (never "bookmarked").
+        context.nextFlash = Flash(added ? .bookmarked : .bookmarkLimit)
         return response
     }
 
