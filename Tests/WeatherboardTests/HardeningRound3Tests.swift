@@ -246,3 +246,75 @@ import Testing
         #expect(try app.get("/healthz").status == 200)
     }
 }
+
+/// #7: nobody can look like an admin or the site's staff.
+@Suite(.onEveryEngine) struct ImpersonationTests {
+    @Test(arguments: ["admin", "Adm1n", "ROOT", "moderator2", "weatherboard_team", "Support"])
+    func privilegedUsernamesCannotBeTaken(username: String) throws {
+        let app = try AppHarness()
+        let guest = app.browser()
+        try guest.get("/signup")
+        let (response, page) = try guest.post("/signup", [("username", username), ("display_name", "Someone"), ("password", "correct horse battery")])
+        #expect(response.status == 422, "\(username)")
+        #expect(page?.text("//*[@id='username-error']")?.isEmpty == false || page?.count("//*[contains(@class,'field-error')]") ?? 0 > 0)
+        #expect(try app.count("SELECT count(*) FROM users") == 0)
+    }
+
+    @Test func displayNamesThatReadLikeAnAdminOrTheStaffAreRefused() throws {
+        let app = try AppHarness()
+        let admin = app.browser()
+        try admin.signUp("chief", displayName: "Han River Watch")
+        try app.promoteToAdmin("chief")
+        let member = app.browser()
+        try member.signUp("member")
+        let refused = [
+            "Han River Watch", "han  river-watch", "Наn Rivеr Wаtch", // Cyrillic Н, е, а
+            "Han\u{200B}River\u{200D}Watch", "HAN RlVER WATCH", "chief", "Chief", "CHlEF",
+            "Moderator notice", "Weatherboard Team", "관리자 공지", "Admin", "a.d.m.i.n",
+            "\u{202E}hcraeS", "\u{2067}name\u{2069}", "\u{3164}", "\u{200B}\u{200B}", "\u{2800}",
+        ]
+        for name in refused {
+            try member.get("/settings")
+            let (response, page) = try member.post("/settings/profile", [("display_name", name)])
+            #expect(response.status == 422, "\(name.unicodeScalars.map { String($0.value, radix: 16) })")
+            #expect(page?.count("//*[contains(@class,'form-error') or contains(@class,'field-error')]") ?? 0 > 0)
+        }
+        for name in ["Han River fan", "Badminton fan", "Chiefly curious", "서울 사람", "José"] {
+            try member.get("/settings")
+            #expect(try member.post("/settings/profile", [("display_name", name)]).0.status == 303, "\(name)")
+            app.clock.advance(400) // past the rename limit's window share
+        }
+        // An admin may keep their own name.
+        try admin.get("/settings")
+        #expect(try admin.post("/settings/profile", [("display_name", "Han River Watch")]).0.status == 303)
+    }
+
+    @Test func postsShowTheHandleAnIsolatedNameAndTheAdminBadge() throws {
+        let app = try AppHarness()
+        let admin = app.browser()
+        try admin.signUp("chief", displayName: "Han River Watch")
+        try app.promoteToAdmin("chief")
+        try admin.postOnBoard("seoul", "Official: the river path is closed")
+        app.clock.advance(11)
+        let member = app.browser()
+        try member.signUp("rivers", displayName: "Rivers")
+        try member.postOnBoard("seoul", "Closed? I walked it this morning")
+        let (_, page) = try app.browser().get("/city/seoul")
+        let byAdmin = "//article[@data-author='chief']"
+        #expect(page.text("\(byAdmin)//a[@class='author']/bdi") == "Han River Watch")
+        #expect(page.text("\(byAdmin)//span[@class='handle']") == "@chief")
+        #expect(page.count("\(byAdmin)//span[@class='admin-badge']") == 1)
+        let byMember = "//article[@data-author='rivers']"
+        #expect(page.text("\(byMember)//span[@class='handle']") == "@rivers")
+        #expect(page.count("\(byMember)//span[@class='admin-badge']") == 0)
+    }
+
+    @Test func skeletonsMeetWhereNamesLookAlike() {
+        #expect(NamePolicy.skeleton("admin") == NamePolicy.skeleton("ADM1N"))
+        #expect(NamePolicy.skeleton("Chief") == NamePolicy.skeleton("Сhіef")) // Cyrillic С, і
+        #expect(NamePolicy.skeleton("José") == NamePolicy.skeleton("Jose"))
+        #expect(NamePolicy.skeleton("Ｗｅａｔｈｅｒ") == NamePolicy.skeleton("weather")) // fullwidth, NFKC
+        #expect(NamePolicy.skeleton("\u{200B}\u{3164} ") == "")
+        #expect(NamePolicy.skeleton("서울") == "서울")
+    }
+}

@@ -15,8 +15,8 @@ struct ModerationScene {
     init() throws {
         app = try AppHarness()
         admin = app.browser()
-        try admin.signUp("root")
-        try app.promoteToAdmin("root")
+        try admin.signUp("overseer")
+        try app.promoteToAdmin("overseer")
         author = app.browser()
         try author.signUp("spammer")
         try author.postOnBoard("seoul", "cheap watches here")
@@ -123,7 +123,7 @@ struct ModerationScene {
         let oldToken = try #require(scene.author.cookies["session"])
         try scene.admin.get("/admin")
         #expect(try scene.admin.post("/admin/users/spammer/ban", [("duration", "7d"), ("reason", ""), ("post_id", String(scene.postID))]).0.status == 422)
-        #expect(try scene.admin.post("/admin/users/root/ban", [("duration", "7d"), ("reason", "x")]).0.status == 422)
+        #expect(try scene.admin.post("/admin/users/overseer/ban", [("duration", "7d"), ("reason", "x")]).0.status == 422)
         #expect(try scene.admin.post("/admin/users/spammer/ban", [("duration", "7d"), ("reason", "Spam wave"), ("post_id", String(scene.postID))]).0.status == 303)
         #expect(try scene.app.count("SELECT count(*) FROM sessions WHERE user_id = (SELECT id FROM users WHERE username = 'spammer')") == 0)
         // the old session no longer works
@@ -172,7 +172,7 @@ struct ModerationScene {
         try scene.admin.post("/admin/posts/\(scene.postID)/restore", [])
         let (_, log) = try scene.admin.get("/admin/log")
         #expect(log.nodes("//tr[@class='log-entry']").map { $0["data-action"] } == ["restore", "unban", "ban"])
-        #expect(log.nodes("//tr[@class='log-entry']").allSatisfy { $0["data-admin"] == "root" })
+        #expect(log.nodes("//tr[@class='log-entry']").allSatisfy { $0["data-admin"] == "overseer" })
         let (_, filtered) = try scene.admin.get("/admin/log?action=ban")
         #expect(filtered.nodes("//tr[@class='log-entry']").map { $0["data-action"] } == ["ban"])
         // the log is append-only, even for SQL
@@ -184,8 +184,8 @@ struct ModerationScene {
     @Test func peopleBlockedByFiveOrMoreAreListedAsASignal() throws {
         let app = try AppHarness()
         let admin = app.browser()
-        try admin.signUp("root")
-        try app.promoteToAdmin("root")
+        try admin.signUp("overseer")
+        try app.promoteToAdmin("overseer")
         try app.browser().signUp("pest")
         for n in 0..<5 {
             let browser = app.browser()

@@ -208,3 +208,40 @@ struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// Issue 20 #8: one client crawling cold cities cannot spend the provider's quota for everyone.
+@Suite(.serialized, .onEveryEngine) struct FetchBudgetTests {
+    @Test func aClientsColdFetchesAndTheNodesFetchesAMinuteAreBounded() throws {
+        let stub = try UpstreamStub()
+        let app = try AppHarness {
+            $0.weatherProviders = ["open-meteo"]
+            $0.openMeteoURL = stub.url
+            $0.weatherFetchBudget = WeatherService.FetchBudget(perMinute: 4, coldPerClient: 2, clientWindow: 600)
+        }
+        let crawler = app.browser()
+        var shown: [Bool] = []
+        for slug in ["busan", "incheon", "daegu"] {
+            shown.append(try crawler.get("/city/\(slug)").1.count("//p[@class='weather-unavailable']") == 0)
+        }
+        #expect(shown == [true, true, false])
+        #expect(stub.hits == 2)
+        // The node's fetches a minute bound every client together.
+        let neighbour = try AppHarness(sharedDatabase: nil) {
+            $0.weatherProviders = ["open-meteo"]
+            $0.openMeteoURL = stub.url
+            $0.weatherFetchBudget = WeatherService.FetchBudget(perMinute: 2, coldPerClient: 100, clientWindow: 600)
+        }
+        let visitor = neighbour.browser()
+        let before = stub.hits
+        var neighbourShown: [Bool] = []
+        for slug in ["gwangju", "daejeon", "ulsan"] {
+            neighbourShown.append(try visitor.get("/city/\(slug)").1.count("//p[@class='weather-unavailable']") == 0)
+        }
+        #expect(neighbourShown == [true, true, false])
+        #expect(stub.hits == before + 2)
+        // A minute later the node may fetch again (another address of the page: the guest copy
+        // of the first is kept for half a minute).
+        neighbour.clock.advance(61)
+        #expect(try visitor.get("/city/ulsan?again=1").1.count("//p[@class='weather-unavailable']") == 0)
+    }
+}

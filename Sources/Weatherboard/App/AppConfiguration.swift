@@ -34,6 +34,8 @@ public struct AppConfiguration: Sendable {
     public var weatherFirstFetchBudget: TimeInterval = 0.3
     /// Decoded forecasts kept in memory (least recently shown forgotten first; SQLite keeps all).
     public var forecastsInMemory = WeatherService.MemoryLimit()
+    /// Upstream fetches a minute for the node, and cold fetches one client may cause.
+    public var weatherFetchBudget = WeatherService.FetchBudget()
     /// Abuse limits (documented in the README).
     public var limits = Limits()
     /// scrypt's cost for new password hashes (tests lower it to stay fast).

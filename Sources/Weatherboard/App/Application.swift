@@ -37,7 +37,8 @@ public final class Application: Sendable {
         cities = CityIndex(cities: try database.readStatement(City.all))
         weather = WeatherService(providers: providers, database: database,
                                  freshFor: configuration.weatherFreshFor, firstFetchBudget: configuration.weatherFirstFetchBudget,
-                                 versions: pageVersions, memoryLimit: configuration.forecastsInMemory, logger: logger,
+                                 versions: pageVersions, memoryLimit: configuration.forecastsInMemory,
+                                 budget: configuration.weatherFetchBudget, logger: logger,
                                  clock: configuration.clock)
         if let postgres = database.engine as? PostgresDatabase {
             let feed = ChangeFeed(database: postgres, logger: logger) { [pageVersions, weather] change in
@@ -106,8 +107,9 @@ public final class Application: Sendable {
         bookmarks.addRoutes(to: router)
         HomeController(pages: pages, index: cities, weather: weather, bookmarks: bookmarks, cache: cache, clock: clock).addRoutes(to: router)
         CitiesController(pages: pages, index: cities).addRoutes(to: router)
+        let clientAddress = ClientAddress(trustedProxies: Set(configuration.trustedProxies))
         let cityPage = CityPageController(pages: pages, index: cities, weather: weather, board: board, bookmarks: bookmarks,
-                                          cache: cache, clock: clock)
+                                          cache: cache, clientAddress: clientAddress, clock: clock)
         cityPage.addRoutes(to: router)
         BoardController(pages: pages, store: BoardStore(database: database), index: cities,
                         rules: PostingRules(secondsBetweenPosts: configuration.limits.secondsBetweenPosts,
@@ -121,7 +123,7 @@ public final class Application: Sendable {
         AdminController(pages: pages, store: ModerationStore(database: database), database: database, versions: versions, clock: clock).addRoutes(to: router)
         TransparencyController(pages: pages, store: ModerationStore(database: database), index: cities).addRoutes(to: router)
         AccountsController(pages: pages, store: AccountStore(database: database), identity: identity, hasher: PasswordHasher(cost: configuration.passwordCost),
-                           limits: configuration.limits, clientAddress: ClientAddress(trustedProxies: Set(configuration.trustedProxies)),
+                           limits: configuration.limits, clientAddress: clientAddress,
                            versions: versions, clock: clock).addRoutes(to: router)
         return router
     }

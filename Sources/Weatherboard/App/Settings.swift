@@ -80,6 +80,10 @@ struct Setting {
                 configuration.weatherFreshFor = TimeInterval(minutes * 60)
             }, shown: { String(Int($0.weatherFreshFor / 60)) }),
             .number("forecasts-in-memory", "Decoded forecasts kept in memory, at most.", \.forecastsInMemory.forecasts),
+            .number("weather-fetches-per-minute", "Upstream weather fetches a minute for this node (Open-Meteo's free tier allows 600).",
+                    \.weatherFetchBudget.perMinute),
+            .number("weather-cold-fetches-per-client", "Fetches for cities with nothing cached one client may cause in 10 minutes.",
+                    \.weatherFetchBudget.coldPerClient),
             .number("sign-ins-per-minute", "Sign-in attempts allowed per account and per address each minute.", \.limits.signInsPerMinute),
             .number("sign-ups-per-hour", "Sign-ups allowed per address each hour.", \.limits.signUpsPerHour),
             .number("seconds-between-posts", "Seconds between two posts by one person.", atLeast: 0, \.limits.secondsBetweenPosts),

@@ -9,6 +9,15 @@ struct AccountStore: Sendable {
         try database.readStatement { try User.find(username: username, $0) }
     }
 
+    /// Every admin's username and display name but `userID`'s (names others may not look like).
+    func adminNames(except userID: Int64?) throws -> [(username: String, displayName: String)] {
+        try database.readStatement { db in
+            try db.all("SELECT username, display_name FROM users WHERE role = 'admin' AND id <> ?", [userID ?? -1]) {
+                (username: $0.string(0), displayName: $0.string(1))
+            }
+        }
+    }
+
     /// Counts one attempt in each bucket, together; throws 429 when any is over its limit.
     func count(_ attempts: [(limit: RateLimit, bucket: String)], now: Date) throws {
         try database.write { db in

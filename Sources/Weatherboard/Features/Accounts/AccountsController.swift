@@ -46,9 +46,11 @@ struct AccountsController {
         let next = safeReturnPath(form["next"])
         let language = context.language
         var errors: [String: String] = [:]
-        if let problem = Validation.username(username) { errors["username"] = pages.string(problem, language) }
+        if let problem = Validation.username(username) ?? NamePolicy.usernameProblem(username) {
+            errors["username"] = pages.string(problem, language)
+        }
         let displayName: String
-        switch Validation.displayName(typedName) {
+        switch Validation.displayName(typedName, admins: try store.adminNames(except: nil)) {
         case .success(let name): displayName = name
         case .failure(let problem):
             displayName = typedName.text
@@ -143,7 +145,7 @@ struct AccountsController {
         let user = try context.requireActiveUser() // a banned person cannot rename themselves
         let typedName = TextPolicy.displayName.typed(context.form["display_name"])
         let displayName: String
-        switch Validation.displayName(typedName) {
+        switch Validation.displayName(typedName, admins: try store.adminNames(except: user.id)) {
         case .success(let name): displayName = name
         case .failure(let problem):
             return try settingsPage(context, user: user, displayName: typedName.text,
@@ -220,9 +222,16 @@ enum Validation {
         return nil
     }
 
-    /// The display name as stored, or the catalog key of what is wrong with it.
-    static func displayName(_ typed: TextPolicy.Typed) -> Result<String, KeyedProblem> {
-        TextPolicy.displayName.normalise(typed).mapError { KeyedProblem(key: $0.key(lengthKey: "error_display_name_length")) }
+    /// The display name as stored, or the catalog key of what is wrong with it: the text policy,
+    /// then whom it may not look like (`NamePolicy`).
+    static func displayName(_ typed: TextPolicy.Typed, admins: [(username: String, displayName: String)]) -> Result<String, KeyedProblem> {
+        switch TextPolicy.displayName.normalise(typed) {
+        case .failure(let problem):
+            return .failure(KeyedProblem(key: problem.key(lengthKey: "error_display_name_length")))
+        case .success(let name):
+            if let key = NamePolicy.displayNameProblem(name, admins: admins) { return .failure(KeyedProblem(key: key)) }
+            return .success(name)
+        }
     }
 
     static func password(_ value: String, username: String) -> String? {

@@ -23,6 +23,7 @@ struct PostPresenter {
             relativeTime: relativeTime(post.createdAt), edited: post.editedAt != nil, parts: Self.parts(of: post.body),
             isHidden: post.hiddenAt != nil, csrfToken: csrfToken, citySlug: post.citySlug,
             cityName: language == .ko ? (post.cityNameKo ?? post.cityNameEn) : post.cityNameEn, returnTo: returnTo)
+        view.isAdminAuthor = post.authorIsAdmin
         if post.removedAt != nil {
             view.removedNotice = strings("removed_notice", ["reason": post.removedReason ?? ""])
             return view

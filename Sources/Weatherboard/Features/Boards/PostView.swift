@@ -33,6 +33,8 @@ final class PostView {
     var reasonOptions = HTMLFragment([])
     var canDelete = false
     var canEdit = false
+    /// The author is an admin: the post says so beside the name (a look-alike cannot).
+    var isAdminAuthor = false
 
     init(id: Int64, author: String, hasAuthor: Bool, displayName: String, datetime: String, relativeTime: String, edited: Bool,
          parts: [Part], isHidden: Bool, csrfToken: HTMLFragment, citySlug: String, cityName: String, returnTo: HTMLFragment) {

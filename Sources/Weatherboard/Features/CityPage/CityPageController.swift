@@ -12,6 +12,8 @@ struct CityPageController {
     let board: BoardView
     let bookmarks: Bookmarks
     let cache: PageCache
+    /// Who asks: a client's share of fetches for cold cities is bounded (`WeatherService.FetchBudget`).
+    let clientAddress: ClientAddress
     let clock: @Sendable () -> Date
     let fragments = WeatherFragments()
 
@@ -51,15 +53,15 @@ struct CityPageController {
         let language = context.language
         var layout = pages.layout(context, title: city.name(language))
         layout.csrfToken = csrfToken
-        let view = CityPage(layout: layout, slug: city.slug, weather: weatherFragment(city, language), bookmarked: isBookmarked,
+        let view = CityPage(layout: layout, slug: city.slug, weather: weatherFragment(city, language, client: clientAddress.of(context.request)), bookmarked: isBookmarked,
                             board: board.section(city: city, context: context, before: before, composer: composer, posts: posts))
         return pages.renderer.page(language) { Templates.city(view, &$0, $1) }
     }
 
     /// The weather part of the city page, the same for every reader in one language: rendered
     /// once per forecast, language and half-minute (the chart marks "now").
-    func weatherFragment(_ city: City, _ language: Language) -> HTMLFragment {
-        let report = weather.report(for: city)
+    func weatherFragment(_ city: City, _ language: Language, client: String) -> HTMLFragment {
+        let report = weather.report(for: city, client: client)
         let now = clock()
         if let kept = fragments.fragment(city: city.id, language: language, report: report, now: now) { return kept }
         var view = CityWeather(cityName: city.name(language), country: city.country, hasWeather: false)

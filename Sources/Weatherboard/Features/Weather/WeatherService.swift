@@ -45,6 +45,24 @@ public final class WeatherService: @unchecked Sendable {
         }
     }
 
+    /// How fast upstream may be asked, in all and per client. Open-Meteo's free tier allows 600
+    /// calls a minute (and 10,000 a day); one guest crawling cold cities once made 1,527 fetches
+    /// in 24 s, after which the breaker sent every visitor to fallback data.
+    public struct FetchBudget: Sendable {
+        /// Fetches a minute for the whole node (refreshes included); past it, a cold city's page
+        /// says its weather is not there yet and stale data is served a little longer.
+        public var perMinute: Int
+        /// Fetches for cities with nothing cached that one client may cause in `clientWindow`;
+        /// past it, that client sees "no data yet" for cold cities (cached ones as always).
+        public var coldPerClient: Int
+        public var clientWindow: TimeInterval
+        public init(perMinute: Int = 300, coldPerClient: Int = 30, clientWindow: TimeInterval = 600) {
+            self.perMinute = perMinute
+            self.coldPerClient = coldPerClient
+            self.clientWindow = clientWindow
+        }
+    }
+
     /// Threads fetching from providers, off the request path.
     public static let fetchThreads = 4
     /// Upstream fetches one request may start (the home page's list, a long bookmark cookie).
@@ -62,12 +80,23 @@ public final class WeatherService: @unchecked Sendable {
     /// (a crawl of every city must not hold every forecast): least recently shown go first, each
     /// costing its JSON's size.
     private var decoded: LRUCache<Int64, Forecast>
+    let budget: FetchBudget
+    /// The node's fetch allowance (a token bucket holding up to a minute's worth).
+    private var fetchTokens: Double
+    private var tokensCountedAt: Date
+    /// Cold fetches each recent client caused, in its current window; the least recently seen
+    /// clients are forgotten first (bounded: a crawler with many addresses cannot grow it).
+    private var clientFetches: LRUCache<String, (count: Int, since: Date)>
 
     public init(providers: [WeatherProvider], database: AppDatabase, freshFor: TimeInterval = 1800,
                 breakerOpenFor: TimeInterval = 60, firstFetchBudget: TimeInterval = 0.3, fetchThreads: Int = WeatherService.fetchThreads,
-                versions: PageVersions? = nil, memoryLimit: MemoryLimit = MemoryLimit(), logger: Logger = Logger(label: "weather"),
-                clock: @escaping @Sendable () -> Date = { Date() }) {
+                versions: PageVersions? = nil, memoryLimit: MemoryLimit = MemoryLimit(), budget: FetchBudget = FetchBudget(),
+                logger: Logger = Logger(label: "weather"), clock: @escaping @Sendable () -> Date = { Date() }) {
         self.providers = providers
+        self.budget = budget
+        fetchTokens = Double(budget.perMinute)
+        tokensCountedAt = clock()
+        clientFetches = LRUCache(maximumCount: 10_000, maximumCost: .max)
         decoded = LRUCache(maximumCount: memoryLimit.forecasts, maximumCost: memoryLimit.bytes)
         self.versions = versions
         self.firstFetchBudget = firstFetchBudget
@@ -87,9 +116,11 @@ public final class WeatherService: @unchecked Sendable {
     public static let maximumStaleAge: TimeInterval = 24 * 3600
 
     /// The forecast to show for `city`, or nil when nothing is cached and no provider answered
-    /// within the budget (the fetch goes on in the background and fills the cache).
-    public func report(for city: City) -> WeatherReport? {
+    /// within the budget (the fetch goes on in the background and fills the cache), or `client`
+    /// (a `ClientKey`) has caused its share of cold fetches, or the node its fetches a minute.
+    public func report(for city: City, client: String? = nil) -> WeatherReport? {
         if let cached = cachedReport(for: city) { return cached }
+        if let client, !admitColdFetch(by: client, city: city) { return nil }
         let flight = startFetch(city)
         return flight?.wait(until: Date().addingTimeInterval(firstFetchBudget)).map { WeatherReport(forecast: $0, source: $0.source) }
     }
@@ -125,17 +156,50 @@ public final class WeatherService: @unchecked Sendable {
         return results
     }
 
+    // MARK: - Budgets
+
+    /// Counts a cold fetch against `client`'s share; false past it. Joining a fetch already in
+    /// flight costs nothing.
+    private func admitColdFetch(by client: String, city: City) -> Bool {
+        let now = clock()
+        return lock.withLock {
+            if inFlight[city.id] != nil { return true }
+            var entry = clientFetches.value(for: client) ?? (0, now)
+            if now.timeIntervalSince(entry.since) >= budget.clientWindow { entry = (0, now) }
+            guard entry.count < budget.coldPerClient else { return false }
+            entry.count += 1
+            clientFetches.set(entry, for: client, cost: 1)
+            return true
+        }
+    }
+
+    /// Takes one of the node's fetches; false when this minute's are spent. Called with `lock` held.
+    private func takeFetchToken() -> Bool {
+        let now = clock()
+        let perSecond = Double(budget.perMinute) / 60
+        fetchTokens = min(Double(budget.perMinute), fetchTokens + max(0, now.timeIntervalSince(tokensCountedAt)) * perSecond)
+        tokensCountedAt = now
+        guard fetchTokens >= 1 else { return false }
+        fetchTokens -= 1
+        return true
+    }
+
     // MARK: - Upstream
 
     /// Joins the fetch in progress for the city, or queues one on the fetch executor; nil when
     /// the executor's queue is full.
     @discardableResult
     private func startFetch(_ city: City) -> Pending<Forecast>? {
-        let (flight, isLeader) = lock.withLock { () -> (Pending<Forecast>, Bool) in
+        let started = lock.withLock { () -> (flight: Pending<Forecast>, isLeader: Bool)? in
             if let existing = inFlight[city.id] { return (existing, false) }
+            guard takeFetchToken() else { return nil }
             let flight = Pending<Forecast>()
             inFlight[city.id] = flight
             return (flight, true)
+        }
+        guard let (flight, isLeader) = started else {
+            logger.debug("weather fetches for this minute spent; \(city.slug) not fetched")
+            return nil
         }
         guard isLeader else { return flight }
         let queued = fetches.submit {
