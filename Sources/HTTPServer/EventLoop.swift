@@ -254,9 +254,17 @@ final class EventLoop: @unchecked Sendable {
         if !connection.closed { updateInterest(connection) }
     }
 
+    /// How much unparsed input a connection may hold: a whole request while it is being read;
+    /// while its answer is being made or is unsent, only a little of the next pipelined request
+    /// (a client that sends without reading its answers is not buffered a megabyte at a time).
+    private func readLimit(_ connection: Connection) -> Int {
+        connection.inFlight || connection.hasPendingOutput ? Self.pipelinedInputLimit : readHighWater
+    }
+    static let pipelinedInputLimit = 16 * 1024
+
     private func readAvailable(_ connection: Connection) {
         var received = false
-        while connection.unparsedInput < readHighWater || connection.lingering {
+        while connection.unparsedInput < readLimit(connection) || connection.lingering {
             let n = scratch.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress, $0.count, 0) }
             if n > 0 {
                 if connection.lingering { continue } // discarded: the answer is already sent
@@ -465,7 +473,12 @@ final class EventLoop: @unchecked Sendable {
 
     private func compact(_ connection: Connection) {
         if connection.inputIndex == connection.input.count {
-            if connection.input.capacity > 256 * 1024 { connection.input = [] } else { connection.input.removeAll(keepingCapacity: true) }
+            if connection.input.capacity > 256 * 1024 {
+                connection.input = []
+                releaseFreedMemory()
+            } else {
+                connection.input.removeAll(keepingCapacity: true)
+            }
             connection.inputIndex = 0
         } else if connection.inputIndex > 64 * 1024 {
             connection.input.removeFirst(connection.inputIndex)
@@ -473,10 +486,21 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
+    /// After a large buffer is freed, hands free memory at the top of the heap back to the
+    /// system (glibc keeps it otherwise: 2 GB stayed resident after a burst of large bodies); at
+    /// most once a second per loop, since trimming walks the heap.
+    private func releaseFreedMemory() {
+        let now = monotonicMilliseconds()
+        guard now >= nextTrim else { return }
+        nextTrim = now + 1000
+        _ = csystem_malloc_trim(0)
+    }
+    private var nextTrim: UInt64 = 0
+
     private func updateInterest(_ connection: Connection) {
         var wanted: UInt32 = 0
         let reading = connection.lingering
-            || (!connection.readEOF && !connection.closeWhenWritten && connection.unparsedInput < readHighWater)
+            || (!connection.readEOF && !connection.closeWhenWritten && connection.unparsedInput < readLimit(connection))
         if reading { wanted |= EPOLLIN.rawValue | EPOLLRDHUP.rawValue }
         if connection.hasPendingOutput { wanted |= EPOLLOUT.rawValue }
         guard wanted != connection.interest else { return }

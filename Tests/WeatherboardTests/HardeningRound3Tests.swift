@@ -318,3 +318,18 @@ import Testing
         #expect(NamePolicy.skeleton("서울") == "서울")
     }
 }
+
+@Suite(.onEveryEngine) struct BodyLimitTests {
+    /// #5: forms are a few KiB; a body past 64 KiB is refused at its head, not buffered.
+    @Test func bodiesPastSixtyFourKiBAre413() throws {
+        let app = try AppHarness()
+        let big = Array(repeating: UInt8(ascii: "a"), count: 65 * 1024)
+        let response = try TestClient.request(port: app.port, "POST", "/signup",
+                                              headers: [("Content-Type", "application/x-www-form-urlencoded")], body: big)
+        #expect(response.status == 413)
+        // A large post, percent-encoded, is far below it.
+        let person = app.browser()
+        try person.signUp("longform")
+        #expect(try person.postOnBoard("seoul", String(repeating: "비", count: 500)).0.status == 303)
+    }
+}

@@ -14,3 +14,7 @@ int csystem_available_cpus(void);
 /// posix_spawn_file_actions_addclosefrom_np(3) (glibc 2.34+), declared only under _GNU_SOURCE:
 /// a spawned child closes every descriptor from `from` on.
 int csystem_spawn_add_closefrom(posix_spawn_file_actions_t *actions, int from);
+
+#include <malloc.h>
+/// malloc_trim(3): gives free memory at the heap's top back to the system (glibc only).
+static inline int csystem_malloc_trim(size_t pad) { return malloc_trim(pad); }

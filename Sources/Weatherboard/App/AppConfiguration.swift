@@ -19,8 +19,14 @@ public struct AppConfiguration: Sendable {
     /// Mark cookies `Secure` (when served behind HTTPS).
     public var secureCookies = false
     public var logLevel = Logger.Level.info
-    /// Settings of the HTTP server underneath (timeouts, limits, threads).
-    public var server = ServerConfiguration()
+    /// Settings of the HTTP server underneath (timeouts, limits, threads). Request bodies are
+    /// forms of a few KiB at most (a post is 2,000 bytes, 6 KB percent-encoded): 64 KiB, not the
+    /// library's 1 MiB, so that an unfinished body cannot hold a megabyte per connection.
+    public var server: ServerConfiguration = {
+        var server = ServerConfiguration()
+        server.limits.maxBodyBytes = 64 * 1024
+        return server
+    }()
     /// Weather providers in the order tried: `open-meteo`, `demo`.
     public var weatherProviders = ["open-meteo", "demo"]
     public var openMeteoURL = "https://api.open-meteo.com"
