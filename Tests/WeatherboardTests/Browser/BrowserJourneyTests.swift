@@ -307,8 +307,8 @@ import Testing
         try browser.go(base + "/city/seoul")
         try browser.script("document.getElementById('board').scrollIntoView()")
         try shoot("board")
-        try BrowserJourneyTests.signUp(browser, base, "moderator")
-        try app.execute("UPDATE users SET role = 'admin' WHERE username = 'moderator'")
+        try BrowserJourneyTests.signUp(browser, base, "warden")
+        try app.execute("UPDATE users SET role = 'admin' WHERE username = 'warden'")
         let post = try app.count("SELECT min(id) FROM posts")
         for reporter in ["neighbour1", "neighbour2"] {
             try app.execute("""
