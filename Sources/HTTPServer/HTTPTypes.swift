@@ -37,6 +37,7 @@ public struct HTTPStatus: Equatable, Hashable, Sendable, CustomStringConvertible
     public static let internalServerError = HTTPStatus(code: 500, reason: "Internal Server Error")
     public static let notImplemented = HTTPStatus(code: 501, reason: "Not Implemented")
     public static let serviceUnavailable = HTTPStatus(code: 503, reason: "Service Unavailable")
+    public static let insufficientStorage = HTTPStatus(code: 507, reason: "Insufficient Storage")
     public static let httpVersionNotSupported = HTTPStatus(code: 505, reason: "HTTP Version Not Supported")
 }
 

@@ -102,7 +102,10 @@ extension SQLConnection {
 
 /// Errors from either engine, in the terms the application reacts to.
 public struct SQLError: Error, CustomStringConvertible {
-    public enum Kind: Sendable { case uniqueViolation, constraintViolation, connection, other }
+    /// `connection`: the database cannot be reached or went away; `unavailable`: it answered but
+    /// cannot do this now (busy, locked, read-only, a timeout); `full`: its disk is full. These
+    /// three are the site's temporary trouble, answered 503 (507 when full) with `Retry-After`.
+    public enum Kind: Sendable { case uniqueViolation, constraintViolation, connection, unavailable, full, other }
     public let kind: Kind
     public let message: String
     public var description: String { message }
@@ -111,6 +114,9 @@ public struct SQLError: Error, CustomStringConvertible {
         self.kind = kind
         self.message = message
     }
+
+    /// Trouble that passes (the request may succeed if tried again later), not a fault of ours.
+    public var isTemporary: Bool { kind == .connection || kind == .unavailable || kind == .full }
 }
 
 /// A database: SQLite through GRDB (the embedded default) or PostgreSQL through libpq.

@@ -54,8 +54,12 @@ struct SessionStore: Sendable {
             return nil
         }
         if now.timeIntervalSince1970 - lastSeen > 3600 {
-            try database.write { db in
-                try db.execute("UPDATE sessions SET last_seen_at = ? WHERE token_hash = ?", now, hash)
+            do {
+                try database.write { db in
+                    try db.execute("UPDATE sessions SET last_seen_at = ? WHERE token_hash = ?", now, hash)
+                }
+            } catch let error as SQLError where error.isTemporary {
+                // The touch can wait an hour (a full disk, a busy database): reading goes on.
             }
         }
         return Session(tokenHash: hash, user: user, csrfSecret: csrf, ban: ban)

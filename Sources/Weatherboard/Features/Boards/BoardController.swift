@@ -37,7 +37,17 @@ struct BoardController {
         case .failure(let refusal): return try refuse(refusal)
         }
         let now = clock().timeIntervalSince1970
-        if let refusal = try store.create(cityID: city.id, userID: user.id, body: body, now: now, rules: rules) { return try refuse(refusal) }
+        do {
+            if let refusal = try store.create(cityID: city.id, userID: user.id, body: body, now: now, rules: rules) { return try refuse(refusal) }
+        } catch let error as SQLError where error.isTemporary {
+            // Nothing was written (one transaction); the text goes back in the box with the reason,
+            // if the page can still be read (a full disk), else the error page says to come back.
+            let failure = ErrorPages.temporaryFailure(error)
+            let key = error.kind == .full ? "error_507_text" : "error_503_text"
+            var response = try refuse(PostingRules.Refusal(key: key, status: failure.status))
+            for field in failure.headers { response.headers.add(field.name, field.value) }
+            return response
+        }
         versions.changed(.city(city.id))
         return .redirect(to: "/city/\(city.slug)#board")
     }

@@ -25,17 +25,29 @@ struct ErrorPages {
         let http: HTTPError
         if let known = error as? HTTPError {
             http = known
+        } else if let database = error as? SQLError, database.isTemporary {
+            // The site's passing trouble: one line in the log, and an answer that says to come back.
+            logger.error("\(context.request.method) \(context.request.path): database \(database.kind): \(database.message)")
+            http = Self.temporaryFailure(database)
         } else {
             logger.error("\(context.request.method) \(context.request.path) failed: \(String(reflecting: error))")
             http = HTTPError(.internalServerError)
         }
         let code = http.status.code
-        let key = [400, 403, 404, 405, 413, 429].contains(code) ? "error_\(code)" : (code >= 500 ? "error_500" : "error_400")
+        let key = [400, 403, 404, 405, 413, 429, 503, 507].contains(code) ? "error_\(code)" : (code >= 500 ? "error_500" : "error_400")
         let language = context.language
         var response = page(context, status: http.status, heading: pages.string("\(key)_title", language),
                             message: pages.string("\(key)_text", language))
         for field in http.headers { response.headers.add(field.name, field.value) }
         return response
+    }
+
+    /// 503 with `Retry-After` for a database that cannot be reached or cannot answer now; 507 for
+    /// a full disk (nothing was written: each write is one transaction).
+    static func temporaryFailure(_ error: SQLError) -> HTTPError {
+        error.kind == .full
+            ? HTTPError(.insufficientStorage, headers: HTTPHeaders([("Retry-After", "60")]))
+            : HTTPError(.serviceUnavailable, headers: HTTPHeaders([("Retry-After", "5")]))
     }
 
     private func page(_ context: AppContext, status: HTTPStatus, heading: String, message: String = "",

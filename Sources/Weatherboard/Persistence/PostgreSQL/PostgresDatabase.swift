@@ -270,7 +270,10 @@ final class PostgresConnection: SQLConnection {
         let kind: SQLError.Kind = switch state {
         case "23505": .uniqueViolation
         case let s where s.hasPrefix("23"): .constraintViolation
-        case let s where s.hasPrefix("08") || s.isEmpty: .connection
+        case let s where s.hasPrefix("08") || s.isEmpty || s.hasPrefix("57P"): .connection // lost, refused, shut down
+        case "57014", "55P03", "40001", "40P01", "53300": .unavailable // timeouts, lock waits, too many connections
+        case "53100": .full // disk full
+        case let s where s.hasPrefix("25006"): .unavailable // read-only transaction (a standby)
         default: .other
         }
         throw SQLError(kind, sql.map { "\(message) (in: \($0.prefix(120)))" } ?? message)

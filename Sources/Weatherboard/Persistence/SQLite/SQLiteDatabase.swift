@@ -64,15 +64,31 @@ final class SQLiteDatabase: SQLDatabase {
     }
 
     func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
-        try pool.read { try body(GRDBConnection($0)) }
+        try Self.classifying { try pool.read { try body(GRDBConnection($0)) } }
     }
 
     func readStatement<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
-        try pool.unsafeRead { try body(GRDBConnection($0)) }
+        try Self.classifying { try pool.unsafeRead { try body(GRDBConnection($0)) } }
     }
 
     func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
-        try pool.write { try body(GRDBConnection($0)) }
+        try Self.classifying { try pool.write { try body(GRDBConnection($0)) } }
+    }
+
+    /// SQLite's passing trouble as `SQLError`s the site answers 503/507 to: a full disk, a busy or
+    /// locked database past the busy timeout, a read-only file, an I/O error. Other errors pass
+    /// through unchanged.
+    private static func classifying<T>(_ work: () throws -> T) throws -> T {
+        do {
+            return try work()
+        } catch let error as DatabaseError {
+            switch error.resultCode {
+            case .SQLITE_FULL: throw SQLError(.full, "the disk is full: \(error.message ?? "SQLITE_FULL")")
+            case .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_READONLY, .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_NOMEM, .SQLITE_PROTOCOL:
+                throw SQLError(.unavailable, "SQLite cannot do this now: \(error.message ?? "\(error.resultCode)")")
+            default: throw error
+            }
+        }
     }
 
     func isHealthy() -> Bool {

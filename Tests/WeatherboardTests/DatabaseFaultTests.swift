@@ -1,0 +1,76 @@
+import Foundation
+import HTTPServer
+import HTTPTestSupport
+import Testing
+@testable import Weatherboard
+
+/// Issue 27 #3: a database that cannot write is the site's passing trouble: a clear status with
+/// `Retry-After`, the typed text kept, nothing half-written, and recovery without a restart.
+@Suite(.serialized) struct DatabaseFaultTests {
+    /// SQLite on a small tmpfs filled on purpose (needs root to mount; CI runs as root).
+    @Test func aFullDiskIs507WithTheTextKeptAndRecoversByItself() throws {
+        guard getuid() == 0 else {
+            print("DatabaseFaultTests: not root, so no tmpfs can be mounted; the full-disk test did not run")
+            return
+        }
+        let mountPoint = FileManager.default.temporaryDirectory.appendingPathComponent("wb-full-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        guard try ChildProcess(["/bin/mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", mountPoint]).wait() == 0 else {
+            // A container may refuse mounts even to root: say so rather than fail the run.
+            print("DatabaseFaultTests: mount -t tmpfs was refused (a container without CAP_SYS_ADMIN?); the full-disk test did not run")
+            return
+        }
+        defer {
+            _ = try? ChildProcess(["/bin/umount", "-l", mountPoint]).wait()
+            try? FileManager.default.removeItem(atPath: mountPoint)
+        }
+        let database = mountPoint + "/site.sqlite"
+        try FileManager.default.copyItem(atPath: AppHarness.templateDatabase, toPath: database)
+        try TestEngine.$current.withValue(.sqlite) {
+            let app = try AppHarness { $0.databasePath = database }
+            let writer = app.browser()
+            try writer.signUp("writer")
+            #expect(try writer.postOnBoard("seoul", "Before the disk filled").0.status == 303)
+            app.clock.advance(11)
+
+            // Fill the disk to its last byte.
+            let filler = mountPoint + "/filler"
+            let fd = open(filler, O_WRONLY | O_CREAT, 0o600)
+            let chunk = [UInt8](repeating: 0, count: 64 * 1024)
+            while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
+            close(fd)
+
+            try writer.get("/city/seoul")
+            var text = "Rain on the full disk. "
+            for n in 0..<60 { text += "Line \(n) of a long report about the weather. " }
+            text = String(text.prefix(480))
+            let (refused, page) = try writer.post("/city/seoul/posts", [("body", text)])
+            #expect(refused.status == 507)
+            #expect(refused.headers["Retry-After"] != nil)
+            #expect(page?.text("//textarea[@name='body']") == text, "the typed text is kept")
+            #expect(try app.count("SELECT count(*) FROM posts") == 1, "nothing half-written")
+            #expect(try app.get("/city/seoul").status == 200, "reading goes on")
+
+            // Space again: the same request succeeds, no restart.
+            try FileManager.default.removeItem(atPath: filler)
+            try writer.get("/city/seoul")
+            #expect(try writer.post("/city/seoul/posts", [("body", text)]).0.status == 303)
+            #expect(try app.count("SELECT count(*) FROM posts") == 2)
+        }
+    }
+
+    /// The error page for a database that cannot answer: 503, `Retry-After`, a readable page.
+    @Test func temporaryDatabaseTroubleIs503WithRetryAfter() throws {
+        let app = try AppHarness()
+        let pages = app.application.pages
+        let errors = ErrorPages(pages: pages, logger: .init(label: "test"))
+        let context = AppContext(request: Request(method: "GET", target: "/city/seoul"))
+        for (error, status) in [(SQLError(.connection, "gone"), 503), (SQLError(.unavailable, "statement timeout"), 503),
+                                (SQLError(.full, "disk full"), 507)] {
+            let response = errors.response(for: error, context)
+            #expect(response.status.code == status)
+            #expect(response.headers["Retry-After"] != nil)
+        }
+        #expect(errors.response(for: SQLError(.other, "a bug"), context).status.code == 500)
+    }
+}
