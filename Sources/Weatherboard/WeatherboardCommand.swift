@@ -18,8 +18,9 @@ public struct WeatherboardCommand: ParsableCommand {
 
 /// The settings of `Setting.all`, taken from the command line's remaining arguments and the
 /// environment; shared by every command (each uses what it needs: the database and migrations,
-/// or everything for `serve`).
-struct SettingArguments: ParsableArguments {
+/// or everything for `serve`). `Databases` says whether the command works on one database (then
+/// `--db` beside a PostgreSQL URL is refused) or, like `copy-to`, names a source and a target.
+struct EngineSettings<Databases: DatabasesNamed>: ParsableArguments {
     @Argument(parsing: .allUnrecognized, help: "Settings: see `weatherboard serve --help`.")
     var settings: [String] = []
 
@@ -28,12 +29,21 @@ struct SettingArguments: ParsableArguments {
 
     func configuration() throws -> AppConfiguration {
         do {
-            return try AppConfiguration.resolve(arguments: settings, environment: ProcessInfo.processInfo.environment)
+            return try AppConfiguration.resolve(arguments: settings, environment: ProcessInfo.processInfo.environment,
+                                                bothEngines: Databases.sourceAndTarget)
         } catch let problem as Setting.Problem {
             throw ValidationError(problem.description)
         }
     }
 }
+
+protocol DatabasesNamed { static var sourceAndTarget: Bool { get } }
+/// Every command but `copy-to`: one database, SQLite or PostgreSQL.
+enum OneDatabase: DatabasesNamed { static var sourceAndTarget: Bool { false } }
+/// `copy-to`: a SQLite file (`--db`) into a PostgreSQL database (`--database-url`).
+enum SourceAndTarget: DatabasesNamed { static var sourceAndTarget: Bool { true } }
+
+typealias SettingArguments = EngineSettings<OneDatabase>
 
 enum Environment {
     static func value(_ name: String) -> String? {
@@ -174,7 +184,7 @@ extension WeatherboardCommand {
             abstract: "Copy the SQLite site (--db) into an empty PostgreSQL database (--database-url).",
             discussion: "The target is migrated first and written in one transaction: a failed copy leaves it empty, and a repeated one finds the rows there and changes nothing.")
 
-        @OptionGroup var settings: SettingArguments
+        @OptionGroup var settings: EngineSettings<SourceAndTarget>
 
         func run() throws {
             let configuration = try settings.configuration()

@@ -74,3 +74,37 @@ import Testing
         #expect(errors.response(for: SQLError(.other, "a bug"), context).status.code == 500)
     }
 }
+
+/// Issue 27 #6: no silent engine switch.
+@Suite struct EngineChoiceTests {
+    @Test func aFileNamedWhileAURLIsSetIsAnErrorNamingBoth() throws {
+        let url = "postgres://app:secret@db.internal:5432/weatherboard"
+        do {
+            _ = try AppConfiguration.resolve(arguments: ["--db", "drill.sqlite"], environment: ["WEATHERBOARD_DATABASE_URL": url])
+            Issue.record("expected a refusal")
+        } catch let problem as Setting.Problem {
+            #expect(problem.description.contains("--db drill.sqlite") && problem.description.contains("WEATHERBOARD_DATABASE_URL"))
+        }
+        #expect(throws: Setting.Problem.self) {
+            try AppConfiguration.resolve(arguments: ["--database-url", url, "--db=drill.sqlite"], environment: [:])
+        }
+        // Either alone is fine; the environment's file beside a URL is the URL (nothing was named).
+        #expect(try AppConfiguration.resolve(arguments: ["--db", "drill.sqlite"], environment: [:]).databaseURL == nil)
+        #expect(try AppConfiguration.resolve(arguments: [], environment: ["WEATHERBOARD_DATABASE_URL": url, "WEATHERBOARD_DB": "x"]).databaseURL == url)
+        // Every command reads its settings the same way.
+        #expect(throws: (any Error).self) {
+            _ = try SettingArguments.parse(["--db", "drill.sqlite", "--database-url", url]).configuration()
+        }
+    }
+
+    @Test func theLogSaysWhichDatabaseWithoutItsPassword() throws {
+        var configuration = AppConfiguration()
+        configuration.databaseURL = "postgres://app:secret@db.internal:5432/weatherboard"
+        #expect(configuration.databaseDescription == "PostgreSQL db.internal:5432/weatherboard as app")
+        configuration.databaseURL = "host=db.internal password=secret dbname=weatherboard user=app"
+        #expect(!configuration.databaseDescription.contains("secret"))
+        configuration.databaseURL = nil
+        configuration.databasePath = "/srv/site.sqlite"
+        #expect(configuration.databaseDescription == "SQLite /srv/site.sqlite")
+    }
+}

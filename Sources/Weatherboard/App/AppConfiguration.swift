@@ -56,6 +56,21 @@ public struct AppConfiguration: Sendable {
         databaseURL.map { .postgres(url: $0) } ?? .sqlite(path: databasePath)
     }
 
+    /// The database in words for the log, without a password: "SQLite /srv/site.sqlite",
+    /// "PostgreSQL db.internal:5432/weatherboard as app".
+    public var databaseDescription: String {
+        guard let url = databaseURL else {
+            return "SQLite " + (databasePath.hasPrefix("/") ? databasePath : FileManager.default.currentDirectoryPath + "/" + databasePath)
+        }
+        if let parts = URLComponents(string: url), parts.scheme?.hasPrefix("postgres") == true {
+            let place = "\(parts.host ?? "localhost")\(parts.port.map { ":\($0)" } ?? "")\(parts.path)"
+            return "PostgreSQL \(place)" + (parts.user.map { " as \($0)" } ?? "")
+        }
+        // key=value settings: name only what cannot be secret.
+        let fields = url.split(separator: " ").filter { field in ["host=", "port=", "dbname=", "user="].contains { field.hasPrefix($0) } }
+        return "PostgreSQL " + fields.joined(separator: " ")
+    }
+
     /// Every abuse limit in one place; each has a flag and an environment variable.
     public struct Limits: Sendable {
         /// Sign-in attempts per account and per client address, per minute.

@@ -26,6 +26,7 @@ public final class Application: Sendable {
         var logger = logger ?? Logger(label: "weatherboard")
         logger.logLevel = configuration.logLevel
         self.configuration = configuration
+        logger.notice("database: \(configuration.databaseDescription)")
         (database, appliedMigrations) = try AppDatabase.open(
             configuration.database, migrationsDirectory: configuration.migrationsDirectory,
             connections: configuration.server.workerThreads + WeatherService.fetchThreads + 2) // + the change feed's notices, a spare

@@ -107,7 +107,9 @@ struct Setting {
 extension AppConfiguration {
     /// The configuration the defaults, then the environment, then `arguments` (`--name value`,
     /// `--name=value`, `--switch`) make. Unknown settings and bad values throw.
-    static func resolve(arguments: [String], environment: [String: String]) throws -> AppConfiguration {
+    /// - Parameter bothEngines: the command names a SQLite file and a PostgreSQL database on
+    ///   purpose (`copy-to`); otherwise `--db` beside a URL is refused.
+    static func resolve(arguments: [String], environment: [String: String], bothEngines: Bool = false) throws -> AppConfiguration {
         var configuration = AppConfiguration()
         let settings = Setting.all
         for setting in settings {
@@ -116,6 +118,7 @@ extension AppConfiguration {
         // Secret: from the environment only, never a flag (other users see command lines).
         configuration.kmaKey = environment["WEATHERBOARD_KMA_KEY"].flatMap { $0.isEmpty ? nil : $0 }
         var rest = arguments[...]
+        var dbFlagGiven = false
         while let argument = rest.popFirst() {
             let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let name = String(parts[0]), inlineValue = parts.count > 1 ? String(parts[1]) : nil
@@ -128,6 +131,16 @@ extension AppConfiguration {
             }
             guard let value = inlineValue ?? rest.popFirst() else { throw Setting.Problem(description: "\(name) needs a value") }
             try setting.apply(&configuration, value)
+            if setting.name == "db" { dbFlagGiven = true }
+        }
+        // No silent engine switch: a SQLite file named on the command line while a PostgreSQL URL
+        // is set (a restore drill in a shell that exported the live site's URL) would otherwise
+        // be ignored, and the command would act on the live database.
+        if dbFlagGiven, configuration.databaseURL != nil, !bothEngines {
+            let source = arguments.contains { $0 == "--database-url" || $0.hasPrefix("--database-url=") }
+                ? "--database-url" : "WEATHERBOARD_DATABASE_URL"
+            throw Setting.Problem(description: "--db \(configuration.databasePath) names a SQLite file, but \(source) names a PostgreSQL "
+                                    + "database too: give one (unset WEATHERBOARD_DATABASE_URL to use the file)")
         }
         return configuration
     }
