@@ -108,3 +108,40 @@ import Testing
         #expect(configuration.databaseDescription == "SQLite /srv/site.sqlite")
     }
 }
+
+/// Issue 27 #1: every wait on PostgreSQL is bounded, by the node itself: a backend frozen mid-
+/// conversation (SIGSTOP: it enforces none of its own timeouts) costs a request a 503 within the
+/// node's deadline, not a worker forever; the node meanwhile serves what needs no database.
+@Suite(.serialized, .onEveryEngine) struct FrozenDatabaseTests {
+    @Test func aFrozenBackendIsA503WithinTheDeadlineAndTheNodeServesOn() throws {
+        let app = try AppHarness { $0.databaseTimeouts.statement = 1; $0.databaseTimeouts.lock = 1 } // the node waits 3 s
+        guard app.engine == .postgres, let url = app.application.configuration.databaseURL,
+              let name = url.split(separator: "/").last.map(String.init) else { return }
+        let person = app.browser()
+        try person.signUp("patient")
+        #expect(try person.get("/city/seoul").0.status == 200)
+        let admin = try PostgresDatabase(url: try TestPostgres.require().url("postgres"), maximumConnections: 1)
+        let pids = try admin.withConnection { connection in
+            try connection.all("SELECT pid FROM pg_stat_activity WHERE datname = ? AND pid <> pg_backend_pid()", [name]) {
+                Int32($0.int64(0))
+            }
+        }
+        #expect(!pids.isEmpty)
+        for pid in pids { kill(pid, SIGSTOP) }
+        defer { for pid in pids { kill(pid, SIGCONT) } }
+
+        let started = Date()
+        let (frozen, _) = try person.get("/city/seoul")
+        let waited = Date().timeIntervalSince(started)
+        #expect(frozen.status == 503, "a request on a frozen connection")
+        #expect(frozen.headers["Retry-After"] != nil)
+        #expect(waited < 15, "a hang detector, not a benchmark: \(waited) s")
+        #expect(try app.get("/static/css/site.css").status == 200)
+        // Frozen connections are given up, never pooled again: a fresh one serves the next requests.
+        var answered = false
+        for _ in 0..<10 where !answered {
+            answered = try person.get("/city/seoul").0.status == 200
+        }
+        #expect(answered)
+    }
+}

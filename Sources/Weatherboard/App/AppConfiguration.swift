@@ -40,6 +40,8 @@ public struct AppConfiguration: Sendable {
     public var weatherFirstFetchBudget: TimeInterval = 0.3
     /// Decoded forecasts kept in memory (least recently shown forgotten first; SQLite keeps all).
     public var forecastsInMemory = WeatherService.MemoryLimit()
+    /// How long anything waits on PostgreSQL (connect, statement, lock, pool, answer).
+    public var databaseTimeouts = PostgresTimeouts()
     /// Upstream fetches a minute for the node, and cold fetches one client may cause.
     public var weatherFetchBudget = WeatherService.FetchBudget()
     /// Abuse limits (documented in the README).

@@ -29,7 +29,8 @@ public final class Application: Sendable {
         logger.notice("database: \(configuration.databaseDescription)")
         (database, appliedMigrations) = try AppDatabase.open(
             configuration.database, migrationsDirectory: configuration.migrationsDirectory,
-            connections: configuration.server.workerThreads + WeatherService.fetchThreads + 2) // + the change feed's notices, a spare
+            connections: configuration.server.workerThreads + WeatherService.fetchThreads + 2, // + the change feed's notices, a spare
+            timeouts: configuration.databaseTimeouts)
         let providers = try Application.makeProviders(configuration)
         pages = Pages(renderer: try Renderer(templatesDirectory: configuration.templatesDirectory),
                       weatherSources: Set(providers.map(\.id)))

@@ -49,6 +49,9 @@ struct Setting {
                 }
                 configuration.databaseURL = text
             }, shown: { $0.databaseURL == nil ? "none: SQLite" : "set" }),
+            .number("database-statement-timeout", "PostgreSQL: seconds a statement may run (the client gives up 2 s later).",
+                    \.databaseTimeouts.statement),
+            .number("database-lock-timeout", "PostgreSQL: seconds a statement may wait for a lock.", \.databaseTimeouts.lock),
             Setting(name: "trusted-proxies", help: "Comma-separated addresses of proxies in front (nginx); their X-Forwarded-For names the client.",
                     apply: { configuration, text in
                 configuration.trustedProxies = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }

@@ -22,14 +22,14 @@ public final class AppDatabase: Sendable {
     ///   use the database at once (request workers, weather fetches), so none waits for another's.
     /// - Returns: the database and the names of the migrations applied now.
     public static func open(_ location: Location, migrationsDirectory: String,
-                            connections: Int = 12) throws -> (AppDatabase, [String]) {
+                            connections: Int = 12, timeouts: PostgresTimeouts = PostgresTimeouts()) throws -> (AppDatabase, [String]) {
         switch location {
         case .sqlite(let path):
             let (engine, applied) = try SQLiteDatabase.open(path: path, migrationsDirectory: migrationsDirectory + "/sqlite")
             return (AppDatabase(engine), applied)
         case .postgres(let url):
             let (engine, applied) = try PostgresDatabase.open(url: url, migrationsDirectory: migrationsDirectory + "/postgres",
-                                                                 connections: connections)
+                                                                 connections: connections, timeouts: timeouts)
             return (AppDatabase(engine), applied)
         }
     }

@@ -36,6 +36,14 @@ struct LibPQ: @unchecked Sendable { // function pointers into a library that is 
     let freemem: @convention(c) (UnsafeMutableRawPointer?) -> Void
     let socket: @convention(c) (Connection?) -> Int32
     let transactionStatus: @convention(c) (Connection?) -> Int32
+    // The asynchronous calls, so that every wait has a deadline of our own (a frozen server
+    // enforces none of its timeouts, and the kernel still acknowledges its packets).
+    let sendQuery: @convention(c) (Connection?, UnsafePointer<CChar>) -> Int32
+    let sendPrepare: @convention(c) (Connection?, UnsafePointer<CChar>, UnsafePointer<CChar>, Int32, UnsafePointer<UInt32>?) -> Int32
+    let sendQueryPrepared: @convention(c) (Connection?, UnsafePointer<CChar>, Int32, UnsafePointer<UnsafePointer<CChar>?>?,
+                                           UnsafePointer<Int32>?, UnsafePointer<Int32>?, Int32) -> Int32
+    let isBusy: @convention(c) (Connection?) -> Int32
+    let getResult: @convention(c) (Connection?) -> Result?
 
     /// `struct pgNotify` from libpq-fe.h: `char *relname; int be_pid; char *extra; …`.
     static func notification(_ notify: UnsafeMutableRawPointer) -> (channel: String, payload: String) {
@@ -99,7 +107,15 @@ struct LibPQ: @unchecked Sendable { // function pointers into a library that is 
             notifies: symbol("PQnotifies", (@convention(c) (Connection?) -> UnsafeMutableRawPointer?).self),
             freemem: symbol("PQfreemem", (@convention(c) (UnsafeMutableRawPointer?) -> Void).self),
             socket: symbol("PQsocket", (@convention(c) (Connection?) -> Int32).self),
-            transactionStatus: symbol("PQtransactionStatus", (@convention(c) (Connection?) -> Int32).self))
+            transactionStatus: symbol("PQtransactionStatus", (@convention(c) (Connection?) -> Int32).self),
+            sendQuery: symbol("PQsendQuery", (@convention(c) (Connection?, UnsafePointer<CChar>) -> Int32).self),
+            sendPrepare: symbol("PQsendPrepare", (@convention(c) (Connection?, UnsafePointer<CChar>, UnsafePointer<CChar>, Int32,
+                                                                  UnsafePointer<UInt32>?) -> Int32).self),
+            sendQueryPrepared: symbol("PQsendQueryPrepared", (@convention(c) (Connection?, UnsafePointer<CChar>, Int32,
+                                                                              UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?,
+                                                                              UnsafePointer<Int32>?, Int32) -> Int32).self),
+            isBusy: symbol("PQisBusy", (@convention(c) (Connection?) -> Int32).self),
+            getResult: symbol("PQgetResult", (@convention(c) (Connection?) -> Result?).self))
         guard missing.isEmpty else {
             return .failure(SQLError(.connection, "the libpq found lacks \(missing.joined(separator: ", "))"))
         }

@@ -1,4 +1,36 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How long anything waits on PostgreSQL. Every wait is bounded: connecting, the server's own
+/// statement and lock timeouts, a deadline of the client's own on every answer (a frozen server
+/// enforces none of its timeouts, and the kernel still acknowledges its packets), checking a
+/// connection out of the pool, and TCP keepalives for a peer that vanished.
+public struct PostgresTimeouts: Sendable, Equatable {
+    /// Seconds to connect (libpq's `connect_timeout`).
+    public var connect: Int = 5
+    /// Seconds a statement may run on the server (`statement_timeout`).
+    public var statement: Int = 5
+    /// Seconds a statement may wait for a lock (`lock_timeout`).
+    public var lock: Int = 2
+    /// Seconds to wait for a pooled connection to be free.
+    public var checkout: Double = 5
+    public init() {}
+
+    /// For the commands (`migrate`, `backup`, `copy-to`): statements as long as they take, no
+    /// lock timeout; connecting and the pool are still bounded.
+    public static let forCommands: PostgresTimeouts = {
+        var timeouts = PostgresTimeouts()
+        timeouts.statement = 0
+        timeouts.lock = 0
+        return timeouts
+    }()
+
+    /// Seconds the client waits for any answer: the server's own limit and a margin (a day
+    /// when statements have no limit).
+    var answer: Double { statement > 0 ? Double(statement) + 2 : 86_400 }
+}
 
 /// PostgreSQL through libpq: the shared store when the site runs on several nodes.
 /// A pool of connections (sized by the caller to the threads that use them), each statement prepared once per
@@ -12,6 +44,7 @@ final class PostgresDatabase: SQLDatabase, @unchecked Sendable { // state guarde
     private var open = 0
     private var closed = false
     let maximumConnections: Int
+    let timeouts: PostgresTimeouts
 
     var dialect: SQLDialect { .postgres }
 
@@ -22,16 +55,18 @@ final class PostgresDatabase: SQLDatabase, @unchecked Sendable { // state guarde
     /// Held while migrating, so two nodes starting together do not both apply a migration.
     static let migrationLock: Int64 = 0x5745_4154_4D49 // "WEATMI"
 
-    init(url: String, maximumConnections: Int = 12) throws {
+    init(url: String, maximumConnections: Int = 12, timeouts: PostgresTimeouts = .forCommands) throws {
         self.url = url
         self.library = try LibPQ.shared.get()
         self.maximumConnections = maximumConnections
+        self.timeouts = timeouts
     }
 
     /// Connects, and applies the pending migrations of `migrationsDirectory` in order, each in its
     /// own transaction, recorded in `schema_migrations`.
-    static func open(url: String, migrationsDirectory: String, connections: Int) throws -> (PostgresDatabase, [String]) {
-        let database = try PostgresDatabase(url: url, maximumConnections: connections)
+    static func open(url: String, migrationsDirectory: String, connections: Int,
+                     timeouts: PostgresTimeouts = .forCommands) throws -> (PostgresDatabase, [String]) {
+        let database = try PostgresDatabase(url: url, maximumConnections: connections, timeouts: timeouts)
         let applied = try database.migrate(directory: migrationsDirectory)
         return (database, applied)
     }
@@ -39,35 +74,44 @@ final class PostgresDatabase: SQLDatabase, @unchecked Sendable { // state guarde
     private func migrate(directory: String) throws -> [String] {
         let files = try Migrations.files(in: directory)
         return try withConnection { connection in
-            try connection.simple("SELECT pg_advisory_lock(\(Self.migrationLock))")
-            defer { try? connection.simple("SELECT pg_advisory_unlock(\(Self.migrationLock))") }
-            try connection.simple("""
-                CREATE TABLE IF NOT EXISTS schema_migrations (identifier TEXT PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)
-                """)
-            let done = try connection.all("SELECT identifier FROM schema_migrations", []) { $0.string(0) }
-            try Migrations.refuseUnknown(applied: done, known: files.map(Migrations.identifier))
-            var applied: [String] = []
-            for file in files where !done.contains(Migrations.identifier(file)) {
-                let sql = try String(contentsOfFile: directory + "/" + file, encoding: .utf8)
-                do {
-                    try connection.simple("BEGIN")
-                    try connection.simple(sql)
-                    try connection.execute("INSERT INTO schema_migrations (identifier, applied_at) VALUES (?, ?)",
-                                           [.text(Migrations.identifier(file)), .real(Date().timeIntervalSince1970)])
-                    try connection.simple("COMMIT")
-                } catch {
-                    try? connection.simple("ROLLBACK")
-                    throw MigrationError(description: "migration \(file) failed: \(error)")
-                }
-                applied.append(Migrations.identifier(file))
-            }
-            return applied
+            // Migrations and waiting for another node's take as long as they take; the connection
+            // is closed afterwards rather than pooled with these settings.
+            defer { connection.close() }
+            try connection.simple("SET statement_timeout = 0; SET lock_timeout = 0")
+            return try connection.withAnswerDeadline(86_400) { try migrate(files, directory: directory, connection) }
         }
     }
 
+    private func migrate(_ files: [String], directory: String, _ connection: PostgresConnection) throws -> [String] {
+        try connection.simple("SELECT pg_advisory_lock(\(Self.migrationLock))")
+        defer { try? connection.simple("SELECT pg_advisory_unlock(\(Self.migrationLock))") }
+        try connection.simple("""
+            CREATE TABLE IF NOT EXISTS schema_migrations (identifier TEXT PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)
+            """)
+        let done = try connection.all("SELECT identifier FROM schema_migrations", []) { $0.string(0) }
+        try Migrations.refuseUnknown(applied: done, known: files.map(Migrations.identifier))
+        var applied: [String] = []
+        for file in files where !done.contains(Migrations.identifier(file)) {
+            let sql = try String(contentsOfFile: directory + "/" + file, encoding: .utf8)
+            do {
+                try connection.simple("BEGIN")
+                try connection.simple(sql)
+                try connection.execute("INSERT INTO schema_migrations (identifier, applied_at) VALUES (?, ?)",
+                                       [.text(Migrations.identifier(file)), .real(Date().timeIntervalSince1970)])
+                try connection.simple("COMMIT")
+            } catch {
+                try? connection.simple("ROLLBACK")
+                throw MigrationError(description: "migration \(file) failed: \(error)")
+            }
+            applied.append(Migrations.identifier(file))
+        }
+        return applied
+    }
+
     /// A pooled connection for the duration of `body`; a connection that broke is not returned.
-    func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
-        let connection = try checkOut()
+    /// - Parameter wait: seconds to wait for a free connection (the pool's `checkout` timeout).
+    func withConnection<T>(wait: Double? = nil, _ body: (PostgresConnection) throws -> T) throws -> T {
+        let connection = try checkOut(wait: wait ?? timeouts.checkout)
         do {
             let value = try body(connection)
             checkIn(connection)
@@ -78,9 +122,15 @@ final class PostgresDatabase: SQLDatabase, @unchecked Sendable { // state guarde
         }
     }
 
-    private func checkOut() throws -> PostgresConnection {
+    private func checkOut(wait: Double) throws -> PostgresConnection {
         condition.lock()
-        while idle.isEmpty && open >= maximumConnections && !closed { condition.wait() }
+        let deadline = Date().addingTimeInterval(wait)
+        while idle.isEmpty && open >= maximumConnections && !closed {
+            if !condition.wait(until: deadline) && idle.isEmpty && open >= maximumConnections && !closed {
+                condition.unlock()
+                throw SQLError(.unavailable, "no PostgreSQL connection free within \(wait) s (\(maximumConnections) in use)")
+            }
+        }
         if closed {
             condition.unlock()
             throw SQLError(.connection, "the database is closed")
@@ -92,7 +142,7 @@ final class PostgresDatabase: SQLDatabase, @unchecked Sendable { // state guarde
         open += 1
         condition.unlock()
         do {
-            return try PostgresConnection(url: url, library: library)
+            return try PostgresConnection(url: url, library: library, timeouts: timeouts)
         } catch {
             condition.lock()
             open -= 1
@@ -130,8 +180,17 @@ final class PostgresDatabase: SQLDatabase, @unchecked Sendable { // state guarde
         }
     }
 
+    /// Answers within about two seconds whatever the server does: a short wait for a connection
+    /// and for the answer. A pooled connection that died with a restart is dropped and one fresh
+    /// connection tried at once, so health returns as soon as the server does.
     func isHealthy() -> Bool {
-        (try? withConnection { try $0.integer("SELECT 1") }) == 1
+        for _ in 0..<2 {
+            let answer = try? withConnection(wait: 1) { connection -> Int in
+                try connection.withAnswerDeadline(1) { try connection.integer("SELECT 1") }
+            }
+            if answer == 1 { return true }
+        }
+        return false
     }
 
     func close() throws {
@@ -154,9 +213,13 @@ final class PostgresConnection: SQLConnection {
     private var prepared: [String: String] = [:]
     var dialect: SQLDialect { .postgres }
 
-    init(url: String, library: LibPQ) throws {
+    /// Seconds to wait for any answer before the connection is given up (`PostgresTimeouts.answer`).
+    private var answerDeadline: Double
+
+    init(url: String, library: LibPQ, timeouts: PostgresTimeouts = PostgresTimeouts()) throws {
         self.library = library
-        connection = library.connectdb(url)
+        answerDeadline = timeouts.answer
+        connection = library.connectdb(Self.withDefaults(url, timeouts))
         guard library.status(connection) == LibPQ.connectionOK else {
             let message = library.errorMessage(connection).map { String(cString: $0) } ?? "unknown error"
             library.finish(connection)
@@ -164,7 +227,64 @@ final class PostgresConnection: SQLConnection {
             throw SQLError(.connection, "cannot connect to PostgreSQL: \(message.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
         // Times go in and out as seconds since 1970 (doubles); keep the shortest exact text for them.
-        try simple("SET extra_float_digits = 3")
+        // The server's own limits: a statement, a lock wait, a transaction left open.
+        try simple("SET extra_float_digits = 3; SET statement_timeout = '\(timeouts.statement)s'; "
+                   + "SET lock_timeout = '\(timeouts.lock)s'; SET idle_in_transaction_session_timeout = '30s'")
+    }
+
+    /// The operator's connection settings with ours added where they say nothing: the connect
+    /// timeout and TCP keepalives (a peer that vanished is noticed in about 25 s).
+    static func withDefaults(_ url: String, _ timeouts: PostgresTimeouts) -> String {
+        let ours = [("connect_timeout", "\(timeouts.connect)"), ("keepalives", "1"), ("keepalives_idle", "10"),
+                    ("keepalives_interval", "5"), ("keepalives_count", "3")]
+        let isURL = url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")
+        var result = url
+        for (key, value) in ours where !url.contains(key + "=") {
+            if isURL {
+                result += (result.contains("?") ? "&" : "?") + "\(key)=\(value)"
+            } else {
+                result += " \(key)=\(value)"
+            }
+        }
+        return result
+    }
+
+    /// Runs `body` with a shorter deadline for answers (`/healthz`'s second).
+    func withAnswerDeadline<T>(_ seconds: Double, _ body: () throws -> T) rethrows -> T {
+        let saved = answerDeadline
+        answerDeadline = seconds
+        defer { answerDeadline = saved }
+        return try body()
+    }
+
+    /// Waits for the answer to what was sent, within `answerDeadline`; past it, the connection is
+    /// given up (closed, never returned to the pool) and the wait is a 503. Several statements
+    /// (the simple protocol) give several results: the first error, else the last result, is kept.
+    private func awaitAnswer() throws -> LibPQ.Result? {
+        let deadline = Date().addingTimeInterval(answerDeadline)
+        var kept: LibPQ.Result?
+        while true {
+            while library.isBusy(connection) == 1 {
+                let remaining = deadline.timeIntervalSinceNow
+                guard remaining > 0 else {
+                    library.clear(kept)
+                    close()
+                    throw SQLError(.unavailable, "PostgreSQL did not answer within \(answerDeadline) s")
+                }
+                var descriptor = pollfd(fd: library.socket(connection), events: Int16(POLLIN), revents: 0)
+                let ready = poll(&descriptor, 1, Int32(min(remaining * 1000, 60_000).rounded(.up)))
+                if ready < 0 && errno != EINTR { break }
+                if ready > 0 && library.consumeInput(connection) == 0 { break } // the connection broke: getResult says why
+            }
+            guard let result = library.getResult(connection) else { return kept }
+            let failed = { (r: LibPQ.Result?) in r != nil && self.library.resultStatus(r) != LibPQ.commandOK && self.library.resultStatus(r) != LibPQ.tuplesOK }
+            if kept != nil && failed(kept) {
+                library.clear(result)
+            } else {
+                library.clear(kept)
+                kept = result
+            }
+        }
     }
 
     deinit { close() }
@@ -198,7 +318,8 @@ final class PostgresConnection: SQLConnection {
 
     /// Statements without parameters, through the simple query protocol (several may be given).
     func simple(_ sql: String) throws {
-        let result = library.exec(connection, sql)
+        guard library.sendQuery(connection, sql) == 1 else { return try check(nil) }
+        let result = try awaitAnswer()
         defer { library.clear(result) }
         try check(result)
     }
@@ -235,7 +356,8 @@ final class PostgresConnection: SQLConnection {
             name = known
         } else {
             name = "s\(prepared.count)"
-            let result = library.prepare(connection, name, Placeholders.postgres(sql), 0, nil)
+            guard library.sendPrepare(connection, name, Placeholders.postgres(sql), 0, nil) == 1 else { try check(nil, sql: sql); return nil }
+            let result = try awaitAnswer()
             defer { library.clear(result) }
             try check(result, sql: sql)
             prepared[sql] = name
@@ -249,9 +371,11 @@ final class PostgresConnection: SQLConnection {
             }
         }
         defer { texts.forEach { free($0) } }
-        let result = texts.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
-            library.execPrepared(connection, name, Int32(values.count), values.baseAddress, nil, nil, 0)
+        let sent = texts.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
+            library.sendQueryPrepared(connection, name, Int32(values.count), values.baseAddress, nil, nil, 0)
         }
+        guard sent == 1 else { try check(nil, sql: sql); return nil }
+        let result = try awaitAnswer()
         do {
             try check(result, sql: sql)
         } catch {
