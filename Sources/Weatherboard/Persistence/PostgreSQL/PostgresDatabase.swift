@@ -228,8 +228,10 @@ final class PostgresConnection: SQLConnection {
         }
         // Times go in and out as seconds since 1970 (doubles); keep the shortest exact text for them.
         // The server's own limits: a statement, a lock wait, a transaction left open.
+        // NOTICEs ("relation … already exists, skipping") are not the operator's business: warnings and up only.
         try simple("SET extra_float_digits = 3; SET statement_timeout = '\(timeouts.statement)s'; "
-                   + "SET lock_timeout = '\(timeouts.lock)s'; SET idle_in_transaction_session_timeout = '30s'")
+                   + "SET lock_timeout = '\(timeouts.lock)s'; SET idle_in_transaction_session_timeout = '30s'; "
+                   + "SET client_min_messages = warning")
     }
 
     /// The operator's connection settings with ours added where they say nothing: the connect
