@@ -18,6 +18,37 @@ import Testing
         return (a, b, { postgres.drop(url) })
     }
 
+    /// Issue 27 #4: a listening connection whose backend froze delivers nothing and reports
+    /// nothing; the node asks it to answer after a few silent seconds, reconnects when it does
+    /// not, and drops its cached pages (guest pages are kept 10 minutes here, so only that can
+    /// bring node B's post to node A's page within the wait).
+    @Test func aFrozenListenerIsNoticedAndCachedPagesGiveWay() throws {
+        guard let (a, b, drop) = try Self.twoNodes(configure: { $0.pageCacheMaximumAge = 600 }) else { return }
+        defer { drop() }
+        let guest = a.browser()
+        // Twice: the first view fetched Seoul's forecast, which made that page's copy stale at once.
+        #expect(try guest.get("/city/seoul").1.nodes("//article[contains(@class,'post')]").isEmpty)
+        let kept = try guest.get("/city/seoul").0.headers["ETag"]
+        #expect(try guest.get("/city/seoul").0.headers["ETag"] == kept, "the page is in A's cache")
+        let feed = try #require(a.application.changeFeed)
+        let admin = try PostgresDatabase(url: try TestPostgres.require().url("postgres"), maximumConnections: 1)
+        let pids = try admin.withConnection { connection in
+            try connection.all("SELECT pid FROM pg_stat_activity WHERE application_name = ?", [ChangeFeed.applicationName(node: feed.node)]) {
+                Int32($0.int64(0))
+            }
+        }
+        try #require(pids.count == 1)
+        kill(pids[0], SIGSTOP)
+        defer { kill(pids[0], SIGCONT) }
+
+        let writer = b.browser()
+        try writer.signUp("writer")
+        #expect(try writer.postOnBoard("seoul", "Heard despite a frozen listener").0.status == 303)
+        try waitUntil("node A notices its frozen listener and shows node B's post", timeout: 40) {
+            try guest.get("/city/seoul").1.text("//article[1]//p[@class='post-body']") == "Heard despite a frozen listener"
+        }
+    }
+
     @Test func aPostThroughOneNodeIsOnTheOthersCachedPageAndSessionsLimitsAndBansHoldOnBoth() throws {
         guard let (a, b, drop) = try Self.twoNodes() else { return }
         defer { drop() }

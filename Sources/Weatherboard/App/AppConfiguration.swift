@@ -40,6 +40,8 @@ public struct AppConfiguration: Sendable {
     public var weatherFirstFetchBudget: TimeInterval = 0.3
     /// Decoded forecasts kept in memory (least recently shown forgotten first; SQLite keeps all).
     public var forecastsInMemory = WeatherService.MemoryLimit()
+    /// Seconds a guest page is kept at most, even when nothing it shows changed.
+    public var pageCacheMaximumAge: TimeInterval = 30
     /// How long anything waits on PostgreSQL (connect, statement, lock, pool, answer).
     public var databaseTimeouts = PostgresTimeouts()
     /// Upstream fetches a minute for the node, and cold fetches one client may cause.

@@ -84,7 +84,7 @@ public final class Application: Sendable {
                            cities: CityIndex, weather: WeatherService, versions: PageVersions, logger: Logger) -> Router<AppContext> {
         let router = Router<AppContext>()
         let errors = ErrorPages(pages: pages, logger: logger)
-        let cache = PageCache(versions: versions)
+        let cache = PageCache(versions: versions, maximumAge: configuration.pageCacheMaximumAge)
         // Outermost first: headers go on every response, error pages included.
         router.use(ResponseCompression().middleware)
         router.use(Middleware.securityHeaders)

@@ -46,33 +46,64 @@ final class ChangeFeed: @unchecked Sendable { // `stopped` is guarded by `lock`;
 
     private var isStopped: Bool { lock.withLock { stopped } }
 
+    /// Seconds of silence after which the listening connection is asked to answer (`SELECT 1`):
+    /// a connection whose backend froze or whose peer vanished delivers nothing and reports
+    /// nothing, and this node's cached pages would go stale behind other nodes' writes.
+    static let keepaliveInterval: TimeInterval = 5
+    /// Seconds that keepalive may take before the connection is given up.
+    static let keepaliveDeadline: Double = 3
+
     private func listen() {
         var firstConnection = true
+        var outage: String? // why the feed is down, logged once when it goes and once when it is back
+        func lost(_ reason: String) {
+            guard outage == nil else { return }
+            outage = reason
+            logger.warning("change feed: \(reason); reconnecting every second, and cached pages are dropped when it is back")
+        }
         while !isStopped {
             do {
-                let connection = try PostgresConnection(url: database.url, library: try LibPQ.shared.get())
+                let connection = try PostgresConnection(url: database.url, library: try LibPQ.shared.get(),
+                                                        applicationName: Self.applicationName(node: node))
                 try connection.simple("LISTEN \(Self.channel)")
                 if !firstConnection { received(.everything) } // what was missed while away
+                if let reason = outage { logger.notice("change feed: listening again (it was down: \(reason))") }
+                outage = nil
                 firstConnection = false
+                var lastHeard = Date()
                 while !isStopped {
                     var descriptor = pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0)
                     let ready = poll(&descriptor, 1, 500)
                     if ready < 0 && errno != EINTR { break }
                     guard connection.isUsable else { break }
+                    if ready > 0 { lastHeard = Date() }
                     for (channel, payload) in connection.notifications() where channel == Self.channel {
                         let parts = payload.split(separator: " ", maxSplits: 1)
                         guard parts.count == 2, parts[0] != node else { continue }
                         if let change = Self.change(String(parts[1])) { received(change) }
                     }
                     guard connection.isUsable else { break }
+                    if Date().timeIntervalSince(lastHeard) >= Self.keepaliveInterval {
+                        do {
+                            _ = try connection.withAnswerDeadline(Self.keepaliveDeadline) { try connection.integer("SELECT 1") }
+                            lastHeard = Date()
+                        } catch {
+                            lost("the listening connection did not answer a keepalive within \(Self.keepaliveDeadline) s (\(error))")
+                            break
+                        }
+                    }
                 }
+                if outage == nil && !isStopped { lost("the listening connection closed") }
                 connection.close()
             } catch {
-                logger.warning("change feed: \(error); retrying in a second")
+                lost("\(error)")
             }
             if !isStopped { sleep(1) }
         }
     }
+
+    /// The listener's `application_name` (letters, digits and dashes: safe in a URL and a conninfo).
+    static func applicationName(node: String) -> String { "weatherboard-feed-" + node.prefix(8).lowercased() }
 
     static func payload(_ change: PageChange) -> String {
         switch change {

@@ -216,10 +216,12 @@ final class PostgresConnection: SQLConnection {
     /// Seconds to wait for any answer before the connection is given up (`PostgresTimeouts.answer`).
     private var answerDeadline: Double
 
-    init(url: String, library: LibPQ, timeouts: PostgresTimeouts = PostgresTimeouts()) throws {
+    /// - Parameter applicationName: what `pg_stat_activity` calls this connection (the change
+    ///   feed's listener names itself, so an operator can tell it from the pool's).
+    init(url: String, library: LibPQ, timeouts: PostgresTimeouts = PostgresTimeouts(), applicationName: String? = nil) throws {
         self.library = library
         answerDeadline = timeouts.answer
-        connection = library.connectdb(Self.withDefaults(url, timeouts))
+        connection = library.connectdb(Self.withDefaults(url, timeouts, applicationName: applicationName))
         guard library.status(connection) == LibPQ.connectionOK else {
             let message = library.errorMessage(connection).map { String(cString: $0) } ?? "unknown error"
             library.finish(connection)
@@ -236,9 +238,9 @@ final class PostgresConnection: SQLConnection {
 
     /// The operator's connection settings with ours added where they say nothing: the connect
     /// timeout and TCP keepalives (a peer that vanished is noticed in about 25 s).
-    static func withDefaults(_ url: String, _ timeouts: PostgresTimeouts) -> String {
+    static func withDefaults(_ url: String, _ timeouts: PostgresTimeouts, applicationName: String? = nil) -> String {
         let ours = [("connect_timeout", "\(timeouts.connect)"), ("keepalives", "1"), ("keepalives_idle", "10"),
-                    ("keepalives_interval", "5"), ("keepalives_count", "3")]
+                    ("keepalives_interval", "5"), ("keepalives_count", "3")] + (applicationName.map { [("application_name", $0)] } ?? [])
         let isURL = url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")
         var result = url
         for (key, value) in ours where !url.contains(key + "=") {
@@ -390,8 +392,11 @@ final class PostgresConnection: SQLConnection {
     private func check(_ result: LibPQ.Result?, sql: String? = nil) throws {
         let status = library.resultStatus(result)
         guard result == nil || (status != LibPQ.commandOK && status != LibPQ.tuplesOK) else { return }
+        // PostgreSQL's messages run over several lines (DETAIL, HINT, LINE …): one log line each.
         let message = (result.flatMap { library.resultErrorMessage($0) } ?? library.errorMessage(connection))
-            .map { String(cString: $0) }?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "unknown error"
+            .map { String(cString: $0) }
+            .map { $0.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: " · ") }
+            ?? "unknown error"
         let state = library.resultErrorField(result, LibPQ.diagnosticSQLState).map { String(cString: $0) } ?? ""
         let kind: SQLError.Kind = switch state {
         case "23505": .uniqueViolation
