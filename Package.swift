@@ -60,7 +60,7 @@ let package = Package(
         // The thin executable: runs the command line defined in Weatherboard.
         .executableTarget(
             name: "weatherboard",
-            dependencies: ["Weatherboard"],
+            dependencies: ["Weatherboard", "HTTPServer"],
             swiftSettings: strict
         ),
         // The bare HTTPServer serving /plaintext and /healthz, for load tests against the peer.

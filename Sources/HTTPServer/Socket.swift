@@ -130,3 +130,9 @@ public enum ClientKey {
     }
 }
 
+/// The process's standard output, for servers whose log goes to a file or a supervisor's pipe.
+public enum StandardOutput {
+    /// Every line written as it ends (`print` and log lines reach the log at once, not at exit).
+    public static func flushEveryLine() { csystem_line_buffer_stdout() }
+}
+

@@ -1,7 +1,7 @@
-import Foundation
+import HTTPServer
 import Weatherboard
 
 // One line per event, as it happens, even when standard output is a file or a pipe (a
 // supervisor's log): C's default would hold lines in a buffer until exit.
-setvbuf(stdout, nil, _IOLBF, 0)
+StandardOutput.flushEveryLine()
 WeatherboardCommand.main()

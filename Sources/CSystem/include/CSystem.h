@@ -18,3 +18,8 @@ int csystem_spawn_add_closefrom(posix_spawn_file_actions_t *actions, int from);
 #include <malloc.h>
 /// malloc_trim(3): gives free memory at the heap's top back to the system (glibc only).
 static inline int csystem_malloc_trim(size_t pad) { return malloc_trim(pad); }
+
+#include <stdio.h>
+/// Standard output flushed at every line end, even to a file or a pipe (C's default holds a
+/// block until exit). Swift cannot name `stdout` safely under strict concurrency.
+static inline void csystem_line_buffer_stdout(void) { setvbuf(stdout, NULL, _IOLBF, 0); }
