@@ -63,9 +63,30 @@ extension WeatherboardCommand {
         func run() throws {
             let configuration = try settings.configuration()
             try ValidationErrorExit.reporting("start") {
-                let application = try Application(configuration: configuration)
+                let application = try Self.startWhenTheDatabaseAnswers(configuration)
                 for name in application.appliedMigrations { print("applied migration \(name)") }
                 try application.run()
+            }
+        }
+
+        /// A node started before its PostgreSQL (both rebooting, the server still recovering, its
+        /// connection slots full) waits for it rather than exiting: each attempt is logged, 1, 2, 4
+        /// … at most 30 seconds apart. Anything else (a migration that fails, a bad setting) ends
+        /// the command at once.
+        static func startWhenTheDatabaseAnswers(_ configuration: AppConfiguration, maximumDelay: Double = 30,
+                                                log: (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) })
+            throws -> Application {
+            var delay = 1.0
+            var attempt = 1
+            while true {
+                do {
+                    return try Application(configuration: configuration)
+                } catch let error as SQLError where configuration.databaseURL != nil && (error.kind == .connection || error.kind == .unavailable) {
+                    log("database not answering (attempt \(attempt)): \(error.message); trying again in \(Int(delay)) s")
+                    Thread.sleep(forTimeInterval: delay)
+                    delay = min(maximumDelay, delay * 2)
+                    attempt += 1
+                }
             }
         }
     }

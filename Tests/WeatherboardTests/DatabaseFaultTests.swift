@@ -145,3 +145,41 @@ import Testing
         #expect(answered)
     }
 }
+
+/// Issue 27 #5: a node started before its database waits for it, logging each attempt.
+@Suite(.serialized) struct StartBeforeTheDatabaseTests {
+    @Test func aNodeStartedBeforeItsDatabaseWaitsForIt() throws {
+        guard TestEngine.enabled.contains(.postgres) else { return }
+        let postgres = try TestPostgres.require()
+        let name = "late_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        var configuration = AppConfiguration()
+        configuration.port = 0
+        configuration.databaseURL = postgres.url(name) // not there yet
+        configuration.logLevel = .warning
+        configuration.weatherProviders = ["demo"]
+        configuration.passwordCost = 1 << 10
+        let attempts = Locked<[String]>([])
+        let started = Locked<Application?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread { [configuration] in
+            let application = try? WeatherboardCommand.Serve.startWhenTheDatabaseAnswers(configuration, maximumDelay: 1) { line in
+                attempts.update { $0.append(line) }
+            }
+            started.update { $0 = application }
+            done.signal()
+        }
+        try waitUntil("a first attempt is logged", timeout: 10) { !attempts.value.isEmpty }
+        #expect(attempts.value.first?.hasPrefix("database not answering (attempt 1)") == true)
+        // The database arrives: the waiting node starts on it.
+        let admin = try PostgresDatabase(url: postgres.url("postgres"), maximumConnections: 1)
+        try admin.withConnection { try $0.simple("CREATE DATABASE \(name) TEMPLATE wb_template") }
+        defer { postgres.drop(postgres.url(name)) }
+        #expect(done.wait(timeout: .now() + 20) == .success)
+        let application = try #require(started.value)
+        try application.start()
+        #expect(try TestClient.request(port: application.server.port, "GET", "/healthz").status == 200)
+        application.server.shutdown()
+        application.server.wait()
+        application.close()
+    }
+}

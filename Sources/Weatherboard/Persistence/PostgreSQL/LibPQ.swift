@@ -70,7 +70,7 @@ struct LibPQ: @unchecked Sendable { // function pointers into a library that is 
             if handle != nil { break }
         }
         guard let handle else {
-            return .failure(SQLError(.connection, "PostgreSQL needs libpq (Debian: apt-get install libpq5); it could not be loaded"))
+            return .failure(SQLError(.other, "PostgreSQL needs libpq (Debian: apt-get install libpq5); it could not be loaded"))
         }
         var missing: [String] = []
         func symbol<F>(_ name: String, _: F.Type) -> F {
@@ -117,7 +117,7 @@ struct LibPQ: @unchecked Sendable { // function pointers into a library that is 
             isBusy: symbol("PQisBusy", (@convention(c) (Connection?) -> Int32).self),
             getResult: symbol("PQgetResult", (@convention(c) (Connection?) -> Result?).self))
         guard missing.isEmpty else {
-            return .failure(SQLError(.connection, "the libpq found lacks \(missing.joined(separator: ", "))"))
+            return .failure(SQLError(.other, "the libpq found lacks \(missing.joined(separator: ", "))"))
         }
         return .success(library)
     }
