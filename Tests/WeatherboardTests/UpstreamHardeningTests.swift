@@ -133,7 +133,7 @@ import Testing
     /// times in any order) never crash decoding, checking or rendering; whatever passes the check
     /// is within range, and the page made from it has at most six chart ticks.
     @Test func randomAndExtremeAnswersNeverCrashAndNothingOutOfRangePasses() throws {
-        var random = SplitMix64(seed: 20)
+        var random = SeededGenerator(seed: 20)
         let extremes: [Any] = [1e300, -1e300, 1e19, -1e19, 1e15, -1e15, 70.0, 70.1, -100.0, -100.5, 0.0, 12.5, NSNull(), 9.2e18, -0.0]
         let integers: [Any] = [0, 100, 101, -1, 99, 1 << 40, NSNull(), 3]
         // Half the answers carry a few extreme values; the others are ordinary (or missing) values.
@@ -193,19 +193,6 @@ import Testing
                                    language: .en) { key, _ in key }.view
         #expect((view.chart?.yTicks.count ?? 0) <= 6)
         #expect(throws: UpstreamError.self) { try forecast.checked() }
-    }
-}
-
-/// A small seeded generator (SplitMix64), so that a failing case can be run again.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
