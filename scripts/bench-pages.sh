@@ -148,7 +148,9 @@ taskset -c 0 "$BIN" "${SERVE_ARGS[@]}" >"$OUT/ours-server.log" 2>&1 &
 SERVER_PID=$!
 wait_healthy "$BASE" 300
 
-csrf_of() { grep -o 'name="csrf_token" value="[^"]*"' | head -1 | sed 's/.*value="//; s/"$//'; }
+# The first form's token. sed reads to the end (no `head`): a page holds one token per form, and
+# a reader that stops early makes grep's later writes fail, which pipefail turns into an exit.
+csrf_of() { grep -o 'name="csrf_token" value="[^"]*"' | sed -n '1{s/.*value="//; s/"$//; p;}'; }
 # Seoul's board through the forms: 20 people, 10 posts each; their sessions and tokens in $WORK/sessions.tsv.
 seed_board() {
 : >"$WORK/sessions.tsv"

@@ -109,6 +109,23 @@ import Testing
         }
     }
 
+    /// The token's encoding, on bytes: the same text as Foundation's base64 in the URL alphabet
+    /// without padding, and back, for every length a token or a masked token has.
+    @Test func base64URLRoundTripsAndMatchesFoundation() {
+        var generator = SeededGenerator(seed: 11)
+        for length in 0...130 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let encoded = Tokens.base64URL(bytes)
+            let foundation = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(encoded == foundation, "\(length)")
+            #expect(Tokens.fromBase64URL(encoded) == bytes, "\(length)")
+        }
+        #expect(Tokens.fromBase64URL("not base64!") == nil)
+        #expect(Tokens.fromBase64URL("A") == nil)
+        #expect(Tokens.random().utf8.count == Tokens.length)
+    }
+
     /// #11: the CSRF secret never appears as such in a page: each response carries it masked
     /// with its own pad (no BREACH oracle beside reflected input), and every masking is accepted.
     @Test func eachResponseMasksTheTokenDifferentlyAndEveryMaskingIsAccepted() throws {

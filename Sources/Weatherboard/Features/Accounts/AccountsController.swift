@@ -61,7 +61,7 @@ struct AccountsController {
         if !errors.isEmpty { return signUpPage(context, values: values, errors: errors, status: .unprocessableContent) }
         let now = clock()
         try store.count([(RateLimit(limit: limits.signUpsPerHour, window: 3600), "signup:ip:\(clientAddress.of(request))")], now: now)
-        let hash = try hasher.hash(password)
+        let hash = try hasher.hash(password, client: clientAddress.of(request))
         let token = try store.signUp(NewUser(username: username, displayName: displayName, passwordHash: hash, role: "user", createdAt: now),
                                      sessions: identity.sessions, now: now)
         guard let token else {
@@ -99,7 +99,7 @@ struct AccountsController {
         let address = clientAddress.of(request)
         try store.count([(limit, "login:ip:\(address)"), (limit, "login:user:\(username.lowercased()):ip:\(address)")], now: now)
         let user = try store.user(named: username)
-        guard let user, try hasher.verify(password, against: user.passwordHash) else {
+        guard let user, try hasher.verify(password, against: user.passwordHash, client: address) else {
             return signInPage(context, username: username, next: next, error: pages.string("error_sign_in", context.language),
                               status: .unprocessableContent)
         }
@@ -173,14 +173,14 @@ struct AccountsController {
         let current = context.form["current_password"] ?? ""
         let new = context.form["new_password"] ?? ""
         let language = context.language
-        guard try hasher.verify(current, against: user.passwordHash) else {
+        guard try hasher.verify(current, against: user.passwordHash, client: clientAddress.of(request)) else {
             return try settingsPage(context, user: user, passwordError: pages.string("error_password_wrong", language),
                                     status: .unprocessableContent)
         }
         if let problem = Validation.password(new, username: user.username) {
             return try settingsPage(context, user: user, passwordError: pages.string(problem, language), status: .unprocessableContent)
         }
-        let hash = try hasher.hash(new)
+        let hash = try hasher.hash(new, client: clientAddress.of(request))
         // Other sessions end with the old password; this one stays.
         try store.changePassword(userID: user.id, hash: hash, keepingSession: context.sessionTokenHash)
         context.nextFlash = Flash(.settingsSaved)
@@ -190,7 +190,7 @@ struct AccountsController {
     func deleteAccount(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireUser()
         try countPasswordCheck(user)
-        guard try hasher.verify(context.form["password"] ?? "", against: user.passwordHash) else {
+        guard try hasher.verify(context.form["password"] ?? "", against: user.passwordHash, client: clientAddress.of(request)) else {
             return try settingsPage(context, user: user, deleteError: pages.string("error_password_wrong", context.language),
                                     status: .unprocessableContent)
         }
