@@ -24,7 +24,8 @@ public struct WeatherReport: Sendable {
 ///   says it has no weather), and an answer that lacks the days a page needs is a failure.
 public final class WeatherService: @unchecked Sendable {
     // Safe to share: the constants are set in init; `inFlight`, `breakerOpenUntil`,
-    // `lastRefreshFailed` and `decoded` are only touched with `lock` held.
+    // `lastRefreshFailed`, `decoded`, `fetchTokens`, `tokensCountedAt` and `clientFetches` are
+    // only touched with `lock` held.
     public let providers: [WeatherProvider]
     /// The cache table and the leases, shared by every node.
     let store: ForecastStore
