@@ -38,7 +38,14 @@ struct BoardController {
         }
         let now = clock().timeIntervalSince1970
         do {
-            if let refusal = try store.create(cityID: city.id, userID: user.id, body: body, now: now, rules: rules) { return try refuse(refusal) }
+            if let refusal = try store.create(cityID: city.id, userID: user.id, body: body, now: now, rules: rules) {
+                // Sent again (a double click, a retry after a timeout): it is saved; show it.
+                if let existing = refusal.duplicateOf {
+                    context.nextFlash = Flash(.postAlreadySaved)
+                    return .redirect(to: "/city/\(city.slug)#post-\(existing)")
+                }
+                return try refuse(refusal)
+            }
         } catch let error as SQLError where error.isTemporary {
             // Nothing was written (one transaction); the text goes back in the box with the reason,
             // if the page can still be read (a full disk), else the error page says to come back.

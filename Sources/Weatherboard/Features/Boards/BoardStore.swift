@@ -20,9 +20,9 @@ struct BoardStore: Sendable {
         try database.write { db in
             let last = try db.one("SELECT max(created_at) FROM posts WHERE user_id = ?", [userID]) { $0.optionalDouble(0) } ?? nil
             let today = try db.integer("SELECT count(*) FROM posts WHERE user_id = ? AND created_at > ?", userID, now - 86400)
-            let recent = try db.all("SELECT body FROM posts WHERE user_id = ? AND created_at > ?",
-                                    [userID, now - PostingRules.duplicateWindow]) { $0.string(0) }
-            if let refusal = rules.refusal(of: body, now: now, lastPostAt: last, postsToday: today, recentBodies: recent) { return refusal }
+            let recent = try db.all("SELECT id, body FROM posts WHERE user_id = ? AND created_at > ?",
+                                    [userID, now - PostingRules.duplicateWindow]) { (id: $0.int64(0), body: $0.string(1)) }
+            if let refusal = rules.refusal(of: body, now: now, lastPostAt: last, postsToday: today, recent: recent) { return refusal }
             try db.execute("INSERT INTO posts (city_id, user_id, body, created_at) VALUES (?, ?, ?, ?)", cityID, userID, body, now)
             return nil
         }

@@ -18,6 +18,9 @@ struct PostingRules: Sendable {
         let key: String
         var arguments: [String: String] = [:]
         var status: HTTPStatus = .unprocessableContent
+        /// The same text is already posted, as this post: a retry (a double click, a client that
+        /// gave up waiting while the first was saved) is shown the post, not told it failed.
+        var duplicateOf: Int64?
     }
 
     static func canEdit(postedAt: Date, now: Date) -> Bool {
@@ -44,17 +47,21 @@ struct PostingRules: Sendable {
     }
 
     /// Why `body` may not be posted at `now` by someone whose last post was at `lastPostAt`,
-    /// who posted `postsToday` times in the last day and `recentBodies` within the duplicate
-    /// window (too soon, too many, the same text again), or nil. The store reads those in the
-    /// transaction that inserts the post, so that two posts sent at once cannot both pass.
-    func refusal(of body: String, now: TimeInterval, lastPostAt: Double?, postsToday: Int, recentBodies: [String]) -> Refusal? {
+    /// who posted `postsToday` times in the last day and `recent` posts within the duplicate
+    /// window (the same text again, first: it is already there; then too soon, too many), or nil.
+    /// The store reads those in the transaction that inserts the post, so that two posts sent at
+    /// once cannot both pass.
+    func refusal(of body: String, now: TimeInterval, lastPostAt: Double?, postsToday: Int,
+                 recent: [(id: Int64, body: String)]) -> Refusal? {
+        let key = Self.duplicateKey(body)
+        if let same = recent.first(where: { Self.duplicateKey($0.body) == key }) {
+            return Refusal(key: "error_post_duplicate", duplicateOf: same.id)
+        }
         if let last = lastPostAt, now - last < Double(secondsBetweenPosts) {
             let wait = Int((Double(secondsBetweenPosts) - (now - last)).rounded(.up))
             return Refusal(key: "error_post_too_fast", arguments: ["n": String(wait)], status: .tooManyRequests)
         }
         if postsToday >= postsPerDay { return Refusal(key: "error_post_daily", arguments: ["n": String(postsPerDay)], status: .tooManyRequests) }
-        let key = Self.duplicateKey(body)
-        if recentBodies.contains(where: { Self.duplicateKey($0) == key }) { return Refusal(key: "error_post_duplicate") }
         return nil
     }
 }
