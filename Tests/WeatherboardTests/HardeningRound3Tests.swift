@@ -300,7 +300,7 @@ import Testing
         for name in ["Han River fan", "Badminton fan", "Chiefly curious", "서울 사람", "José"] {
             try member.get("/settings")
             #expect(try member.post("/settings/profile", [("display_name", name)]).0.status == 303, "\(name)")
-            app.clock.advance(400) // past the rename limit's window share
+            app.clock.advance(400) // names apart in time, as people rename (the limit is 10 an hour)
         }
         // An admin may keep their own name.
         try admin.get("/settings")

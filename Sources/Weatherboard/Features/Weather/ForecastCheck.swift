@@ -44,21 +44,24 @@ extension Forecast {
             if let value, !Self.weatherCodes.contains(value) { throw refuse("\(what()) has weather code \(value)") }
         }
 
-        var previous = ""
+        /// Stamps well-formed, in order and unrepeated (the fixed-width formats sort as text).
+        func timeline(_ stamps: [String], _ what: String, isValid: (String) -> Bool) throws {
+            var previous = ""
+            for stamp in stamps {
+                guard isValid(stamp) else { throw refuse("\(what) dated \(stamp.prefix(40).debugDescription)") }
+                guard stamp > previous else { throw refuse("\(what)s out of order or repeated at \(stamp)") }
+                previous = stamp
+            }
+        }
+        try timeline(daily.map(\.date), "a day") { Self.isDate($0[...]) }
+        try timeline(hourly.map(\.time), "an hour", isValid: Self.isHour)
         for day in daily {
-            guard Self.isDate(day.date[...]) else { throw refuse("a day is dated \(day.date.prefix(40).debugDescription)") }
-            guard day.date > previous else { throw refuse("days out of order or repeated at \(day.date)") }
-            previous = day.date
             try temperature(day.high, "the high of \(day.date)")
             try temperature(day.low, "the low of \(day.date)")
             try percentage(day.precipitationProbability, "the chance of rain on \(day.date)")
             try code(day.weatherCode, day.date)
         }
-        previous = ""
         for hour in hourly {
-            guard Self.isHour(hour.time) else { throw refuse("an hour is dated \(hour.time.prefix(40).debugDescription)") }
-            guard hour.time > previous else { throw refuse("hours out of order or repeated at \(hour.time)") }
-            previous = hour.time
             try temperature(hour.temperature, "the temperature at \(hour.time)")
             try temperature(hour.apparentTemperature, "the apparent temperature at \(hour.time)")
             try percentage(hour.precipitationProbability, "the chance of rain at \(hour.time)")
