@@ -153,10 +153,11 @@ public final class TestClient {
         return nil
     }
 
-    /// One request on a fresh connection: the usual way tests talk to the server.
+    /// One request on a fresh connection: the usual way tests talk to the server. `timeout` is
+    /// how long to wait for each read (seconds).
     public static func request(port: Int, _ method: String, _ target: String, headers: [(String, String)] = [],
-                               body: [UInt8] = [], source: String? = nil) throws -> WireResponse {
-        let client = try TestClient(port: port, source: source)
+                               body: [UInt8] = [], source: String? = nil, timeout: Double = 5) throws -> WireResponse {
+        let client = try TestClient(port: port, timeout: timeout, source: source)
         var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         if !body.isEmpty || method == "POST" { text += "Content-Length: \(body.count)\r\n" }

@@ -52,6 +52,8 @@ final class WebDriver {
                 "prefs": ["intl.accept_languages": acceptLanguage],
             ],
             "goog:loggingPrefs": ["browser": "ALL"],
+            // Below the 120 s this client waits, so a stuck page ends as chromedriver's error.
+            "timeouts": ["pageLoad": 60_000, "script": 30_000],
         ]]]
         let created = try call("POST", "/session", capabilities)
         guard let value = created["value"] as? [String: Any], let id = value["sessionId"] as? String else {
@@ -87,7 +89,10 @@ final class WebDriver {
         let bytes = try body.map { [UInt8](try JSONSerialization.data(withJSONObject: $0)) } ?? []
         var headers: [(String, String)] = []
         if body != nil { headers.append(("Content-Type", "application/json; charset=utf-8")) }
-        let response = try TestClient.request(port: port, method, path, headers: headers, body: bytes)
+        // chromedriver answers when the browser has: a page load or an axe run on a busy two-core
+        // machine (other suites alongside) can take longer than the 5 s meant for our own server,
+        // and chromedriver's own limits (30 s for scripts, 300 s for page loads) end a stuck command.
+        let response = try TestClient.request(port: port, method, path, headers: headers, body: bytes, timeout: 120)
         let json = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
         if response.status >= 400 {
             let value = json["value"] as? [String: Any]
