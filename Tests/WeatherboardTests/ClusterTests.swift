@@ -49,6 +49,54 @@ import Testing
         }
     }
 
+    /// Issue 21 #1: the notice to other nodes travels with the commit (`pg_notify` in the write
+    /// transaction), not after it. The writer here is a process that commits and does nothing
+    /// more — no listener, no consumer, as a node killed right after its commit — and node A's
+    /// cached page still gives way; a transaction rolled back after emitting tells nobody.
+    @Test func theNoticeTravelsWithTheCommitNotAfterIt() throws {
+        guard let (a, _, drop) = try Self.twoNodes(configure: { $0.pageCacheMaximumAge = 600 }) else { return }
+        defer { drop() }
+        let guest = a.browser()
+        _ = try guest.get("/city/seoul")
+        let kept = try guest.get("/city/seoul").0.headers["ETag"]
+        #expect(try guest.get("/city/seoul").0.headers["ETag"] == kept, "the page is in A's cache")
+
+        let url = try #require(a.application.configuration.databaseURL)
+        let (writer, _) = try AppDatabase.open(.postgres(url: url), migrationsDirectory: AppConfiguration.repositoryFolder("Migrations"), connections: 1)
+        defer { try? writer.close() }
+        let seoul = Int64(try a.count("SELECT id FROM cities WHERE slug = 'seoul'"))
+        try AccountStore(database: writer).create(NewUser(username: "quiet", displayName: "Quiet", passwordHash: "x",
+                                                          role: "user", createdAt: a.clock.read()))
+        let userID = Int64(try a.count("SELECT id FROM users WHERE username = 'quiet'"))
+
+        // What the channel carries, heard on a connection of the test's own.
+        let listener = try PostgresConnection(url: url, library: try LibPQ.shared.get(), applicationName: "test-listener")
+        defer { listener.close() }
+        try listener.simple("LISTEN \(ChangeStream.channel)")
+        struct Abandoned: Error {}
+        #expect(throws: Abandoned.self) {
+            try writer.write { db, changes in
+                try changes.emit(.city(seoul))
+                throw Abandoned()
+            }
+        }
+
+        let refusal = try BoardStore(database: writer).create(cityID: seoul, userID: userID, body: "Told with the commit",
+                                                              now: a.clock.read().timeIntervalSince1970,
+                                                              rules: PostingRules(secondsBetweenPosts: 0, postsPerDay: 10))
+        #expect(refusal == nil)
+        try waitUntil("node A hears the commit of a process that told nobody after it", timeout: 10) {
+            try guest.get("/city/seoul").1.text("//article[1]//p[@class='post-body']") == "Told with the commit"
+        }
+        // Notices arrive in commit order: had the rolled-back one been sent, it would come first.
+        var notices: [String] = []
+        try waitUntil("the test's listener hears the commit", timeout: 10) {
+            notices += listener.notifications().map(\.1)
+            return !notices.isEmpty
+        }
+        #expect(notices == ["\(writer.changes.node) city \(seoul)"])
+    }
+
     @Test func aPostThroughOneNodeIsOnTheOthersCachedPageAndSessionsLimitsAndBansHoldOnBoth() throws {
         guard let (a, b, drop) = try Self.twoNodes() else { return }
         defer { drop() }

@@ -16,8 +16,8 @@ public final class Application: Sendable {
     public let weather: WeatherService
     /// Templates and string catalogs.
     public let pages: Pages
-    /// Versions of what pages show; cached pages are checked against them. Another node's
-    /// changes arrive through `apply`, this node's leave through `announce`.
+    /// Versions of what pages show; cached pages are checked against them. They follow the
+    /// database's change stream: this node's commits and other nodes'.
     public let pageVersions = PageVersions()
     /// On PostgreSQL, how this node hears other nodes' changes and tells them its own.
     let changeFeed: ChangeFeed?
@@ -39,20 +39,23 @@ public final class Application: Sendable {
         cities = CityIndex(cities: try database.readStatement(City.all))
         weather = WeatherService(providers: providers, database: database,
                                  freshFor: configuration.weatherFreshFor, firstFetchBudget: configuration.weatherFirstFetchBudget,
-                                 versions: pageVersions, memoryLimit: configuration.forecastsInMemory,
+                                 memoryLimit: configuration.forecastsInMemory,
                                  budget: configuration.weatherFetchBudget, logger: logger,
                                  clock: configuration.clock)
-        if let postgres = database.engine as? PostgresDatabase {
-            let feed = ChangeFeed(database: postgres, logger: logger) { [pageVersions, weather] change in
-                pageVersions.apply(change)
-                switch change {
-                case .weather(let cityID): weather.forget(cityID: cityID)
-                case .everything: weather.forgetAll() // after a reconnection: anything may have changed
-                case .city: break
-                }
+        database.changes.subscribe { [pageVersions, weather] change, origin in
+            pageVersions.apply(change)
+            // This node's forecasts are in memory already; another node's are read from the database.
+            guard origin == .elsewhere else { return }
+            switch change {
+            case .weather(let cityID): weather.forget(cityID: cityID)
+            case .everything: weather.forgetAll() // after a reconnection: anything may have changed
+            case .city: break
             }
-            pageVersions.announce = { feed.publish($0) }
-            changeFeed = feed
+        }
+        if let postgres = database.engine as? PostgresDatabase {
+            changeFeed = ChangeFeed(database: postgres, node: database.changes.node, logger: logger) { [changes = database.changes] in
+                changes.deliver([$0], from: .elsewhere)
+            }
         } else {
             changeFeed = nil
         }
@@ -116,17 +119,17 @@ public final class Application: Sendable {
         BoardController(pages: pages, store: BoardStore(database: database), index: cities,
                         rules: PostingRules(secondsBetweenPosts: configuration.limits.secondsBetweenPosts,
                                             postsPerDay: configuration.limits.postsPerDay),
-                        versions: versions, clock: clock,
+                        clock: clock,
                         cityPageWithComposer: { city, context, composer, status in
                             try cityPage.page(city, context, before: nil, composer: composer, status: status)
                         }).addRoutes(to: router)
-        SafetyController(pages: pages, store: BoardStore(database: database), database: database, board: board, limits: configuration.limits, versions: versions,
+        SafetyController(pages: pages, store: BoardStore(database: database), database: database, board: board, limits: configuration.limits,
                          clock: clock).addRoutes(to: router)
-        AdminController(pages: pages, store: ModerationStore(database: database), database: database, versions: versions, clock: clock).addRoutes(to: router)
+        AdminController(pages: pages, store: ModerationStore(database: database), database: database, clock: clock).addRoutes(to: router)
         TransparencyController(pages: pages, store: ModerationStore(database: database), index: cities).addRoutes(to: router)
         AccountsController(pages: pages, store: AccountStore(database: database), identity: identity, hasher: PasswordHasher(cost: configuration.passwordCost),
                            limits: configuration.limits, clientAddress: clientAddress,
-                           versions: versions, clock: clock).addRoutes(to: router)
+                           clock: clock).addRoutes(to: router)
         return router
     }
 

@@ -10,6 +10,8 @@ public struct MigrationError: Error, CustomStringConvertible {
 /// SQL knows it is SQL, and nothing above them knows which engine.
 public final class AppDatabase: Sendable {
     public let engine: any SQLDatabase
+    /// What writes through `write(_:)` with a change log committed, and what other nodes did.
+    public let changes = ChangeStream()
 
     /// Where the data lives.
     public enum Location: Sendable, Equatable {
@@ -42,8 +44,25 @@ public final class AppDatabase: Sendable {
 
     public func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try engine.read(body) }
     public func readStatement<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try engine.readStatement(body) }
+    /// A write that changes nothing pages show (sessions, rate limits, blocks, leases).
     @discardableResult
     public func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try engine.write(body) }
+
+    /// A write that changes what pages show: `body` emits each change into the log where it
+    /// writes the data, and the changes reach every consumer once the transaction commits
+    /// (none if it does not).
+    @discardableResult
+    public func write<T>(_ body: (any SQLConnection, ChangeLog) throws -> T) throws -> T {
+        var committed: [PageChange] = []
+        let value = try engine.write { db in
+            let log = ChangeLog(db, notifyingAs: dialect == .postgres ? changes.node : nil)
+            let value = try body(db, log)
+            committed = log.changes
+            return value
+        }
+        changes.deliver(committed, from: .here)
+        return value
+    }
     public func isHealthy() -> Bool { engine.isHealthy() }
     public func close() throws { try engine.close() }
 }

@@ -1,28 +1,18 @@
 import Foundation
 import HTTPServer
-
-/// What changed, as far as rendered pages are concerned. On one node the changes are counted here;
-/// with several nodes over one database each change is also announced to the others (`announce`),
-/// which apply it with `apply` — so a post written on one node is on every node's pages at once.
-public enum PageChange: Sendable, Equatable {
-    /// A city's board changed.
-    case city(Int64)
-    /// A city's forecast changed.
-    case weather(Int64)
-    /// Something every page may show changed (a display name, a ban, an account deleted).
-    case everything
-}
+import Synchronization
 
 /// Version counters of the data pages show. A cached page remembers the versions it was
-/// rendered from and is used only while they are unchanged.
-public final class PageVersions: @unchecked Sendable {
-    // Safe to share: every counter is read and written with `lock` held.
-    private let lock = NSLock()
-    private var cities: [Int64: UInt64] = [:]
-    private var global: UInt64 = 0
-    private var weather: UInt64 = 0
-    /// Called with every change made on this node (another node's listener, once there is one).
-    public var announce: (@Sendable (PageChange) -> Void)?
+/// rendered from and is used only while they are unchanged. The counters move with every
+/// committed change (`apply`, subscribed to the database's change stream).
+public final class PageVersions: Sendable {
+    private struct Counters {
+        var cities: [Int64: UInt64] = [:]
+        var global: UInt64 = 0
+        var weather: UInt64 = 0
+    }
+
+    private let counters = Mutex(Counters())
 
     public init() {}
 
@@ -34,26 +24,22 @@ public final class PageVersions: @unchecked Sendable {
     }
 
     func stamp(city: Int64?) -> Stamp {
-        lock.withLock { Stamp(global: global, city: city.flatMap { cities[$0] } ?? 0, weather: weather) }
+        counters.withLock { counters in
+            Stamp(global: counters.global, city: city.flatMap { counters.cities[$0] } ?? 0, weather: counters.weather)
+        }
     }
 
-    /// Records a change made here and announces it.
-    public func changed(_ change: PageChange) {
-        apply(change)
-        announce?(change)
-    }
-
-    /// Records a change (made here, or announced by another node).
+    /// Records a committed change (made here, or by another node).
     public func apply(_ change: PageChange) {
-        lock.withLock {
+        counters.withLock { counters in
             switch change {
             case .city(let id):
-                cities[id, default: 0] &+= 1
+                counters.cities[id, default: 0] &+= 1
             case .weather(let id):
-                cities[id, default: 0] &+= 1
-                weather &+= 1
+                counters.cities[id, default: 0] &+= 1
+                counters.weather &+= 1
             case .everything:
-                global &+= 1
+                counters.global &+= 1
             }
         }
     }

@@ -58,12 +58,13 @@ struct AccountStore: Sendable {
         }
     }
 
-    /// The new display name; returns the cities whose boards show the person's posts (the pages
-    /// the change affects).
-    func rename(userID: Int64, to displayName: String) throws -> [Int64] {
-        try database.write { db in
+    /// The new display name: the boards that show the person's posts change.
+    func rename(userID: Int64, to displayName: String) throws {
+        try database.write { db, changes in
             try db.execute("UPDATE users SET display_name = ? WHERE id = ?", displayName, userID)
-            return try db.all("SELECT DISTINCT city_id FROM posts WHERE user_id = ?", [userID]) { $0.int64(0) }
+            for city in try db.all("SELECT DISTINCT city_id FROM posts WHERE user_id = ?", [userID], { $0.int64(0) }) {
+                try changes.emit(.city(city))
+            }
         }
     }
 
@@ -79,7 +80,8 @@ struct AccountStore: Sendable {
     /// "deleted user"; reports stay without their reporter. What must outlive the account is kept
     /// first: the blocks on this person as hidden posts, the name as reserved, the bans as history.
     func delete(_ user: User, now: Date) throws {
-        try database.write { db in
+        try database.write { db, changes in
+            try changes.emit(.everything) // their name and posts' author, wherever shown
             try db.execute("""
                 INSERT INTO hidden_posts (viewer_id, post_id)
                 SELECT b.blocker_id, p.id FROM blocks b JOIN posts p ON p.user_id = b.blocked_id WHERE b.blocked_id = ?
@@ -101,18 +103,24 @@ struct AccountStore: Sendable {
         try database.write { _ = try person.insert($0) }
     }
 
+    /// An admin's posts carry a badge: every page showing them changes.
     func promote(username: String) throws {
-        try database.write { try $0.execute("UPDATE users SET role = 'admin' WHERE username_key = ?", username.lowercased()) }
+        try database.write { db, changes in
+            if try db.execute("UPDATE users SET role = 'admin' WHERE username_key = ?", username.lowercased()) > 0 {
+                try changes.emit(.everything)
+            }
+        }
     }
 
     enum DemotionRefusal: Error { case notAnAdmin, lastAdmin }
 
     /// Makes an admin a regular user, unless they are the last admin.
     func demote(username: String) throws {
-        try database.write { db in
+        try database.write { db, changes in
             guard let user = try User.find(username: username, db), user.isAdmin else { throw DemotionRefusal.notAnAdmin }
             guard try db.integer("SELECT count(*) FROM users WHERE role = 'admin'") > 1 else { throw DemotionRefusal.lastAdmin }
             try db.execute("UPDATE users SET role = 'user' WHERE id = ?", user.id)
+            try changes.emit(.everything)
         }
     }
 }

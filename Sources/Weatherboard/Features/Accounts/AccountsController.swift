@@ -9,7 +9,6 @@ struct AccountsController {
     let hasher: PasswordHasher
     let limits: AppConfiguration.Limits
     let clientAddress: ClientAddress
-    let versions: PageVersions
     let clock: @Sendable () -> Date
 
     func addRoutes(to router: Router<AppContext>) {
@@ -155,7 +154,7 @@ struct AccountsController {
             // Each change re-renders the boards showing the person's posts on every node: a
             // handful an hour is plenty for a person, and bounds what one member can cost.
             try store.count([(RateLimit(limit: limits.profileChangesPerHour, window: 3600), "profile:user:\(user.id)")], now: clock())
-            for city in try store.rename(userID: user.id, to: displayName) { versions.changed(.city(city)) }
+            try store.rename(userID: user.id, to: displayName)
         }
         context.nextFlash = Flash(.settingsSaved)
         return .redirect(to: "/settings")
@@ -195,7 +194,6 @@ struct AccountsController {
                                     status: .unprocessableContent)
         }
         try store.delete(user, now: clock())
-        versions.changed(.everything)
         var response = Response.redirect(to: "/")
         response.setCookie(.expired(SessionStore.cookieName))
         return response

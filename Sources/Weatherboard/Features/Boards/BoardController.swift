@@ -7,7 +7,6 @@ struct BoardController {
     let store: BoardStore
     let index: CityIndex
     let rules: PostingRules
-    let versions: PageVersions
     let clock: @Sendable () -> Date
     /// The city page with the post form given back (the text as typed, why it was refused).
     /// The page is the city page's to compose (`CityPageController`); the application hands it here.
@@ -55,7 +54,6 @@ struct BoardController {
             for field in failure.headers { response.headers.add(field.name, field.value) }
             return response
         }
-        versions.changed(.city(city.id))
         return .redirect(to: "/city/\(city.slug)#board")
     }
 
@@ -96,7 +94,6 @@ struct BoardController {
             } catch is BoardStore.UnderReview {
                 return editPage(post, context, text: typed.text, error: pages.string("error_under_review", context.language), status: .forbidden)
             }
-            versions.changed(.city(post.cityID))
             context.nextFlash = Flash(.postEdited)
             return .redirect(to: "/city/\(post.citySlug)#post-\(post.id)")
         }
@@ -120,7 +117,6 @@ struct BoardController {
         } catch is BoardStore.UnderReview {
             throw HTTPError(.forbidden, message: pages.string("error_under_review", context.language))
         }
-        versions.changed(.city(post.cityID))
         context.nextFlash = Flash(.postDeleted)
         return .redirect(to: "/city/\(post.citySlug)#board")
     }

@@ -17,13 +17,14 @@ struct BoardStore: Sendable {
 
     /// Inserts the post unless `rules` refuse it; the refusal otherwise.
     func create(cityID: Int64, userID: Int64, body: String, now: Double, rules: PostingRules) throws -> PostingRules.Refusal? {
-        try database.write { db in
+        try database.write { db, changes in
             let last = try db.one("SELECT max(created_at) FROM posts WHERE user_id = ?", [userID]) { $0.optionalDouble(0) } ?? nil
             let today = try db.integer("SELECT count(*) FROM posts WHERE user_id = ? AND created_at > ?", userID, now - 86400)
             let recent = try db.all("SELECT id, body FROM posts WHERE user_id = ? AND created_at > ?",
                                     [userID, now - PostingRules.duplicateWindow]) { (id: $0.int64(0), body: $0.string(1)) }
             if let refusal = rules.refusal(of: body, now: now, lastPostAt: last, postsToday: today, recent: recent) { return refusal }
             try db.execute("INSERT INTO posts (city_id, user_id, body, created_at) VALUES (?, ?, ?, ?)", cityID, userID, body, now)
+            try changes.emit(.city(cityID))
             return nil
         }
     }
@@ -39,18 +40,25 @@ struct BoardStore: Sendable {
     /// Changes the text, unless reports of the post wait for review (checked in the same
     /// transaction: a report arriving between a check and the write cannot be overtaken).
     func edit(postID: Int64, authorID: Int64?, body: String, now: Date) throws {
-        try database.write { db in
+        try database.write { db, changes in
             if try Self.isUnderReview(postID: postID, db) { throw UnderReview() }
-            try db.execute("UPDATE posts SET body = ?, edited_at = ? WHERE id = ? AND user_id = ?", body, now, postID, authorID)
+            try Self.changed(on: changes, try db.one("UPDATE posts SET body = ?, edited_at = ? WHERE id = ? AND user_id = ? RETURNING city_id",
+                                                     [body, now, postID, authorID]) { $0.int64(0) })
         }
     }
 
     /// Deletes the post (and its reports), unless reports of it wait for review (same transaction).
     func delete(postID: Int64, authorID: Int64?) throws {
-        try database.write { db in
+        try database.write { db, changes in
             if try Self.isUnderReview(postID: postID, db) { throw UnderReview() }
-            try db.execute("DELETE FROM posts WHERE id = ? AND user_id = ?", postID, authorID)
+            try Self.changed(on: changes, try db.one("DELETE FROM posts WHERE id = ? AND user_id = ? RETURNING city_id",
+                                                     [postID, authorID]) { $0.int64(0) })
         }
+    }
+
+    /// Emits the change of the board whose post a statement changed (nil: it changed none).
+    private static func changed(on changes: ChangeLog, _ cityID: Int64?) throws {
+        if let cityID { try changes.emit(.city(cityID)) }
     }
 
     // MARK: - Blocks
@@ -92,7 +100,7 @@ struct BoardStore: Sendable {
     /// reaches `threshold` distinct reporters.
     func report(_ post: PostRow, by reporterID: Int64, reason: String, detail: String, now: Double,
                 perDay: Int, threshold: Int) throws {
-        try database.write { db in
+        try database.write { db, changes in
             // Read again in this transaction: a post deleted since the form was shown is gone (404),
             // not a foreign-key failure.
             guard try db.exists("SELECT 1 FROM posts WHERE id = ?", post.id) else { throw HTTPError(.notFound) }
@@ -102,7 +110,7 @@ struct BoardStore: Sendable {
                 INSERT INTO reports (post_id, reporter_id, reason, detail, created_at, reported_body) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (post_id, reporter_id) DO NOTHING
                 """, post.id, reporterID, reason, detail, now, post.body)
-            try Self.applyThreshold(postID: post.id, threshold: threshold, now: now, db)
+            try Self.applyThreshold(postID: post.id, threshold: threshold, now: now, db, changes)
         }
     }
 
@@ -112,14 +120,14 @@ struct BoardStore: Sendable {
     /// Withdraws the reporter's pending report, inside the window; the post's city, or nil when
     /// there was no such report.
     func withdraw(postID: Int64, reporterID: Int64, now: Double, threshold: Int) throws -> (id: Int64, slug: String)? {
-        try database.write { db in
+        try database.write { db, changes in
             guard let created = try db.one("SELECT created_at FROM reports WHERE post_id = ? AND reporter_id = ? AND outcome = 'pending'",
                                            [postID, reporterID], { $0.double(0) }) else { return nil }
             guard PostingRules.canWithdraw(reportedAt: Date(timeIntervalSince1970: created), now: Date(timeIntervalSince1970: now)) else {
                 throw WithdrawalClosed()
             }
             try db.execute("DELETE FROM reports WHERE post_id = ? AND reporter_id = ?", postID, reporterID)
-            try Self.applyThreshold(postID: postID, threshold: threshold, now: now, db)
+            try Self.applyThreshold(postID: postID, threshold: threshold, now: now, db, changes)
             return try db.one("SELECT c.id, c.slug FROM posts p JOIN cities c ON c.id = p.city_id WHERE p.id = ?", [postID]) {
                 (id: $0.int64(0), slug: $0.string(1))
             }
@@ -128,15 +136,17 @@ struct BoardStore: Sendable {
 
     /// Hides a post once enough distinct people report it (pending reports only); shows it
     /// again when withdrawals bring it under the threshold.
-    private static func applyThreshold(postID: Int64, threshold: Int, now: Double, _ db: any SQLConnection) throws {
+    private static func applyThreshold(postID: Int64, threshold: Int, now: Double, _ db: any SQLConnection, _ changes: ChangeLog) throws {
         // One report per person (a unique index); a report whose author has since deleted their
         // account still counts.
         let reporters = try db.integer("SELECT count(*) FROM reports WHERE post_id = ? AND outcome = 'pending'", postID)
+        let hiddenOrShown: Int64?
         if reporters >= threshold {
-            try db.execute("UPDATE posts SET hidden_at = ? WHERE id = ? AND hidden_at IS NULL", now, postID)
+            hiddenOrShown = try db.one("UPDATE posts SET hidden_at = ? WHERE id = ? AND hidden_at IS NULL RETURNING city_id", [now, postID]) { $0.int64(0) }
         } else {
-            try db.execute("UPDATE posts SET hidden_at = NULL WHERE id = ?", postID)
+            hiddenOrShown = try db.one("UPDATE posts SET hidden_at = NULL WHERE id = ? AND hidden_at IS NOT NULL RETURNING city_id", [postID]) { $0.int64(0) }
         }
+        try changed(on: changes, hiddenOrShown)
     }
 
     /// A report as its reporter follows it.

@@ -8,7 +8,6 @@ struct SafetyController {
     let database: AppDatabase
     let board: BoardView
     let limits: AppConfiguration.Limits
-    let versions: PageVersions
     let clock: @Sendable () -> Date
 
     func addRoutes(to router: Router<AppContext>) {
@@ -89,7 +88,6 @@ struct SafetyController {
             throw HTTPError(.tooManyRequests, message: "At most \(limits.reportsPerDay) reports a day.",
                             headers: HTTPHeaders([("Retry-After", "3600")]))
         }
-        versions.changed(.city(post.cityID))
         context.nextFlash = Flash(.reported)
         return .redirect(to: returnTo + "#post-\(post.id)")
     }
@@ -128,7 +126,6 @@ struct SafetyController {
             throw HTTPError(.forbidden, message: "Reports can be withdrawn for 10 minutes.")
         }
         guard let city else { throw HTTPError(.notFound) }
-        versions.changed(.city(city.id))
         context.nextFlash = Flash(.reportWithdrawn)
         return .redirect(to: context.returnPath(or: "/city/\(city.slug)") + "#post-\(id)")
     }

@@ -8,7 +8,6 @@ struct AdminController {
     let pages: Pages
     let store: ModerationStore
     let database: AppDatabase
-    let versions: PageVersions
     let clock: @Sendable () -> Date
     static let pageSize = 20
     /// Page numbers the admin lists accept: far past any real list, and small enough that no
@@ -154,7 +153,6 @@ struct AdminController {
                                                                    reason: ""), status: .unprocessableContent)
         }
         try store.restore(post, by: admin, reason: reason.text, now: clock())
-        versions.changed(.city(post.cityID))
         context.nextFlash = Flash(.postRestored)
         return .redirect(to: "/admin")
     }
@@ -211,7 +209,6 @@ struct AdminController {
                                  status: .unprocessableContent)
         }
         try store.remove(post, by: admin, reason: reason.text, now: clock())
-        versions.changed(.city(post.cityID))
         context.nextFlash = Flash(.postRemoved)
         return .redirect(to: "/admin")
     }
@@ -233,7 +230,6 @@ struct AdminController {
         if let key = reason.problem { return try refuse(key) }
         let now = clock()
         try store.ban(target, by: admin, reason: reason.text, until: duration.map { now.addingTimeInterval($0) }, postID: postID, now: now)
-        versions.changed(.everything)
         context.nextFlash = Flash(.banned, username: target.username)
         return .redirect(to: context.returnPath(or: "/admin"))
     }
@@ -246,7 +242,6 @@ struct AdminController {
             return try lookUpPage(target, context, problem: pages.string(key, context.language), status: .unprocessableContent)
         }
         try store.unban(target, by: admin, reason: reason.text, now: clock())
-        versions.changed(.everything)
         context.nextFlash = Flash(.unbanned, username: target.username)
         return .redirect(to: "/admin/users/\(target.username)")
     }

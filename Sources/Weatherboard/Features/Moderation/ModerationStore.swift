@@ -102,8 +102,9 @@ struct ModerationStore: Sendable {
     }
 
     func restore(_ post: ModeratedPost, by admin: User, reason: String, now: Date) throws {
-        try database.write { db in
+        try database.write { db, changes in
             try Self.requireExists("posts", id: post.id, db)
+            try changes.emit(.city(post.cityID))
             try db.execute("UPDATE reports SET outcome = 'no_violation', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'", now, post.id)
             try db.execute("UPDATE posts SET hidden_at = NULL WHERE id = ?", post.id)
             try log(db, admin: admin, action: "restore", postID: post.id, userID: post.userID, username: post.username,
@@ -112,8 +113,9 @@ struct ModerationStore: Sendable {
     }
 
     func remove(_ post: ModeratedPost, by admin: User, reason: String, now: Date) throws {
-        try database.write { db in
+        try database.write { db, changes in
             try Self.requireExists("posts", id: post.id, db)
+            try changes.emit(.city(post.cityID))
             try db.execute("UPDATE posts SET removed_at = ?, removed_reason = ? WHERE id = ?", now, reason, post.id)
             try db.execute("UPDATE reports SET outcome = 'removed', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'", now, post.id)
             try log(db, admin: admin, action: "remove", postID: post.id, userID: post.userID, username: post.username,
@@ -121,10 +123,12 @@ struct ModerationStore: Sendable {
         }
     }
 
-    /// Bans `target` until `until` (nil: permanently) and ends their sessions.
+    /// Bans `target` until `until` (nil: permanently) and ends their sessions. Every page may
+    /// show the person, so every page changes.
     func ban(_ target: User, by admin: User, reason: String, until: Date?, postID: Int64?, now: Date) throws {
-        try database.write { db in
+        try database.write { db, changes in
             try Self.requireExists("users", id: target.id, db)
+            try changes.emit(.everything)
             // The post it is about, if it is still there (its author may have deleted it meanwhile).
             let post = try postID.flatMap { id in try db.one("SELECT id, city_id FROM posts WHERE id = ?", [id]) { ($0.int64(0), $0.int64(1)) } }
             let postID = post?.0, cityID = post?.1
@@ -137,8 +141,9 @@ struct ModerationStore: Sendable {
     }
 
     func unban(_ target: User, by admin: User, reason: String, now: Date) throws {
-        try database.write { db in
+        try database.write { db, changes in
             try Self.requireExists("users", id: target.id, db)
+            try changes.emit(.everything)
             try db.execute("UPDATE bans SET lifted_at = ? WHERE user_id = ? AND lifted_at IS NULL", now, target.id)
             try log(db, admin: admin, action: "unban", userID: target.id, username: target.username, reason: reason, now: now)
         }

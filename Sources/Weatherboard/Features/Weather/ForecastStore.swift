@@ -19,8 +19,10 @@ struct ForecastStore: Sendable {
         try database.write { try $0.execute("DELETE FROM weather_cache WHERE city_id = ? AND provider = ?", cityID, provider) }
     }
 
+    /// Keeps the newest forecast; pages showing the old one (on every node) give way on commit.
     func save(cityID: Int64, provider: String, fetchedAt: Date, payload: String) throws {
-        try database.write { db in
+        try database.write { db, changes in
+            try changes.emit(.weather(cityID))
             try db.execute("""
                 INSERT INTO weather_cache (city_id, provider, fetched_at, payload) VALUES (?, ?, ?, ?)
                 ON CONFLICT (city_id, provider) DO UPDATE SET fetched_at = excluded.fetched_at, payload = excluded.payload

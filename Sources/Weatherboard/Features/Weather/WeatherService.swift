@@ -69,8 +69,6 @@ public final class WeatherService: @unchecked Sendable {
     /// Upstream fetches one request may start (the home page's list, a long bookmark cookie).
     static let fetchesPerRequest = 5
     private let fetches: BoundedExecutor
-    /// Told of every new forecast, so that pages showing the old one are rendered again.
-    let versions: PageVersions?
 
     private let lock = NSLock()
     private var inFlight: [Int64: Pending<Forecast>] = [:]
@@ -91,7 +89,7 @@ public final class WeatherService: @unchecked Sendable {
 
     public init(providers: [WeatherProvider], database: AppDatabase, freshFor: TimeInterval = 1800,
                 breakerOpenFor: TimeInterval = 60, firstFetchBudget: TimeInterval = 0.3, fetchThreads: Int = WeatherService.fetchThreads,
-                versions: PageVersions? = nil, memoryLimit: MemoryLimit = MemoryLimit(), budget: FetchBudget = FetchBudget(),
+                memoryLimit: MemoryLimit = MemoryLimit(), budget: FetchBudget = FetchBudget(),
                 logger: Logger = Logger(label: "weather"), clock: @escaping @Sendable () -> Date = { Date() }) {
         self.providers = providers
         self.budget = budget
@@ -99,7 +97,6 @@ public final class WeatherService: @unchecked Sendable {
         tokensCountedAt = clock()
         clientFetches = LRUCache(maximumCount: 10_000, maximumCost: .max)
         decoded = LRUCache(maximumCount: memoryLimit.forecasts, maximumCost: memoryLimit.bytes)
-        self.versions = versions
         self.firstFetchBudget = firstFetchBudget
         fetches = BoundedExecutor(name: "weather-fetch", threads: fetchThreads, queueLimit: 256)
         self.store = ForecastStore(database: database)
@@ -338,10 +335,9 @@ public final class WeatherService: @unchecked Sendable {
             try store.save(cityID: city.id, provider: forecast.source, fetchedAt: forecast.fetchedAt,
                            payload: String(decoding: data, as: UTF8.self))
         } catch {
+            // Pages show it from memory once their cached copies age out; other nodes fetch their own.
             logger.error("could not cache the forecast for \(city.slug): \(error)")
         }
-        // Announced once stored: another node told of it reads it from the database.
-        versions?.changed(.weather(city.id))
     }
 
     private static let encoder: JSONEncoder = {

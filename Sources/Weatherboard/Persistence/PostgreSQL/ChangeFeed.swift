@@ -4,40 +4,31 @@ import Logging
 import Glibc
 #endif
 
-/// What one node changed, told to every other node through PostgreSQL's `LISTEN/NOTIFY`, so that
+/// How a node hears what other nodes changed, through PostgreSQL's `LISTEN/NOTIFY`, so that
 /// their cached pages and decoded forecasts give way at once: a post written through node A is
-/// on node B's pages as soon as the notification arrives (milliseconds on a LAN).
-/// A node hears its own notifications too and ignores them (it applied the change already).
+/// on node B's pages as soon as the notification arrives (milliseconds on a LAN). The writing
+/// node sends it in its write transaction (`ChangeLog`). A node hears its own notifications too
+/// and ignores them (it applied the change after its commit).
 /// When the listening connection drops, the node reconnects and treats everything as changed,
 /// since it may have missed notifications meanwhile.
 final class ChangeFeed: @unchecked Sendable { // `stopped` is guarded by `lock`; the thread owns its connection
-    static let channel = "weatherboard_changes"
-    let node = UUID().uuidString
+    let node: String
     private let database: PostgresDatabase
     private let logger: Logger
     private let lock = NSLock()
     private var stopped = false
     private let received: @Sendable (PageChange) -> Void
 
-    /// Starts listening on a connection of its own (not the pool's).
-    init(database: PostgresDatabase, logger: Logger, received: @escaping @Sendable (PageChange) -> Void) {
+    /// Starts listening on a connection of its own (not the pool's); `node` is this process's
+    /// name in the notifications it sends.
+    init(database: PostgresDatabase, node: String, logger: Logger, received: @escaping @Sendable (PageChange) -> Void) {
         self.database = database
+        self.node = node
         self.logger = logger
         self.received = received
         let thread = Thread { [self] in listen() }
         thread.name = "change-feed"
         thread.start()
-    }
-
-    /// Tells every node (after the change was committed).
-    func publish(_ change: PageChange) {
-        do {
-            try database.withConnection { db in
-                _ = try db.execute("SELECT pg_notify(?, ?)", Self.channel, "\(node) \(Self.payload(change))")
-            }
-        } catch {
-            logger.error("could not tell other nodes about a change: \(error)")
-        }
     }
 
     func stop() {
@@ -65,7 +56,7 @@ final class ChangeFeed: @unchecked Sendable { // `stopped` is guarded by `lock`;
             do {
                 let connection = try PostgresConnection(url: database.url, library: try LibPQ.shared.get(),
                                                         applicationName: Self.applicationName(node: node))
-                try connection.simple("LISTEN \(Self.channel)")
+                try connection.simple("LISTEN \(ChangeStream.channel)")
                 if !firstConnection { received(.everything) } // what was missed while away
                 if let reason = outage { logger.notice("change feed: listening again (it was down: \(reason))") }
                 outage = nil
@@ -77,10 +68,10 @@ final class ChangeFeed: @unchecked Sendable { // `stopped` is guarded by `lock`;
                     if ready < 0 && errno != EINTR { break }
                     guard connection.isUsable else { break }
                     if ready > 0 { lastHeard = Date() }
-                    for (channel, payload) in connection.notifications() where channel == Self.channel {
+                    for (channel, payload) in connection.notifications() where channel == ChangeStream.channel {
                         let parts = payload.split(separator: " ", maxSplits: 1)
                         guard parts.count == 2, parts[0] != node else { continue }
-                        if let change = Self.change(String(parts[1])) { received(change) }
+                        if let change = PageChange(payload: parts[1]) { received(change) }
                     }
                     guard connection.isUsable else { break }
                     if Date().timeIntervalSince(lastHeard) >= Self.keepaliveInterval {
@@ -104,22 +95,4 @@ final class ChangeFeed: @unchecked Sendable { // `stopped` is guarded by `lock`;
 
     /// The listener's `application_name` (letters, digits and dashes: safe in a URL and a conninfo).
     static func applicationName(node: String) -> String { "weatherboard-feed-" + node.prefix(8).lowercased() }
-
-    static func payload(_ change: PageChange) -> String {
-        switch change {
-        case .city(let id): "city \(id)"
-        case .weather(let id): "weather \(id)"
-        case .everything: "everything"
-        }
-    }
-
-    static func change(_ payload: String) -> PageChange? {
-        let parts = payload.split(separator: " ")
-        switch (parts.first, parts.count == 2 ? Int64(parts[1]) : nil) {
-        case ("city", let id?): return .city(id)
-        case ("weather", let id?): return .weather(id)
-        case ("everything", nil) where parts.count == 1: return .everything
-        default: return nil
-        }
-    }
 }
