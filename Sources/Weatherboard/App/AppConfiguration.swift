@@ -81,9 +81,9 @@ public struct AppConfiguration: Sendable {
         public var signInsPerMinute = 6
         /// Sign-ups per client address, per hour.
         public var signUpsPerHour = 10
-        /// Seconds between two posts by one person.
+        /// Seconds between two posts by one person (replies are posts: they count).
         public var secondsBetweenPosts = 10
-        /// Posts per person per day.
+        /// Posts and replies per person per day.
         public var postsPerDay = 50
         /// Reports per person per day.
         public var reportsPerDay = 20
@@ -91,6 +91,8 @@ public struct AppConfiguration: Sendable {
         public var reportThreshold = 3
         /// Display-name changes per person per hour (each re-renders the boards with their posts).
         public var profileChangesPerHour = 10
+        /// "Agree" toggles per person per hour (each re-renders the board's kept page).
+        public var reactionsPerHour = 120
         public init() {}
     }
 

@@ -116,13 +116,16 @@ public final class Application: Sendable {
         let cityPage = CityPageController(pages: pages, index: cities, weather: weather, board: board, bookmarks: bookmarks,
                                           cache: cache, clientAddress: clientAddress, clock: clock)
         cityPage.addRoutes(to: router)
-        BoardController(pages: pages, store: BoardStore(database: database), index: cities,
-                        rules: PostingRules(secondsBetweenPosts: configuration.limits.secondsBetweenPosts,
-                                            postsPerDay: configuration.limits.postsPerDay),
+        let postingRules = PostingRules(secondsBetweenPosts: configuration.limits.secondsBetweenPosts,
+                                        postsPerDay: configuration.limits.postsPerDay)
+        BoardController(pages: pages, store: BoardStore(database: database), index: cities, rules: postingRules,
                         clock: clock,
                         cityPageWithComposer: { city, context, composer, status in
                             try cityPage.page(city, context, before: nil, composer: composer, status: status)
                         }).addRoutes(to: router)
+        ConversationController(pages: pages, store: BoardStore(database: database), board: board, rules: postingRules,
+                               reactionLimit: RateLimit(limit: configuration.limits.reactionsPerHour, window: 3600),
+                               clock: clock).addRoutes(to: router)
         SafetyController(pages: pages, store: BoardStore(database: database), database: database, board: board, limits: configuration.limits,
                          clock: clock).addRoutes(to: router)
         AdminController(pages: pages, store: ModerationStore(database: database), database: database, clock: clock).addRoutes(to: router)

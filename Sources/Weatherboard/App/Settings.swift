@@ -89,10 +89,11 @@ struct Setting {
                     \.weatherFetchBudget.coldPerClient),
             .number("sign-ins-per-minute", "Sign-in attempts allowed per account and per address each minute.", \.limits.signInsPerMinute),
             .number("sign-ups-per-hour", "Sign-ups allowed per address each hour.", \.limits.signUpsPerHour),
-            .number("seconds-between-posts", "Seconds between two posts by one person.", atLeast: 0, \.limits.secondsBetweenPosts),
-            .number("posts-per-day", "Posts per person per day.", \.limits.postsPerDay),
+            .number("seconds-between-posts", "Seconds between two posts or replies by one person.", atLeast: 0, \.limits.secondsBetweenPosts),
+            .number("posts-per-day", "Posts and replies per person per day.", \.limits.postsPerDay),
             .number("reports-per-day", "Reports per person per day.", \.limits.reportsPerDay),
             .number("report-threshold", "Distinct reporters that hide a post pending review.", \.limits.reportThreshold),
+            .number("reactions-per-hour", "\"Agree\" toggles per person per hour.", \.limits.reactionsPerHour),
         ]
     }
 

@@ -75,7 +75,7 @@ struct BoardController {
     private func editPage(_ post: PostRow, _ context: AppContext, text: String, error: String?, status: HTTPStatus = .ok) -> Response {
         let open = PostingRules.canEdit(postedAt: post.createdAt, now: clock())
         let view = EditPostPage(layout: pages.layout(context, title: pages.string("edit_post", context.language)), postID: post.id,
-                                text: text, open: open, citySlug: post.citySlug, error: error)
+                                text: text, open: open, backHref: post.placeHref, error: error)
         return pages.html(context, status: status) { Templates.edit(view, &$0, $1) }
     }
 
@@ -95,7 +95,7 @@ struct BoardController {
                 return editPage(post, context, text: typed.text, error: pages.string("error_under_review", context.language), status: .forbidden)
             }
             context.nextFlash = Flash(.postEdited)
-            return .redirect(to: "/city/\(post.citySlug)#post-\(post.id)")
+            return .redirect(to: post.placeHref)
         }
     }
 
@@ -106,7 +106,7 @@ struct BoardController {
         let view = ConfirmPage(layout: pages.layout(context, title: pages.string("confirm_heading", language)),
                                heading: pages.string("confirm_heading", language), quote: post.body,
                                question: pages.string("confirm_delete_post", language), action: "/posts/\(post.id)/delete",
-                               button: pages.string("delete", language), cancelHref: "/city/\(post.citySlug)#post-\(post.id)")
+                               button: pages.string("delete", language), cancelHref: post.placeHref)
         return pages.html(context) { Templates.confirm(view, &$0, $1) }
     }
 
@@ -118,7 +118,7 @@ struct BoardController {
             throw HTTPError(.forbidden, message: pages.string("error_under_review", context.language))
         }
         context.nextFlash = Flash(.postDeleted)
-        return .redirect(to: "/city/\(post.citySlug)#board")
+        return .redirect(to: post.parentID.map { "/posts/\($0)#replies" } ?? "/city/\(post.citySlug)#board")
     }
 
     /// `GET /city/{slug}/feed.atom`: the board's visible posts for whoever asks (with their session).
@@ -131,7 +131,7 @@ struct BoardController {
             FeedView.Entry(id: "tag:weatherboard,2026:post/\(post.id)", title: String(post.body.prefix(60)),
                            author: post.displayName ?? pages.string("deleted_user", context.language),
                            published: DateFormatting.iso8601(post.createdAt), updated: DateFormatting.iso8601(post.editedAt ?? post.createdAt),
-                           link: "\(base)/city/\(city.slug)#post-\(post.id)", body: post.body)
+                           link: "\(base)/posts/\(post.id)", body: post.body)
         }
         // An empty board's feed is as new as the request (not 1970).
         let updated = posts.map { $0.editedAt ?? $0.createdAt }.max() ?? clock()
@@ -150,7 +150,8 @@ struct EditPostPage {
     var postID: Int64
     var text: String
     var open: Bool
-    var citySlug: String
+    /// Where the post is shown: its board, or, for a reply, its conversation.
+    var backHref: String
     var error: String?
 }
 

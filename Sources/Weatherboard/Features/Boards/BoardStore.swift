@@ -7,8 +7,8 @@ import HTTPServer
 struct BoardStore: Sendable {
     let database: AppDatabase
 
-    func post(id: Int64, viewer: User?) throws -> PostRow? {
-        try database.readStatement { try BoardQueries.post(id: id, viewer: viewer, $0) }
+    func post(id: Int64, viewer: User?, removed: BoardQueries.Removed = .none) throws -> PostRow? {
+        try database.readStatement { try BoardQueries.post(id: id, viewer: viewer, removed: removed, $0) }
     }
 
     func board(cityID: Int64, viewer: User?, before: Int64?) throws -> [PostRow] {
@@ -18,14 +18,79 @@ struct BoardStore: Sendable {
     /// Inserts the post unless `rules` refuse it; the refusal otherwise.
     func create(cityID: Int64, userID: Int64, body: String, now: Double, rules: PostingRules) throws -> PostingRules.Refusal? {
         try database.write { db, changes in
-            let last = try db.one("SELECT max(created_at) FROM posts WHERE user_id = ?", [userID]) { $0.optionalDouble(0) } ?? nil
-            let today = try db.integer("SELECT count(*) FROM posts WHERE user_id = ? AND created_at > ?", userID, now - 86400)
-            let recent = try db.all("SELECT id, body FROM posts WHERE user_id = ? AND created_at > ?",
-                                    [userID, now - PostingRules.duplicateWindow]) { (id: $0.int64(0), body: $0.string(1)) }
-            if let refusal = rules.refusal(of: body, now: now, lastPostAt: last, postsToday: today, recent: recent) { return refusal }
-            try db.execute("INSERT INTO posts (city_id, user_id, body, created_at) VALUES (?, ?, ?, ?)", cityID, userID, body, now)
-            try changes.emit(.city(cityID))
+            if case .failure(let refusal) = try Self.insert(cityID: cityID, parentID: nil, userID: userID, body: body, now: now,
+                                                            rules: rules, db, changes) { return refusal }
             return nil
+        }
+    }
+
+    /// A reply refused because the post it answers was removed.
+    struct RepliesClosed: Error {}
+
+    /// Inserts a reply to the post `postID` (to the post a reply answers, when it is a reply:
+    /// one level) unless `rules` refuse it; the reply's id and the post it answers, or the refusal.
+    /// The post is read again in the transaction: deleted since, 404; removed, `RepliesClosed`.
+    func reply(to postID: Int64, userID: Int64, body: String, now: Double,
+               rules: PostingRules) throws -> Result<(id: Int64, parentID: Int64), PostingRules.Refusal> {
+        try database.write { db, changes in
+            guard let target = try db.one("SELECT id, parent_id, city_id FROM posts WHERE id = ?", [postID], {
+                (id: $0.int64(0), parentID: $0.optionalInt64(1), cityID: $0.int64(2))
+            }) else { throw HTTPError(.notFound) }
+            let parentID = target.parentID ?? target.id
+            if try db.exists("SELECT 1 FROM posts WHERE id = ? AND removed_at IS NOT NULL", parentID) { throw RepliesClosed() }
+            return try Self.insert(cityID: target.cityID, parentID: parentID, userID: userID, body: body, now: now, rules: rules, db, changes)
+                .map { (id: $0, parentID: parentID) }
+        }
+    }
+
+    /// A post or reply, unless `rules` refuse it: the rules count posts and replies together.
+    private static func insert(cityID: Int64, parentID: Int64?, userID: Int64, body: String, now: Double, rules: PostingRules,
+                               _ db: any SQLConnection, _ changes: ChangeLog) throws -> Result<Int64, PostingRules.Refusal> {
+        let last = try db.one("SELECT max(created_at) FROM posts WHERE user_id = ?", [userID]) { $0.optionalDouble(0) } ?? nil
+        let today = try db.integer("SELECT count(*) FROM posts WHERE user_id = ? AND created_at > ?", userID, now - 86400)
+        let recent = try db.all("SELECT id, body FROM posts WHERE user_id = ? AND created_at > ?",
+                                [userID, now - PostingRules.duplicateWindow]) { (id: $0.int64(0), body: $0.string(1)) }
+        if let refusal = rules.refusal(of: body, now: now, lastPostAt: last, postsToday: today, recent: recent) { return .failure(refusal) }
+        let id = try db.one("INSERT INTO posts (city_id, user_id, body, created_at, parent_id) VALUES (?, ?, ?, ?, ?) RETURNING id",
+                            [cityID, userID, body, now, parentID]) { $0.int64(0) } ?? 0
+        try changes.emit(.city(cityID))
+        return .success(id)
+    }
+
+    /// Why a reaction is refused: it is the person's own post.
+    struct OwnPost: Error {}
+
+    /// Agrees with a post or reply, or takes the agreement back; whether the person agrees now.
+    /// Not with their own, and not with a removed one (404, as it is not there for them).
+    func toggleReaction(postID: Int64, userID: Int64, now: Date, limit: RateLimit) throws -> Bool {
+        try database.write { db, changes in
+            guard let post = try db.one("SELECT city_id, user_id, removed_at FROM posts WHERE id = ?", [postID], {
+                (cityID: $0.int64(0), authorID: $0.optionalInt64(1), removed: !$0.isNull(2))
+            }), !post.removed else { throw HTTPError(.notFound) }
+            if post.authorID == userID { throw OwnPost() }
+            // Each toggle changes the board's cached page: a person cannot make it re-render without end.
+            try limit.hit("react:user:\(userID)", now: now, db)
+            let agrees: Bool
+            if try db.execute("DELETE FROM reactions WHERE post_id = ? AND user_id = ?", postID, userID) > 0 {
+                agrees = false
+            } else {
+                try db.execute("INSERT INTO reactions (post_id, user_id, created_at) VALUES (?, ?, ?)", postID, userID, now)
+                agrees = true
+            }
+            try changes.emit(.city(post.cityID))
+            return agrees
+        }
+    }
+
+    /// A post's page: the post as the viewer may see it (a removed one as its notice) and a page
+    /// of its replies, in one read.
+    func conversation(postID: Int64, viewer: User?, after: Int64?) throws -> (post: PostRow, replies: [PostRow], count: Int)? {
+        try database.read { db in
+            guard let post = try BoardQueries.post(id: postID, viewer: viewer, removed: .all, db) else { return nil }
+            // Nobody reads the replies of a removed post.
+            guard post.removedAt == nil, post.parentID == nil else { return (post, [], 0) }
+            let (replies, count) = try BoardQueries.replies(to: postID, viewer: viewer, after: after, db)
+            return (post, replies, count)
         }
     }
 
@@ -168,45 +233,98 @@ struct BoardStore: Sendable {
     }
 }
 
-/// The queries that list posts. Every list goes through `visibleSQL`, so the rules — no posts
-/// by people the viewer blocked; hidden posts only for their author and admins; removed posts
-/// for nobody (their author sees a notice on their own profile) — hold on every page, profile
-/// and feed alike.
+/// The queries that list posts and replies. Every list goes through `visibleSQL`, so the rules —
+/// no posts by people the viewer blocked; hidden posts only for their author and admins; removed
+/// posts for nobody (their author sees a notice on their own profile, everyone on the post's own
+/// page) — hold on every page, profile and feed alike, for posts and replies alike.
 enum BoardQueries {
     static let pageSize = 20
+    /// Replies a post's page lists at once (oldest first), and the newest shown under each post on a board.
+    static let repliesPageSize = 100
+    static let repliesOnBoard = 2
 
+    /// The columns `PostRow(row:)` reads, in order.
     private static let visibleSQL = """
         SELECT p.id, p.city_id, p.user_id, p.body, p.created_at, p.edited_at, p.hidden_at, p.removed_at, p.removed_reason,
                u.username, u.display_name, u.role, c.slug, c.name_en, c.name_ko,
-               (SELECT r.created_at FROM reports r WHERE r.post_id = p.id AND r.reporter_id = ?1) AS reported_at
+               (SELECT r.created_at FROM reports r WHERE r.post_id = p.id AND r.reporter_id = ?1) AS reported_at,
+               p.parent_id,
+               (SELECT count(*) FROM reactions x WHERE x.post_id = p.id) AS reactions,
+               (SELECT count(*) FROM reactions x WHERE x.post_id = p.id AND x.user_id = ?1) AS reacted
         FROM posts p
         LEFT JOIN users u ON u.id = p.user_id
         JOIN cities c ON c.id = p.city_id
-        WHERE (p.hidden_at IS NULL OR p.user_id = ?1 OR ?2 = 1)
-          AND (p.removed_at IS NULL OR (?3 = 1 AND p.user_id = ?1))
+        WHERE (p.hidden_at IS NULL OR p.user_id = ?1 OR ?2 = 1 OR (?3 = 2 AND p.removed_at IS NOT NULL))
+          AND (p.removed_at IS NULL OR ?3 = 2 OR (?3 = 1 AND p.user_id = ?1))
           AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = ?1 AND b.blocked_id = p.user_id)
           AND NOT EXISTS (SELECT 1 FROM hidden_posts h WHERE h.viewer_id = ?1 AND h.post_id = p.id)
         """
 
-    /// A board page, newest first, before the post `before` (the cursor).
+    /// Which removed posts a list shows (as a notice, never their text).
+    enum Removed: Int {
+        case none = 0, ownOnly = 1, all = 2
+    }
+
+    /// A board page, newest first, before the post `before` (the cursor): posts, not replies.
     static func board(cityID: Int64, viewer: User?, before: Int64?, limit: Int = pageSize, _ db: any SQLConnection) throws -> [PostRow] {
-        try db.all(visibleSQL + " AND p.city_id = ?4 AND p.id < ?5 ORDER BY p.id DESC LIMIT ?6",
+        try db.all(visibleSQL + " AND p.parent_id IS NULL AND p.city_id = ?4 AND p.id < ?5 ORDER BY p.id DESC LIMIT ?6",
                    arguments(viewer, cityID, before ?? Int64.max, limit), PostRow.init(row:))
     }
 
-    /// A person's recent posts on every board; on their own profile they also see what was removed.
+    /// The newest replies the viewer can see under each post of `cityID` whose id is in
+    /// `lowest...highest` (a board page's posts), at most `repliesOnBoard` each, oldest first, and
+    /// how many the viewer can see in all: one statement for the whole page.
+    static func newestReplies(cityID: Int64, posts lowest: Int64, _ highest: Int64, viewer: User?,
+                              _ db: any SQLConnection) throws -> [Int64: (shown: [PostRow], count: Int)] {
+        var replies: [Int64: (shown: [PostRow], count: Int)] = [:]
+        try db.forEachRow("""
+            SELECT * FROM (
+                SELECT v.*, row_number() OVER (PARTITION BY v.parent_id ORDER BY v.id DESC) AS newest_rank,
+                       count(*) OVER (PARTITION BY v.parent_id) AS replies
+                FROM (\(visibleSQL) AND p.city_id = ?4 AND p.parent_id BETWEEN ?5 AND ?6) v
+            ) ranked WHERE newest_rank <= ?7 ORDER BY parent_id, id
+            """, arguments(viewer, cityID, lowest, highest, repliesOnBoard).map { $0.sqlValue }) { row in
+            let reply = PostRow(row: row)
+            guard let parent = reply.parentID else { return }
+            replies[parent, default: ([], row.int(PostRow.columnCount + 1))].shown.append(reply)
+        }
+        return replies
+    }
+
+    /// A post's replies the viewer can see, oldest first, after the reply `after` (the cursor),
+    /// one more than a page; and how many the viewer can see in all.
+    static func replies(to postID: Int64, viewer: User?, after: Int64?, _ db: any SQLConnection) throws -> (rows: [PostRow], count: Int) {
+        var count = 0
+        var rows: [PostRow] = []
+        try db.forEachRow("""
+            SELECT * FROM (
+                SELECT v.*, count(*) OVER () AS replies FROM (\(visibleSQL) AND p.parent_id = ?4) v
+            ) counted WHERE id > ?5 ORDER BY id LIMIT ?6
+            """, arguments(viewer, postID, after ?? 0, repliesPageSize + 1).map { $0.sqlValue }) { row in
+            rows.append(PostRow(row: row))
+            count = row.int(PostRow.columnCount)
+        }
+        if rows.isEmpty, after != nil {
+            count = try db.one("SELECT count(*) FROM (\(visibleSQL) AND p.parent_id = ?4) v", arguments(viewer, postID)) { $0.int(0) } ?? 0
+        }
+        return (rows, count)
+    }
+
+    /// A person's recent posts and replies on every board; on their own profile they also see what was removed.
     static func byAuthor(userID: Int64, viewer: User?, limit: Int = pageSize, _ db: any SQLConnection) throws -> [PostRow] {
         try db.all(visibleSQL + " AND p.user_id = ?4 ORDER BY p.id DESC LIMIT ?5",
-                   arguments(viewer, userID, limit, includeOwnRemoved: viewer?.id == userID), PostRow.init(row:))
+                   arguments(viewer, userID, limit, removed: viewer?.id == userID ? .ownOnly : .none), PostRow.init(row:))
     }
 
-    static func post(id: Int64, viewer: User?, _ db: any SQLConnection) throws -> PostRow? {
-        try db.one(visibleSQL + " AND p.id = ?4", arguments(viewer, id), PostRow.init(row:))
+    /// A post or reply as the viewer may see it; `removed: .all` on its own page, where a removed
+    /// post is shown as the notice.
+    static func post(id: Int64, viewer: User?, removed: Removed = .none, _ db: any SQLConnection) throws -> PostRow? {
+        try db.one(visibleSQL + " AND p.id = ?4", arguments(viewer, id, removed: removed), PostRow.init(row:))
     }
 
-    /// `?1` the viewer (-1 for a guest), `?2` whether they are an admin, `?3` whether they see
-    /// their own removed posts, then the query's own values from `?4`.
-    private static func arguments(_ viewer: User?, _ more: any SQLArgument..., includeOwnRemoved: Bool = false) -> [any SQLArgument] {
-        [viewer?.id ?? -1, viewer?.isAdmin == true, includeOwnRemoved] + more
+    /// `?1` the viewer (-1 for a guest), `?2` whether they are an admin, `?3` which removed posts
+    /// show, then the query's own values from `?4`.
+    private static func arguments(_ viewer: User?, _ more: any SQLArgument..., removed: Removed = .none) -> [any SQLArgument] {
+        [viewer?.id ?? -1, viewer?.isAdmin == true, removed.rawValue] + more
     }
 }

@@ -19,6 +19,21 @@ struct PostRow: Sendable {
     var cityNameKo: String?
     /// When the viewer reported it (they see a placeholder instead).
     var reportedByViewerAt: Date?
+    /// The post it answers, for a reply.
+    var parentID: Int64?
+    /// How many people agreed with it, and whether the viewer is one of them.
+    var reactions: Int
+    var reactedByViewer: Bool
+
+    /// The columns `init(row:)` reads; a query may select more after them.
+    static let columnCount = 19
+
+    /// Its own address: a post's page, or its place on the page of the post it answers.
+    var href: String { parentID.map { "/posts/\($0)#post-\(id)" } ?? "/posts/\(id)" }
+
+    /// Where its author left it: a post on its board, a reply in its conversation (a board shows
+    /// only the newest two replies of a post).
+    var placeHref: String { parentID == nil ? "/city/\(citySlug)#post-\(id)" : href }
 
     /// Reads the columns of `BoardQueries.visibleSQL` by position (by name, each look-up hashed
     /// the column's name: 16 columns × 21 rows on every board page).
@@ -39,5 +54,8 @@ struct PostRow: Sendable {
         cityNameEn = row.string(13)
         cityNameKo = row.optionalString(14)
         reportedByViewerAt = row.optionalDate(15)
+        parentID = row.optionalInt64(16)
+        reactions = row.int(17)
+        reactedByViewer = row.int(18) > 0
     }
 }

@@ -13,6 +13,7 @@ struct PostPresenter {
     /// guests, who cannot report).
     let reasonOptions: HTMLFragment
     let relativeTimes: RelativeTimes
+    let replyPhrases: ReplyPhrases
 
     /// `returnTo`: where the post's forms send the viewer back, escaped once per page.
     func view(_ post: PostRow, returnTo: HTMLFragment) -> PostView {
@@ -24,6 +25,10 @@ struct PostPresenter {
             isHidden: post.hiddenAt != nil, csrfToken: csrfToken, citySlug: post.citySlug,
             cityName: language == .ko ? (post.cityNameKo ?? post.cityNameEn) : post.cityNameEn, returnTo: returnTo)
         view.isAdminAuthor = post.authorIsAdmin
+        view.href = post.href
+        view.parentID = post.parentID.map { String($0) }
+        view.reactions = post.reactions
+        view.reacted = post.reactedByViewer
         if post.removedAt != nil {
             view.removedNotice = strings("removed_notice", ["reason": post.removedReason ?? ""])
             return view
@@ -32,6 +37,8 @@ struct PostPresenter {
             view.reportedByMe = true
             view.canWithdraw = PostingRules.canWithdraw(reportedAt: reported, now: now)
         }
+        view.canReact = viewer != nil && !mine
+        view.canReply = viewer != nil && post.parentID == nil
         if viewer != nil, !mine, post.userID != nil {
             view.canBlock = !post.authorIsAdmin
             view.canReport = post.reportedByViewerAt == nil
@@ -42,6 +49,39 @@ struct PostPresenter {
             view.canEdit = PostingRules.canEdit(postedAt: post.createdAt, now: now)
         }
         return view
+    }
+
+    /// A post with the replies shown under it and how many the viewer can see in all.
+    func view(_ post: PostRow, replies: [PostRow], count: Int, returnTo: HTMLFragment) -> PostView {
+        let view = view(post, returnTo: returnTo)
+        view.replies = replies.map { self.view($0, returnTo: returnTo) }
+        view.replyCount = count
+        view.repliesText = replyPhrases.summary(count, shown: replies.count)
+        return view
+    }
+
+    /// "3 replies" / "All 5 replies" / "댓글 3개", looked up once per page.
+    struct ReplyPhrases {
+        let none: String
+        let one: String
+        let many: CountedPhrase
+        let all: CountedPhrase
+
+        init(_ string: (String) -> String) {
+            none = string("replies_none")
+            one = string("replies_one")
+            many = CountedPhrase(string("replies_many"))
+            all = CountedPhrase(string("replies_all"))
+        }
+
+        func summary(_ count: Int, shown: Int) -> String {
+            switch count {
+            case 0: none
+            case 1: one
+            case _ where shown < count: all(count)
+            default: many(count)
+            }
+        }
     }
 
     /// "3 min ago" / "3분 전".

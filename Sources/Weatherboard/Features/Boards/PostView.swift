@@ -35,6 +35,22 @@ final class PostView {
     var canEdit = false
     /// The author is an admin: the post says so beside the name (a look-alike cannot).
     var isAdminAuthor = false
+    /// Its own address (`/posts/{id}`, or a reply's place on its post's page).
+    var href = ""
+    /// For a reply, the post it answers (`data-parent-id`); nil for a post.
+    var parentID: String?
+    /// How many people agreed, whether the viewer did, and whether they may (members, not on their own).
+    var reactions = 0
+    var reacted = false
+    var canReact = false
+    /// For a post on a board or its own page: the replies the viewer can see (`data-replies`), the
+    /// newest shown under it on a board, and the link to them all (nil where they were not counted:
+    /// a profile's list).
+    var replyCount = 0
+    var replies: [PostView] = []
+    var repliesText: String?
+    /// The small reply form under a post on a board.
+    var canReply = false
 
     init(id: Int64, author: String, hasAuthor: Bool, displayName: String, datetime: String, relativeTime: String, edited: Bool,
          parts: [Part], isHidden: Bool, csrfToken: HTMLFragment, citySlug: String, cityName: String, returnTo: HTMLFragment) {

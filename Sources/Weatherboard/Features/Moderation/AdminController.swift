@@ -74,6 +74,7 @@ struct AdminController {
                     cityName: language == .ko ? (row.cityNameKo ?? row.cityNameEn) : row.cityNameEn,
                     reporters: row.reporters, firstReport: Self.moment(row.firstReport, language),
                     lastReport: Self.moment(row.lastReport, language), reasons: reasons, details: details)
+                if let parentID = row.parentID { group.parent = AdminQueuePage.Parent(id: parentID, body: row.parentBody ?? "") }
                 if let problem, problem.postID == id {
                     group.problem = problem.message
                     group.typedReason = problem.reason

@@ -29,6 +29,13 @@ struct AdminQueuePage {
         var details: [Detail]
         var problem: String?
         var typedReason = ""
+        /// For a reply: the post it answers.
+        var parent: Parent?
+    }
+
+    struct Parent {
+        var id: Int64
+        var body: String
     }
 
     struct Signal {

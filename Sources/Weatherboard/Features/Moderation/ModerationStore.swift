@@ -6,10 +6,12 @@ import HTTPServer
 struct ModerationStore: Sendable {
     let database: AppDatabase
 
-    /// A reported post in the queue, with its reporters counted.
+    /// A reported post or reply in the queue, with its reporters counted (and, for a reply, the
+    /// post it answers).
     struct QueuedPost {
         let id: Int64, body: String, isHidden: Bool, cityID: Int64, username: String?, displayName: String?
         let citySlug: String, cityNameEn: String, cityNameKo: String?, reporters: Int, firstReport: Double, lastReport: Double
+        let parentID: Int64?, parentBody: String?
     }
 
     /// One pending report of a post in the queue.
@@ -28,20 +30,23 @@ struct ModerationStore: Sendable {
         try database.read { db in
             let posts = try db.all("""
                 SELECT p.id, p.body, p.hidden_at, p.city_id, u.username, u.display_name, c.slug, c.name_en, c.name_ko,
-                       count(*) AS reporters, min(r.created_at) AS first_report, max(r.created_at) AS last_report
+                       count(*) AS reporters, min(r.created_at) AS first_report, max(r.created_at) AS last_report,
+                       p.parent_id, parent.body
                 FROM posts p
                 JOIN reports r ON r.post_id = p.id AND r.outcome = 'pending'
                 LEFT JOIN users u ON u.id = p.user_id
                 JOIN cities c ON c.id = p.city_id
+                LEFT JOIN posts parent ON parent.id = p.parent_id
                 WHERE p.removed_at IS NULL
-                GROUP BY p.id, u.username, u.display_name, c.slug, c.name_en, c.name_ko
+                GROUP BY p.id, u.username, u.display_name, c.slug, c.name_en, c.name_ko, parent.body
                 ORDER BY reporters DESC, first_report ASC
                 LIMIT ? OFFSET ?
                 """, [limit, offset]) { row in
                 QueuedPost(id: row.int64(0), body: row.string(1), isHidden: !row.isNull(2), cityID: row.int64(3),
                            username: row.optionalString(4), displayName: row.optionalString(5), citySlug: row.string(6),
                            cityNameEn: row.string(7), cityNameKo: row.optionalString(8), reporters: row.int(9),
-                           firstReport: row.double(10), lastReport: row.double(11))
+                           firstReport: row.double(10), lastReport: row.double(11),
+                           parentID: row.optionalInt64(12), parentBody: row.optionalString(13))
             }
             // Every pending report of the page's posts in one query, grouped here (not two
             // queries per post).
@@ -94,19 +99,20 @@ struct ModerationStore: Sendable {
             """, admin.id, admin.username, action, postID, userID, username, cityID, reason, now)
     }
 
-    /// Reports resolve as "no violation"; the post shows again.
     /// A decision's target read again in its transaction: deleted since the page was shown, it
     /// is a 404, never a foreign-key failure (500) or a log entry about nothing.
     private static func requireExists(_ table: String, id: Int64, _ db: any SQLConnection) throws {
         guard try db.exists("SELECT 1 FROM \(table) WHERE id = ?", id) else { throw HTTPError(.notFound) }
     }
 
+    /// Reports resolve as "no violation"; the post (hidden by reports, or removed) shows again.
     func restore(_ post: ModeratedPost, by admin: User, reason: String, now: Date) throws {
         try database.write { db, changes in
             try Self.requireExists("posts", id: post.id, db)
             try changes.emit(.city(post.cityID))
             try db.execute("UPDATE reports SET outcome = 'no_violation', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'", now, post.id)
-            try db.execute("UPDATE posts SET hidden_at = NULL WHERE id = ?", post.id)
+            // Shown again, whether it was hidden by reports or removed.
+            try db.execute("UPDATE posts SET hidden_at = NULL, removed_at = NULL, removed_reason = NULL WHERE id = ?", post.id)
             try log(db, admin: admin, action: "restore", postID: post.id, userID: post.userID, username: post.username,
                     cityID: post.cityID, reason: reason, now: now)
         }

@@ -1,0 +1,125 @@
+import Foundation
+import HTTPServer
+
+/// The conversation under a post: its own page, replies and "agree" reactions.
+struct ConversationController {
+    let pages: Pages
+    let store: BoardStore
+    let board: BoardView
+    let rules: PostingRules
+    /// Reaction toggles one person may make (each one changes the board's kept page).
+    let reactionLimit: RateLimit
+    let clock: @Sendable () -> Date
+
+    func addRoutes(to router: Router<AppContext>) {
+        router.get("/posts/{id}", show)
+        router.post("/posts/{id}/replies", reply)
+        router.post("/posts/{id}/react", react)
+    }
+
+    /// `GET /posts/{id}`: the post, its replies oldest first (`?after=` pages on), the reply
+    /// form. A reply's address leads to its place on its post's page.
+    func show(_ request: Request, _ context: AppContext) throws -> Response {
+        let after = try request.queryItems()["after"].map { value -> Int64 in
+            guard let id = Int64(value) else { throw HTTPError(.badRequest, message: "after must be a reply id") }
+            return id
+        }
+        return try page(postID: try request.idParameter(), after: after, context, composer: nil)
+    }
+
+    /// The post's page, with the reply form given back (the text as typed, why it was refused).
+    private func page(postID: Int64, after: Int64?, _ context: AppContext, composer: Composer?, status: HTTPStatus = .ok) throws -> Response {
+        guard let found = try store.conversation(postID: postID, viewer: context.user, after: after) else { throw HTTPError(.notFound) }
+        if let parent = found.post.parentID { return .redirect(to: "/posts/\(parent)#post-\(postID)", status: .found) }
+        let post = found.post
+        let language = context.language
+        let presenter = board.presenter(context)
+        let returnTo = HTMLFragment(escaping: "/posts/\(postID)" + (after.map { "?after=\($0)" } ?? ""))
+        let shown = found.replies.prefix(BoardQueries.repliesPageSize)
+        let view = presenter.view(post, replies: [], count: found.count, returnTo: returnTo)
+        view.canReply = false // the page's own form below
+        let cityName = language == .ko ? (post.cityNameKo ?? post.cityNameEn) : post.cityNameEn
+        let open = post.removedAt == nil
+        var page = PostPage(
+            layout: pages.layout(context, title: pages.string("post_page_title", language, ["city": cityName])),
+            cityName: cityName, cityHref: "/city/\(post.citySlug)#post-\(post.id)", post: view,
+            replies: shown.map { presenter.view($0, returnTo: returnTo) }, repliesHeading: view.repliesText ?? "",
+            isOpen: open, canReply: open && context.user != nil, composerText: composer?.text ?? "", composerError: composer?.error,
+            isGuest: context.user == nil)
+        if found.replies.count > BoardQueries.repliesPageSize, let last = shown.last { page.laterHref = "/posts/\(postID)?after=\(last.id)#replies" }
+        if after != nil { page.firstHref = "/posts/\(postID)#replies" }
+        return pages.html(context, status: status) { Templates.post_page(page, &$0, $1) }
+    }
+
+    /// `POST /posts/{id}/replies` (field `body`): a reply to the post, from its page or from the
+    /// small form under it on a board. Refused replies come back on the post's page with the text.
+    func reply(_ request: Request, _ context: AppContext) throws -> Response {
+        let user = try context.requireActiveUser()
+        let id = try request.idParameter()
+        // The post as the replier sees it: one they cannot see takes no reply from them.
+        guard let post = try store.post(id: id, viewer: user, removed: .all) else { throw HTTPError(.notFound) }
+        let parentID = post.parentID ?? post.id
+        let typed = TextPolicy.post.typed(context.form["body"])
+        func refuse(_ key: String, _ status: HTTPStatus, _ arguments: [String: String] = [:]) throws -> Response {
+            try page(postID: parentID, after: nil, context,
+                     composer: Composer(text: typed.text, error: pages.string(key, context.language, arguments)), status: status)
+        }
+        if post.removedAt != nil { return try refuse("error_replies_closed", .conflict) }
+        let body: String
+        switch PostingRules.normalise(typed) {
+        case .success(let text): body = text
+        case .failure(let refusal): return try refuse(refusal.key, refusal.status, refusal.arguments)
+        }
+        do {
+            switch try store.reply(to: id, userID: user.id, body: body, now: clock().timeIntervalSince1970, rules: rules) {
+            case .success(let saved):
+                return .redirect(to: context.returnPath(or: "/posts/\(saved.parentID)") + "#post-\(saved.id)")
+            case .failure(let refusal):
+                if let existing = refusal.duplicateOf {
+                    context.nextFlash = Flash(.postAlreadySaved)
+                    return .redirect(to: "/posts/\(parentID)#post-\(existing)")
+                }
+                return try refuse(refusal.key, refusal.status, refusal.arguments)
+            }
+        } catch is BoardStore.RepliesClosed {
+            return try refuse("error_replies_closed", .conflict)
+        } catch let error as SQLError where error.isTemporary {
+            let failure = ErrorPages.temporaryFailure(error)
+            var response = try refuse(error.kind == .full ? "error_507_text" : "error_503_text", failure.status)
+            for field in failure.headers { response.headers.add(field.name, field.value) }
+            return response
+        }
+    }
+
+    /// `POST /posts/{id}/react`: agrees with a post or reply, or takes it back.
+    func react(_ request: Request, _ context: AppContext) throws -> Response {
+        let user = try context.requireActiveUser()
+        let id = try request.idParameter()
+        guard let post = try store.post(id: id, viewer: user) else { throw HTTPError(.notFound) }
+        do {
+            _ = try store.toggleReaction(postID: id, userID: user.id, now: clock(), limit: reactionLimit)
+        } catch is BoardStore.OwnPost {
+            throw HTTPError(.forbidden, message: pages.string("error_own_reaction", context.language))
+        }
+        return .redirect(to: context.returnPath(or: post.parentID.map { "/posts/\($0)" } ?? "/posts/\(id)") + "#post-\(id)")
+    }
+}
+
+/// A post's own page.
+struct PostPage {
+    var layout: LayoutView
+    var cityName: String
+    var cityHref: String
+    var post: PostView
+    var replies: [PostView]
+    var hasReplies: Bool { !replies.isEmpty }
+    var repliesHeading: String
+    /// Not removed: it takes replies.
+    var isOpen: Bool
+    var canReply: Bool
+    var composerText: String
+    var composerError: String?
+    var isGuest: Bool
+    var laterHref: String?
+    var firstHref: String?
+}

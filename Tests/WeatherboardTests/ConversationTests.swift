@@ -1,0 +1,229 @@
+import Foundation
+import HTTPTestSupport
+import Testing
+@testable import Weatherboard
+
+/// Issue 22 #1–#3: a page per post, replies one level deep, and "agree" reactions.
+@Suite(.onEveryEngine) struct ConversationTests {
+    /// Given a member ("asker") with a question on Seoul's board; its id.
+    static func question(_ app: AppHarness, _ text: String = "퇴근길에 비 그칠까요?") throws -> (asker: Browser, postID: Int64) {
+        let asker = app.browser()
+        try asker.signUp("asker")
+        #expect(try asker.postOnBoard("seoul", text).0.status == 303)
+        return (asker, Int64(try app.count("SELECT max(id) FROM posts")))
+    }
+
+    /// A reply sent from the post's page.
+    @discardableResult
+    static func reply(_ browser: Browser, to postID: Int64, _ text: String) throws -> (WireResponse, MarkupDocument?) {
+        try browser.get("/posts/\(postID)")
+        return try browser.post("/posts/\(postID)/replies", [("body", text)])
+    }
+
+    @Test func aPostHasAPageWithItsCityItsRepliesOldestFirstAndTheReplyForm() throws {
+        let app = try AppHarness()
+        let (asker, postID) = try Self.question(app)
+        // The board's time link leads to the post's own page.
+        let (_, board) = try app.page("/city/seoul")
+        #expect(board.nodes("//article[@data-post-id='\(postID)']//a[@class='permalink']").first?["href"] == "/posts/\(postID)")
+
+        let answerer = app.browser()
+        try answerer.signUp("answerer")
+        #expect(try Self.reply(answerer, to: postID, "비는 7시쯤 그친대요").0.headers["Location"]?.hasPrefix("/posts/\(postID)#post-") == true)
+        app.clock.advance(11)
+        #expect(try Self.reply(asker, to: postID, "감사합니다!").0.status == 303)
+
+        let (response, page) = try app.page("/posts/\(postID)")
+        #expect(response.status == 200)
+        #expect(page.nodes("//a[@href='/city/seoul#post-\(postID)']").count == 1, "the post's city, linked")
+        #expect(page.text("//article[@data-post-id='\(postID)']//p[@class='post-body']") == "퇴근길에 비 그칠까요?")
+        let replies = page.nodes("//article[@data-parent-id='\(postID)']")
+        #expect(replies.map { $0["data-author"] } == ["answerer", "asker"], "oldest first")
+        #expect(page.nodes("//article[@data-post-id='\(postID)']//*[@data-replies]").first?["data-replies"] == "2")
+        #expect(page.nodes("//form[@action='/posts/\(postID)/replies']").isEmpty, "a guest gets no reply form")
+        #expect(page.nodes("//a[contains(@href,'/login')]").count >= 1)
+        let (_, signedIn) = try answerer.get("/posts/\(postID)")
+        #expect(signedIn.nodes("//form[@action='/posts/\(postID)/replies']//textarea[@name='body']").count == 1)
+
+        // A reply's own address is its place on its post's page.
+        let replyID = try #require(replies.first?["data-post-id"])
+        let moved = try app.get("/posts/\(replyID)")
+        #expect(moved.status == 302)
+        #expect(moved.headers["Location"] == "/posts/\(postID)#post-\(replyID)")
+        #expect(try app.get("/posts/999999").status == 404)
+        #expect(try app.get("/posts/abc").status == 404)
+        #expect(try app.get("/posts/1?after=x").status == 400)
+    }
+
+    @Test func thePostPageTreatsHiddenRemovedDeletedAndBlockedPostsAsTheBoardDoes() throws {
+        let app = try AppHarness { $0.limits.reportThreshold = 1; $0.limits.secondsBetweenPosts = 0 }
+        let (asker, postID) = try Self.question(app, "Hidden by a report")
+        let reporter = app.browser()
+        try reporter.signUp("reporter")
+        try Self.reply(reporter, to: postID, "A reply under it")
+        try reporter.get("/city/seoul")
+        #expect(try reporter.post("/posts/\(postID)/report", [("reason", "spam")]).0.status == 303)
+        // Hidden pending review: not there for others; its author still sees it.
+        #expect(try app.get("/posts/\(postID)").status == 404)
+        let (own, ownPage) = try asker.get("/posts/\(postID)")
+        #expect(own.status == 200)
+        #expect(ownPage.count("//article[@data-post-id='\(postID)']//*[@class='hidden-marker']") == 1)
+
+        // Removed: the notice, for everyone, and no replies.
+        let chief = app.browser()
+        try chief.signUp("chief")
+        try app.promoteToAdmin("chief")
+        try chief.get("/admin")
+        #expect(try chief.post("/admin/posts/\(postID)/remove", [("reason", "Advertising")]).0.status == 303)
+        let (removed, removedPage) = try app.page("/posts/\(postID)")
+        #expect(removed.status == 200)
+        #expect(removedPage.text("//p[@class='removed-notice']")?.contains("Advertising") == true)
+        #expect(removedPage.nodes("//p[@class='post-body']").isEmpty)
+        #expect(removedPage.nodes("//article[@data-parent-id]").isEmpty)
+        // …and it takes no reply, with a clear message and the text kept.
+        let (refused, refusedPage) = try reporter.post("/posts/\(postID)/replies", [("body", "Still here?")])
+        #expect(refused.status == 409)
+        #expect(refusedPage?.text("//p[@class='form-error']")?.contains("removed") == true)
+
+        // Deleted by its author: gone.
+        let second = try Self.secondQuestion(app, asker)
+        try asker.get("/posts/\(second)/delete")
+        #expect(try asker.post("/posts/\(second)/delete", []).0.status == 303)
+        #expect(try app.get("/posts/\(second)").status == 404)
+        #expect(try reporter.post("/posts/\(second)/replies", [("body", "Too late")]).0.status == 404)
+
+        // Blocked: the blocker sees neither the blocked person's post nor their replies.
+        let third = try Self.secondQuestion(app, asker, "A third question")
+        try Self.reply(reporter, to: third, "Reply by someone the asker blocks")
+        let friend = app.browser()
+        try friend.signUp("friend")
+        try Self.reply(friend, to: third, "Reply by a friend")
+        try asker.get("/users/reporter")
+        #expect(try asker.post("/users/reporter/block", []).0.status == 303)
+        let (_, blockerView) = try asker.get("/posts/\(third)")
+        #expect(blockerView.nodes("//article[@data-parent-id='\(third)']").map { $0["data-author"] } == ["friend"])
+        #expect(blockerView.nodes("//article[@data-post-id='\(third)']//*[@data-replies]").first?["data-replies"] == "1")
+        let (_, board) = try asker.get("/city/seoul")
+        #expect(board.nodes("//article[@data-post-id='\(third)']//*[@data-replies]").first?["data-replies"] == "1")
+        let reporterPost = try Self.secondQuestion(app, reporter, "The blocked person's own post")
+        #expect(try asker.get("/posts/\(reporterPost)").0.status == 404)
+    }
+
+    /// Another post by `author` on Seoul's board (the clock moves past the posting interval).
+    static func secondQuestion(_ app: AppHarness, _ author: Browser, _ text: String = "Another question") throws -> Int64 {
+        app.clock.advance(11)
+        #expect(try author.postOnBoard("seoul", text).0.status == 303)
+        return Int64(try app.count("SELECT max(id) FROM posts WHERE parent_id IS NULL"))
+    }
+
+    @Test func theBoardShowsEachPostsNewestTwoRepliesAndLinksToThemAll() throws {
+        let app = try AppHarness { $0.limits.secondsBetweenPosts = 0 }
+        let (_, postID) = try Self.question(app)
+        let people = try (1...3).map { index -> Browser in
+            let person = app.browser()
+            try person.signUp("person\(index)")
+            return person
+        }
+        // From the board: the small form under the post comes back to the board.
+        for (index, person) in people.enumerated() {
+            let (_, board) = try person.get("/city/seoul")
+            #expect(board.count("//article[@data-post-id='\(postID)']//form[@action='/posts/\(postID)/replies']") == 1)
+            let (sent, _) = try person.post("/posts/\(postID)/replies", [("body", "Answer \(index + 1)"), ("return_to", "/city/seoul")])
+            #expect(sent.headers["Location"]?.hasPrefix("/city/seoul#post-") == true)
+        }
+        let (_, board) = try app.page("/city/seoul")
+        let post = "//article[@data-post-id='\(postID)']"
+        #expect(board.nodes(post + "//*[@data-replies]").first?["data-replies"] == "3")
+        #expect(board.nodes(post + "//article[@data-parent-id='\(postID)']").compactMap { $0["data-author"] } == ["person2", "person3"])
+        let all = try #require(board.nodes(post + "//a[@data-replies]").first)
+        #expect(all["href"] == "/posts/\(postID)#replies")
+        #expect(board.text(post + "//a[@data-replies]") == "All 3 replies")
+        #expect(board.nodes("//article[@data-parent-id and not(ancestor::article)]").isEmpty, "replies are not posts of the board")
+        // A reply to a reply answers the post: one level.
+        let replyID = try #require(board.nodes(post + "//article[@data-parent-id]").first?["data-post-id"])
+        try people[0].get("/posts/\(postID)")
+        #expect(try people[0].post("/posts/\(replyID)/replies", [("body", "@person2 thanks")]).0.status == 303)
+        #expect(try app.count("SELECT count(*) FROM posts WHERE parent_id = ?", [postID]) == 4)
+        #expect(try app.count("SELECT count(*) FROM posts WHERE parent_id = ?", [Int64(replyID)!]) == 0)
+    }
+
+    @Test func repliesFollowThePostingRulesEditWindowsReportsModerationAndAccountDeletion() throws {
+        let app = try AppHarness { $0.limits.reportThreshold = 1 }
+        let (_, postID) = try Self.question(app)
+        let answerer = app.browser()
+        try answerer.signUp("answerer")
+        #expect(try Self.reply(answerer, to: postID, "First answer").0.status == 303)
+        // Replies count toward the interval between posts; the text comes back with the reason.
+        let (tooSoon, page) = try Self.reply(answerer, to: postID, "Second answer, too soon")
+        #expect(tooSoon.status == 429 || tooSoon.status == 422)
+        #expect(page?.nodes("//textarea[@id='reply-body']").first?.text == "Second answer, too soon")
+        let (empty, _) = try answerer.post("/posts/\(postID)/replies", [("body", "   ")])
+        #expect(empty.status == 422)
+        #expect(try app.count("SELECT count(*) FROM posts WHERE parent_id = ?", [postID]) == 1)
+
+        let replyID = Int64(try app.count("SELECT max(id) FROM posts WHERE parent_id = ?", [postID]))
+        // The author's edit window, as for posts.
+        try answerer.get("/posts/\(replyID)/edit")
+        #expect(try answerer.post("/posts/\(replyID)/edit", [("body", "First answer, edited")]).0.status == 303)
+        app.clock.advance(15 * 60 + 1)
+        #expect(try answerer.post("/posts/\(replyID)/edit", [("body", "Too late")]).0.status == 403)
+
+        // Reported to the threshold: hidden from others pending review, in the moderators' queue.
+        let reporter = app.browser()
+        try reporter.signUp("reporter")
+        try reporter.get("/posts/\(postID)")
+        #expect(try reporter.post("/posts/\(replyID)/report", [("reason", "spam")]).0.status == 303)
+        #expect(try app.page("/posts/\(postID)").1.nodes("//article[@data-post-id='\(replyID)']").isEmpty)
+        let chief = app.browser()
+        try chief.signUp("chief")
+        try app.promoteToAdmin("chief")
+        let (_, queue) = try chief.get("/admin")
+        #expect(queue.nodes("//*[@data-post-id='\(replyID)']").count >= 1)
+        #expect(try chief.post("/admin/posts/\(replyID)/restore", []).0.status == 303)
+        #expect(try app.page("/posts/\(postID)").1.nodes("//article[@data-post-id='\(replyID)']").count == 1)
+        try chief.get("/admin")
+        #expect(try chief.post("/admin/posts/\(replyID)/remove", [("reason", "Off topic")]).0.status == 303)
+        #expect(try app.page("/posts/\(postID)").1.nodes("//article[@data-post-id='\(replyID)']").isEmpty)
+        #expect(try app.count("SELECT count(*) FROM moderation_log WHERE post_id = ? AND action = 'remove'", [replyID]) == 1)
+        try chief.get("/admin")
+        #expect(try chief.post("/admin/posts/\(replyID)/restore", []).0.status == 303)
+
+        // The account goes; the reply stays, as a deleted user's.
+        try answerer.get("/settings")
+        #expect(try answerer.post("/settings/delete", [("password", "correct horse battery")]).0.status == 303)
+        let (_, after) = try app.page("/posts/\(postID)")
+        let kept = try #require(after.nodes("//article[@data-post-id='\(replyID)']").first)
+        #expect(kept["data-author"] == "")
+        #expect(after.text("//article[@data-post-id='\(replyID)']//p[@class='post-body']") == "First answer, edited")
+    }
+
+    @Test func agreeingTogglesCountsForEveryoneAndNotOnOnesOwnPost() throws {
+        let app = try AppHarness()
+        let (asker, postID) = try Self.question(app)
+        let reader = app.browser()
+        try reader.signUp("reader")
+        func count(_ page: MarkupDocument) -> String? {
+            page.nodes("//article[@data-post-id='\(postID)']//*[@data-reactions]").first?["data-reactions"]
+        }
+        // The guest's page (kept in the cache) shows 0, then 1 once someone agrees.
+        #expect(count(try app.page("/city/seoul").1) == "0")
+        let (_, board) = try reader.get("/city/seoul")
+        let button = "//article[@data-post-id='\(postID)']//form[@action='/posts/\(postID)/react']//button"
+        #expect(board.nodes(button).first?["aria-pressed"] == "false")
+        #expect(try reader.post("/posts/\(postID)/react", [("return_to", "/city/seoul")]).0.headers["Location"] == "/city/seoul#post-\(postID)")
+        #expect(count(try app.page("/city/seoul").1) == "1")
+        #expect(try reader.get("/city/seoul").1.nodes(button).first?["aria-pressed"] == "true")
+        // Again: taken back.
+        #expect(try reader.post("/posts/\(postID)/react", []).0.status == 303)
+        #expect(count(try app.page("/city/seoul").1) == "0")
+        // Not on one's own post (no button either), and not as a guest.
+        let (_, own) = try asker.get("/city/seoul")
+        #expect(own.nodes(button).isEmpty)
+        #expect(try asker.post("/posts/\(postID)/react", []).0.status == 403)
+        let guest = app.browser()
+        try guest.get("/city/seoul")
+        #expect(try guest.post("/posts/\(postID)/react", []).0.status == 303)
+        #expect(try app.count("SELECT count(*) FROM reactions") == 0)
+        #expect(try reader.post("/posts/999999/react", []).0.status == 404)
+    }
+}
