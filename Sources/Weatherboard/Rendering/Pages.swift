@@ -14,6 +14,9 @@ struct LayoutView {
         var username: String
         var displayName: String
         var isAdmin: Bool
+        /// Unread notices (`data-unread`).
+        var unread: Int
+        var hasUnread: Bool { unread > 0 }
     }
 
     var lang: String
@@ -65,7 +68,8 @@ public struct Pages: Sendable {
         view.creditsKMA = weatherSources.contains("kma")
         view.creditsDemo = weatherSources.contains("demo")
         if let user = context.user {
-            view.currentUser = LayoutView.CurrentUser(username: user.username, displayName: user.displayName, isAdmin: user.isAdmin)
+            view.currentUser = LayoutView.CurrentUser(username: user.username, displayName: user.displayName, isAdmin: user.isAdmin,
+                                                      unread: context.unreadNotices)
         } else {
             let here = context.request.method == "GET" && !context.request.path.hasPrefix("/login")
                 && !context.request.path.hasPrefix("/signup") ? context.request.target : "/"

@@ -40,9 +40,15 @@ import Testing
         try app.execute("UPDATE users SET role = 'admin' WHERE username = 'checker'")
         try BrowserJourneyTests.post(browser, base, city: "seoul", "A post to look at, with a link https://example.com/a")
         let postID = try app.count("SELECT id FROM posts")
+        // A reply (with a mention) under it, by someone else, and their agreement: the conversation's parts on every page.
+        try app.execute("INSERT INTO users (username, username_key, display_name, password_hash, created_at) VALUES ('other', 'other', 'Other', 'x', 0)")
+        try app.execute("INSERT INTO posts (city_id, user_id, body, created_at, parent_id) SELECT city_id, (SELECT id FROM users WHERE username = 'other'), 'Same here @checker', created_at, id FROM posts WHERE id = ?", [postID])
+        try app.execute("INSERT INTO reactions (post_id, user_id, created_at) SELECT ?, id, 0 FROM users WHERE username = 'other'", [postID])
+        try app.execute("INSERT INTO notifications (user_id, kind, post_id, actor_id, created_at) SELECT u.id, 'reply', p.id, p.user_id, p.created_at FROM users u, posts p WHERE u.username = 'checker' AND p.parent_id IS NOT NULL")
         let pages = ["/", "/city/seoul", "/city/singapore", "/city/yakutsk", "/search?q=san", "/users/checker", "/settings",
                      "/settings/reports", "/admin", "/admin/log", "/admin/users/checker", "/city/seoul/moderation",
-                     "/posts/\(postID)/edit", "/no-such-page", "/?lang=ko", "/city/seoul?lang=ko"]
+                     "/posts/\(postID)/edit", "/posts/\(postID)", "/notifications", "/no-such-page", "/?lang=ko", "/city/seoul?lang=ko",
+                     "/posts/\(postID)?lang=ko"]
         for scheme in ["light", "dark"] {
             try browser.devTools("Emulation.setEmulatedMedia", ["features": [["name": "prefers-color-scheme", "value": scheme]]])
             for path in pages {

@@ -23,6 +23,7 @@ struct Identity {
             context.sessionTokenHash = session.tokenHash
             context.csrfSecret = session.csrfSecret
             context.ban = session.ban
+            context.unreadNotices = session.unread
         } else if let guest = request.cookie(Self.guestCookie), Tokens.isWellFormed(guest) {
             context.csrfSecret = guest
         } else {

@@ -32,7 +32,8 @@ public struct RateLimit: Sendable {
     private static let purgeLock = NSLock()
     nonisolated(unsafe) private static var lastPurge: Double = 0 // guarded by purgeLock
 
-    /// Deletes every expired rate event and every session past its idle limit, at most once a minute.
+    /// Deletes every expired rate event, every session past its idle limit and every notice past
+    /// its keeping time, at most once a minute.
     static func purgeIfDue(now: Date, _ db: any SQLConnection) throws {
         let seconds = now.timeIntervalSince1970
         let due = purgeLock.withLock { () -> Bool in
@@ -43,5 +44,6 @@ public struct RateLimit: Sendable {
         guard due else { return }
         try db.execute("DELETE FROM rate_events WHERE at <= ?", seconds - longestWindow)
         try db.execute("DELETE FROM sessions WHERE last_seen_at <= ?", seconds - SessionStore.defaultIdleLimit)
+        try db.execute("DELETE FROM notifications WHERE created_at <= ?", seconds - Notices.keptFor)
     }
 }

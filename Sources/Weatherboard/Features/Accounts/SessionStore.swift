@@ -14,6 +14,8 @@ struct SessionStore: Sendable {
         let csrfSecret: String
         /// The ban in force for the user, read in the same transaction.
         let ban: Ban?
+        /// Notices the user has not read (every page's header shows the count).
+        let unread: Int
     }
 
     /// Starts a session for `userID`; returns the cookie token. Any previous session token the
@@ -25,11 +27,12 @@ struct SessionStore: Sendable {
         return token
     }
 
-    /// Session, person and ban in force in one cached statement, read by column position: this
+    /// Session, person, ban in force and unread notices in one cached statement, read by column position: this
     /// runs before every signed-in request.
     private static let findSQL = """
         SELECT s.csrf_secret, s.last_seen_at, u.id, u.username, u.username_key, u.display_name, u.password_hash, u.role,
-               u.created_at, b.reason, b.until, b.id
+               u.created_at, b.reason, b.until, b.id,
+               (SELECT count(*) FROM notifications n WHERE n.user_id = u.id AND n.read_at IS NULL) AS unread
         FROM sessions s JOIN users u ON u.id = s.user_id
         LEFT JOIN bans b ON b.id = (\(Ban.activeIDSQL))
         WHERE s.token_hash = ?1
@@ -40,15 +43,15 @@ struct SessionStore: Sendable {
         let hash = Tokens.digest(token)
         // Session, person and ban in force in one cached statement, read by column position:
         // this runs before every signed-in request.
-        let found = try database.readStatement { db -> (User, String, Double, Ban?)? in
+        let found = try database.readStatement { db -> (User, String, Double, Ban?, Int)? in
             try db.one(Self.findSQL, [hash, now]) { row in
                 let user = User(id: row.int64(2), username: row.string(3), usernameKey: row.string(4), displayName: row.string(5),
                                 passwordHash: row.string(6), role: row.string(7), createdAt: row.date(8))
                 let ban = row.isNull(11) ? nil : Ban(reason: row.string(9), until: row.optionalDate(10))
-                return (user, row.string(0), row.double(1), ban)
+                return (user, row.string(0), row.double(1), ban, row.int(12))
             }
         }
-        guard let (user, csrf, lastSeen, ban) = found else { return nil }
+        guard let (user, csrf, lastSeen, ban, unread) = found else { return nil }
         if now.timeIntervalSince1970 - lastSeen > idleLimit {
             try revoke(tokenHash: hash)
             return nil
@@ -62,7 +65,7 @@ struct SessionStore: Sendable {
                 // The touch can wait an hour (a full disk, a busy database): reading goes on.
             }
         }
-        return Session(tokenHash: hash, user: user, csrfSecret: csrf, ban: ban)
+        return Session(tokenHash: hash, user: user, csrfSecret: csrf, ban: ban, unread: unread)
     }
 
     func revoke(tokenHash: String) throws {

@@ -18,9 +18,13 @@ struct BoardStore: Sendable {
     /// Inserts the post unless `rules` refuse it; the refusal otherwise.
     func create(cityID: Int64, userID: Int64, body: String, now: Double, rules: PostingRules) throws -> PostingRules.Refusal? {
         try database.write { db, changes in
-            if case .failure(let refusal) = try Self.insert(cityID: cityID, parentID: nil, userID: userID, body: body, now: now,
-                                                            rules: rules, db, changes) { return refusal }
-            return nil
+            switch try Self.insert(cityID: cityID, parentID: nil, userID: userID, body: body, now: now, rules: rules, db, changes) {
+            case .failure(let refusal):
+                return refusal
+            case .success(let id):
+                try Notices.mentions(in: body, post: id, author: userID, except: nil, now: now, db)
+                return nil
+            }
         }
     }
 
@@ -37,9 +41,16 @@ struct BoardStore: Sendable {
                 (id: $0.int64(0), parentID: $0.optionalInt64(1), cityID: $0.int64(2))
             }) else { throw HTTPError(.notFound) }
             let parentID = target.parentID ?? target.id
-            if try db.exists("SELECT 1 FROM posts WHERE id = ? AND removed_at IS NOT NULL", parentID) { throw RepliesClosed() }
-            return try Self.insert(cityID: target.cityID, parentID: parentID, userID: userID, body: body, now: now, rules: rules, db, changes)
-                .map { (id: $0, parentID: parentID) }
+            guard let parent = try db.one("SELECT user_id, removed_at FROM posts WHERE id = ?", [parentID], {
+                (authorID: $0.optionalInt64(0), removed: !$0.isNull(1))
+            }) else { throw HTTPError(.notFound) }
+            if parent.removed { throw RepliesClosed() }
+            let saved = try Self.insert(cityID: target.cityID, parentID: parentID, userID: userID, body: body, now: now, rules: rules, db, changes)
+            if case .success(let id) = saved {
+                try Notices.tell(parent.authorID, .reply, post: id, actor: userID, now: now, db)
+                try Notices.mentions(in: body, post: id, author: userID, except: parent.authorID, now: now, db)
+            }
+            return saved.map { (id: $0, parentID: parentID) }
         }
     }
 
@@ -75,6 +86,7 @@ struct BoardStore: Sendable {
                 agrees = false
             } else {
                 try db.execute("INSERT INTO reactions (post_id, user_id, created_at) VALUES (?, ?, ?)", postID, userID, now)
+                try Notices.agreed(with: postID, author: post.authorID, by: userID, now: now.timeIntervalSince1970, db)
                 agrees = true
             }
             try changes.emit(.city(post.cityID))
@@ -136,11 +148,12 @@ struct BoardStore: Sendable {
         }
     }
 
-    /// Blocking twice is blocking once.
+    /// Blocking twice is blocking once. What the blocked person caused to be told goes too.
     func block(_ blockedID: Int64, by blockerID: Int64, now: Date) throws {
         try database.write { db in
             try db.execute("INSERT INTO blocks (blocker_id, blocked_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                            blockerID, blockedID, now)
+            try db.execute("DELETE FROM notifications WHERE user_id = ? AND actor_id = ?", blockerID, blockedID)
         }
     }
 

@@ -85,7 +85,9 @@ struct PostPresenter {
     }
 
     /// "3 min ago" / "3분 전".
-    func relativeTime(_ date: Date) -> String {
+    func relativeTime(_ date: Date) -> String { Self.relativeTime(date, now: now, relativeTimes) }
+
+    static func relativeTime(_ date: Date, now: Date, _ relativeTimes: RelativeTimes) -> String {
         let seconds = max(0, Int(now.timeIntervalSince(date)))
         switch seconds {
         case ..<60: return relativeTimes.now
@@ -110,9 +112,10 @@ struct PostPresenter {
         }
     }
 
-    /// The body split into plain text and `http(s)` links, so templates can escape the text and
-    /// make only the links clickable. A scan over the UTF-8 bytes: a link runs from `http://` or
-    /// `https://` to the next space, `<`, `>`, `"` or `'`, less trailing sentence punctuation.
+    /// The body split into plain text, `http(s)` links and `@username` mentions (linked to the
+    /// person's profile), so templates can escape the text and make only the links clickable. A
+    /// scan over the UTF-8 bytes: a link runs from `http://` or `https://` to the next space, `<`,
+    /// `>`, `"` or `'`, less trailing sentence punctuation.
     static func parts(of body: String) -> [PostView.Part] {
         var contiguous = body // `withUTF8` needs a mutable string (it may make the storage contiguous)
         return contiguous.withUTF8 { bytes in
@@ -120,6 +123,14 @@ struct PostPresenter {
             var textStart = 0
             var index = 0
             while index < bytes.count {
+                if let length = Mentions.length(at: index, in: bytes) {
+                    if index > textStart { parts.append(PostView.Part(text: String(decoding: bytes[textStart..<index], as: UTF8.self))) }
+                    let mention = String(decoding: bytes[index ..< index + length], as: UTF8.self)
+                    parts.append(PostView.Part(text: mention, href: "/users/" + mention.dropFirst()))
+                    index += length
+                    textStart = index
+                    continue
+                }
                 guard bytes[index] == UInt8(ascii: "h"), let schemeLength = linkScheme(in: bytes, at: index) else { index += 1; continue }
                 var end = index + schemeLength
                 while end < bytes.count, !endsLink(bytes[end]) { end += 1 }

@@ -1,0 +1,91 @@
+import Foundation
+
+/// What a member is told about.
+enum NoticeKind: String, CaseIterable {
+    case reply, mention, reaction
+    case reportDecided = "report_decided", removed, restored
+}
+
+/// Writing notices, always inside the transaction of what caused them (a reply, a reaction, a
+/// decision), so that nobody is told of something that was not saved. Nobody is told of their
+/// own doing, nor of anything by a person they blocked.
+enum Notices {
+    /// Tells `recipient` of `kind` about `postID`, done by `actor` (nil: a moderator, unnamed).
+    static func tell(_ recipient: Int64?, _ kind: NoticeKind, post postID: Int64, actor: Int64?, now: Double,
+                     _ db: any SQLConnection) throws {
+        guard let recipient, recipient != actor, try !blocks(recipient, actor, db) else { return }
+        try db.execute("INSERT INTO notifications (user_id, kind, post_id, actor_id, created_at) VALUES (?, ?, ?, ?, ?)",
+                       recipient, kind.rawValue, postID, actor, now)
+    }
+
+    /// Agreement is told as one notice per post while it is unread, counting the people who
+    /// agreed ("3 people agreed with your post in Seoul"); it never names them.
+    static func agreed(with postID: Int64, author: Int64?, by actor: Int64, now: Double, _ db: any SQLConnection) throws {
+        guard let author, author != actor, try !blocks(author, actor, db) else { return }
+        let counted = try db.execute("""
+            UPDATE notifications SET people = people + 1, created_at = ?
+            WHERE user_id = ? AND kind = 'reaction' AND post_id = ? AND read_at IS NULL
+            """, now, author, postID)
+        if counted == 0 { try tell(author, .reaction, post: postID, actor: actor, now: now, db) }
+    }
+
+    /// The people `body` mentions (`@username`) who exist, at most `mentionsPerPost`, told once
+    /// each; `except` are told already (the author of the post a reply answers).
+    static func mentions(in body: String, post postID: Int64, author: Int64, except: Int64?, now: Double,
+                         _ db: any SQLConnection) throws {
+        for username in Mentions.usernames(in: body).prefix(mentionsPerPost) {
+            guard let person = try db.one("SELECT id FROM users WHERE username_key = ?", [username.lowercased()], { $0.int64(0) }),
+                  person != except else { continue }
+            try tell(person, .mention, post: postID, actor: author, now: now, db)
+        }
+    }
+
+    /// A post naming many people notifies the first few (it cannot be made into a mass mailing).
+    static let mentionsPerPost = 5
+
+    /// How long notices are kept.
+    static let keptFor: TimeInterval = 90 * 86_400
+
+    private static func blocks(_ person: Int64, _ other: Int64?, _ db: any SQLConnection) throws -> Bool {
+        guard let other else { return false }
+        return try db.exists("SELECT 1 FROM blocks WHERE blocker_id = ? AND blocked_id = ?", person, other)
+    }
+}
+
+/// `@username` in a post's text: an `@` at the start or after a character that cannot be part of
+/// a username, then a username's characters (ASCII letters, digits, `_`; 3 to 20 of them, not
+/// followed by another). Notices and the links in a shown post both find them here.
+enum Mentions {
+    /// The mentioned usernames, as written, each once (whatever the case), in order.
+    static func usernames(in body: String) -> [String] {
+        var text = body // `withUTF8` needs a mutable string
+        return text.withUTF8 { bytes in
+            var found: [String] = []
+            var index = 0
+            while index < bytes.count {
+                guard let length = length(at: index, in: bytes) else { index += 1; continue }
+                let name = String(decoding: UnsafeBufferPointer(rebasing: bytes[index + 1 ..< index + length]), as: UTF8.self)
+                if !found.contains(where: { $0.lowercased() == name.lowercased() }) { found.append(name) }
+                index += length
+            }
+            return found
+        }
+    }
+
+    /// The length of the mention (with its `@`) that starts at `index`, if one does.
+    static func length(at index: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard bytes[index] == UInt8(ascii: "@"), index == 0 || !isNameByte(bytes[index - 1]) else { return nil }
+        var end = index + 1
+        while end < bytes.count, end - index <= 21, isNameByte(bytes[end]) { end += 1 }
+        let name = end - index - 1
+        guard (3...20).contains(name), end == bytes.count || !isNameByte(bytes[end]) else { return nil }
+        return end - index
+    }
+
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"): true
+        default: false
+        }
+    }
+}

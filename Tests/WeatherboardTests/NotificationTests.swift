@@ -1,0 +1,98 @@
+import Foundation
+import HTTPTestSupport
+import Testing
+@testable import Weatherboard
+
+/// Issue 22 #4: notifications — replies, mentions, agreement (grouped, never naming anyone),
+/// decisions on reports, removals and restorations; nothing from a blocked person; the unread
+/// count in every page's header; opening the list reads them; kept 90 days.
+@Suite(.onEveryEngine) struct NotificationTests {
+    static func unread(_ page: MarkupDocument) -> String? { page.nodes("//*[@data-unread]").first?["data-unread"] }
+
+    static func notices(_ browser: Browser) throws -> [(kind: String, href: String, text: String)] {
+        let (response, page) = try browser.get("/notifications")
+        #expect(response.status == 200)
+        let items = page.nodes("//li[@data-notification]"), links = page.nodes("//li[@data-notification]/a")
+        #expect(items.count == links.count, "each notice links to what it is about")
+        return zip(items, links).map { ($0["data-notification"] ?? "", $1["href"] ?? "", $1.text) }
+    }
+
+    @Test func aReplyAMentionAndAgreementAreToldAndOpeningTheListReadsThem() throws {
+        let app = try AppHarness { $0.limits.secondsBetweenPosts = 0 }
+        let (asker, postID) = try ConversationTests.question(app, "Is it this cold every November?")
+        let friend = app.browser()
+        try friend.signUp("friend")
+        let answerer = app.browser()
+        try answerer.signUp("answerer")
+        #expect(Self.unread(try asker.get("/city/seoul").1) == "0")
+
+        // A reply that also names the asker (told once, as a reply) and the friend (a mention).
+        #expect(try ConversationTests.reply(answerer, to: postID, "Yes @asker, ask @friend too").0.status == 303)
+        let replyID = Int64(try app.count("SELECT max(id) FROM posts"))
+        #expect(Self.unread(try asker.get("/city/seoul").1) == "1")
+        let askerNotices = try Self.notices(asker)
+        #expect(askerNotices.map(\.kind) == ["reply"])
+        #expect(askerNotices.first?.href == "/posts/\(postID)#post-\(replyID)")
+        #expect(askerNotices.first?.text.contains("Answerer") == true)
+        #expect(Self.unread(try asker.get("/city/seoul").1) == "0", "opening the list read them")
+        #expect(try Self.notices(friend).map(\.kind) == ["mention"])
+        // The mention links to the person's profile.
+        let (_, conversation) = try app.page("/posts/\(postID)")
+        #expect(conversation.nodes("//article[@data-post-id='\(replyID)']//a[@href='/users/friend']").count == 1)
+
+        // Agreement, grouped per post while unread, naming nobody.
+        try friend.get("/city/seoul")
+        #expect(try friend.post("/posts/\(postID)/react", []).0.status == 303)
+        try answerer.get("/city/seoul")
+        #expect(try answerer.post("/posts/\(postID)/react", []).0.status == 303)
+        #expect(Self.unread(try asker.get("/city/seoul").1) == "1")
+        let agreed = try Self.notices(asker)
+        #expect(agreed.first?.kind == "reaction")
+        #expect(agreed.first?.text.hasPrefix("2 people agreed with your post in Seoul") == true)
+        #expect(agreed.first?.text.contains("Friend") == false)
+
+        // One's own reply tells nobody.
+        try ConversationTests.reply(asker, to: postID, "Thanks both")
+        #expect(Self.unread(try asker.get("/city/seoul").1) == "0")
+        #expect(Self.unread(try answerer.get("/city/seoul").1) == "0", "a later reply to the same post is not the answerer's")
+    }
+
+    @Test func nothingFromABlockedPersonAndBlockingRemovesWhatTheyCaused() throws {
+        let app = try AppHarness { $0.limits.secondsBetweenPosts = 0 }
+        let (asker, postID) = try ConversationTests.question(app)
+        let pest = app.browser()
+        try pest.signUp("pest")
+        try ConversationTests.reply(pest, to: postID, "First")
+        #expect(Self.unread(try asker.get("/city/seoul").1) == "1")
+        try asker.get("/users/pest")
+        #expect(try asker.post("/users/pest/block", []).0.status == 303)
+        #expect(Self.unread(try asker.get("/city/seoul").1) == "0", "blocking took back what they caused")
+        try ConversationTests.reply(pest, to: postID, "Second, @asker")
+        try pest.get("/city/seoul")
+        #expect(try pest.post("/posts/\(postID)/react", []).0.status == 303)
+        #expect(try app.count("SELECT count(*) FROM reactions") == 1, "a blocked person's agreement still counts")
+        #expect(Self.unread(try asker.get("/city/seoul").1) == "0")
+        #expect(try Self.notices(asker).isEmpty)
+    }
+
+    @Test func decisionsAreToldToTheAuthorAndTheReportersAndNoticesAreKept90Days() throws {
+        let app = try AppHarness()
+        let scene = try app.reportedPost("Buy cheap umbrellas at example.com")
+        try scene.admin.get("/admin")
+        #expect(try scene.admin.post("/admin/posts/\(scene.postID)/remove", [("reason", "Advertising")]).0.status == 303)
+        #expect(try Self.notices(scene.author).map(\.kind) == ["removed"])
+        let reporterNotices = try Self.notices(scene.reporter)
+        #expect(reporterNotices.map(\.kind) == ["report_decided"])
+        #expect(reporterNotices.first?.href == "/posts/\(scene.postID)")
+        try scene.admin.get("/admin")
+        #expect(try scene.admin.post("/admin/posts/\(scene.postID)/restore", []).0.status == 303)
+        #expect(try Self.notices(scene.author).map(\.kind) == ["restored", "removed"])
+
+        for _ in 0..<4 { // 92 days, the author coming back often enough to stay signed in
+            app.clock.advance(23 * 86_400)
+            try scene.author.get("/settings")
+        }
+        #expect(try Self.notices(scene.author).isEmpty, "kept 90 days")
+        #expect(try app.get("/notifications").status == 303, "members only")
+    }
+}
