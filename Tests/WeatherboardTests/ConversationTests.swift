@@ -197,6 +197,51 @@ import Testing
         #expect(after.text("//article[@data-post-id='\(replyID)']//p[@class='post-body']") == "First answer, edited")
     }
 
+    /// Issue 22, numbers: the board costs the same statements with one bare post as with 20
+    /// posts of 3 replies and 2 agreements each (no query per post).
+    @Test func aBoardPageCostsTheSameStatementsWhateverItsPostsRepliesAndReactions() throws {
+        let app = try AppHarness()
+        let reader = app.browser()
+        try reader.signUp("reader")
+        _ = try Self.question(app, "One post")
+        func statementsForTheBoard() throws -> Int {
+            try reader.get("/city/seoul") // the forecast fetched, the session touched
+            var counts: [Int] = []
+            for _ in 0..<3 {
+                let before = app.application.database.statements.load(ordering: .relaxed)
+                let status = try reader.get("/city/seoul").0.status
+                counts.append(app.application.database.statements.load(ordering: .relaxed) - before)
+                #expect(status == 200)
+            }
+            return counts.min() ?? 0
+        }
+        let bare = try statementsForTheBoard()
+        let seoul = Int64(try app.count("SELECT id FROM cities WHERE slug = 'seoul'"))
+        let people = try (1...3).map { index -> Int64 in
+            try app.execute("INSERT INTO users (username, username_key, display_name, password_hash, created_at) VALUES (?, ?, ?, 'x', 0)",
+                            ["p\(index)", "p\(index)", "Person \(index)"])
+            return Int64(try app.count("SELECT id FROM users WHERE username = ?", ["p\(index)"]))
+        }
+        for number in 1...19 {
+            try app.execute("INSERT INTO posts (city_id, user_id, body, created_at) VALUES (?, ?, ?, ?)",
+                            [seoul, people[number % 3], "Post \(number)", AppHarness.fixedNow.timeIntervalSince1970 - Double(number)])
+        }
+        for post in try app.application.database.read({ try $0.all("SELECT id FROM posts WHERE city_id = ?", [seoul]) { $0.int64(0) } }) {
+            for person in people {
+                try app.execute("INSERT INTO posts (city_id, user_id, body, created_at, parent_id) VALUES (?, ?, 'A reply', ?, ?)",
+                                [seoul, person, AppHarness.fixedNow.timeIntervalSince1970, post])
+            }
+            for person in people.prefix(2) { try app.execute("INSERT INTO reactions (post_id, user_id, created_at) VALUES (?, ?, 0)", [post, person]) }
+        }
+        let (_, board) = try reader.get("/city/seoul")
+        #expect(board.count("//article[@data-post-id and not(@data-parent-id)]") == 20)
+        #expect(board.count("//article[@data-parent-id]") == 40)
+        #expect(board.nodes("//*[@data-replies='3']").count == 20)
+        let full = try statementsForTheBoard()
+        #expect(full == bare, "statements for a signed-in board page: \(bare) with one bare post, \(full) with 20 posts, 60 replies, 40 agreements")
+        print("statements for a signed-in board page: \(full)")
+    }
+
     @Test func agreeingTogglesCountsForEveryoneAndNotOnOnesOwnPost() throws {
         let app = try AppHarness()
         let (asker, postID) = try Self.question(app)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Why the database could not be opened or migrated; the message names the database and the cause.
 public struct MigrationError: Error, CustomStringConvertible {
@@ -12,6 +13,9 @@ public final class AppDatabase: Sendable {
     public let engine: any SQLDatabase
     /// What writes through `write(_:)` with a change log committed, and what other nodes did.
     public let changes = ChangeStream()
+    /// Statements run since the database was opened (a page's count is a test's measure: a list
+    /// must not cost a query per item).
+    public let statements = Atomic<Int>(0)
 
     /// Where the data lives.
     public enum Location: Sendable, Equatable {
@@ -42,11 +46,19 @@ public final class AppDatabase: Sendable {
 
     public var dialect: SQLDialect { engine.dialect }
 
-    public func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try engine.read(body) }
-    public func readStatement<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try engine.readStatement(body) }
+    public func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        try engine.read { try body(CountedConnection($0, self)) }
+    }
+
+    public func readStatement<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        try engine.readStatement { try body(CountedConnection($0, self)) }
+    }
+
     /// A write that changes nothing pages show (sessions, rate limits, blocks, leases).
     @discardableResult
-    public func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try engine.write(body) }
+    public func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        try engine.write { try body(CountedConnection($0, self)) }
+    }
 
     /// A write that changes what pages show: `body` emits each change into the log where it
     /// writes the data, and the changes reach every consumer once the transaction commits
@@ -54,7 +66,8 @@ public final class AppDatabase: Sendable {
     @discardableResult
     public func write<T>(_ body: (any SQLConnection, ChangeLog) throws -> T) throws -> T {
         var committed: [PageChange] = []
-        let value = try engine.write { db in
+        let value = try engine.write { engineConnection in
+            let db = CountedConnection(engineConnection, self)
             let log = ChangeLog(db, notifyingAs: dialect == .postgres ? changes.node : nil)
             let value = try body(db, log)
             committed = log.changes
@@ -65,6 +78,29 @@ public final class AppDatabase: Sendable {
     }
     public func isHealthy() -> Bool { engine.isHealthy() }
     public func close() throws { try engine.close() }
+}
+
+/// A connection that counts its statements into its database's `statements`.
+private final class CountedConnection: SQLConnection {
+    private let connection: any SQLConnection
+    private unowned let database: AppDatabase
+
+    init(_ connection: any SQLConnection, _ database: AppDatabase) {
+        self.connection = connection
+        self.database = database
+    }
+
+    var dialect: SQLDialect { connection.dialect }
+
+    func execute(_ sql: String, _ arguments: [SQLValue]) throws -> Int {
+        database.statements.add(1, ordering: .relaxed)
+        return try connection.execute(sql, arguments)
+    }
+
+    func forEachRow(_ sql: String, _ arguments: [SQLValue], _ body: (any SQLRow) throws -> Void) throws {
+        database.statements.add(1, ordering: .relaxed)
+        try connection.forEachRow(sql, arguments, body)
+    }
 }
 
 /// The migration files both engines share the numbering of: `NNNN_name.sql`, in name order.

@@ -67,6 +67,44 @@ import Testing
         try browser.wait("the board") { try browser.url.hasSuffix("#board") || browser.findAll("#post-error").count == 1 }
     }
 
+    /// Issue 22: a person asks on Seoul's board; another replies from the board; the first sees
+    /// the unread count, opens the notification, lands on the post's page and agrees with the reply.
+    @Test func aQuestionIsAnsweredFromTheBoardAndTheAskerIsTold() throws {
+        guard let site = try Self.start(configure: { $0.limits.secondsBetweenPosts = 0 }) else { return }
+        defer { withExtendedLifetime(site) {} }
+        let (app, browser, base) = (site.app, site.browser, site.base)
+        try Self.signUp(browser, base, "asker")
+        try Self.post(browser, base, city: "seoul", "퇴근길에 비 그칠까요?")
+        let postID = try app.count("SELECT max(id) FROM posts")
+        try Self.signOut(browser)
+
+        try Self.signUp(browser, base, "answerer")
+        try browser.go(base + "/city/seoul")
+        try browser.click("#post-\(postID) .reply-menu summary")
+        try browser.type("#reply-\(postID)", "7시쯤 그친대요, 우산은 챙기세요")
+        try browser.click("#post-\(postID) .reply-form button[type=submit]")
+        try browser.wait("the reply under the post on the board") {
+            try browser.findAll("#post-\(postID) article[data-parent-id='\(postID)']").count == 1
+        }
+        #expect(try browser.url.contains("/city/seoul"))
+        try Self.signOut(browser)
+
+        try Self.signIn(browser, base, "asker")
+        #expect(try browser.text(".notifications-link").contains("1"))
+        try browser.click(".notifications-link")
+        try browser.wait("the notifications") { try browser.findAll("li[data-notification='reply']").count == 1 }
+        try browser.click("li[data-notification='reply'] a")
+        try browser.wait("the post's page") { try browser.url.contains("/posts/\(postID)") }
+        let replyID = try app.count("SELECT max(id) FROM posts WHERE parent_id = ?", [Int64(postID)])
+        try browser.click("#post-\(replyID) form.react button")
+        try browser.wait("the agreement counted") {
+            try browser.text("#post-\(replyID) [data-reactions]") == "1"
+        }
+        #expect(try app.count("SELECT count(*) FROM reactions WHERE post_id = ?", [Int64(replyID)]) == 1)
+        #expect(try browser.findAll("[data-unread='0']").count == 1)
+        try Self.expectCleanConsole(browser)
+    }
+
     @Test func searchingForSeoulLeadsToItsPage() throws {
         guard let site = try Self.start() else { return }
         defer { withExtendedLifetime(site) {} }
@@ -335,6 +373,30 @@ import Testing
         try browser.setWindow(width: 1280, height: 900)
         try browser.go(base + "/city/busan?lang=ko")
         try shoot("city-ko")
+        // A conversation: replies under a post on the board, and the post's own page.
+        let asked = try app.count("SELECT max(id) FROM posts")
+        for (n, text) in ["Same here in Mapo, gloves on.", "@neighbour2 the wind drops after 6 pm, says the forecast."].enumerated() {
+            try app.execute("""
+                INSERT INTO posts (city_id, user_id, body, created_at, parent_id)
+                SELECT city_id, (SELECT id FROM users WHERE username = ?), ?, created_at + ?, id FROM posts WHERE id = ?
+                """, ["neighbour\(n)", text, Double(60 * (n + 1)), asked])
+        }
+        try app.execute("INSERT INTO reactions (post_id, user_id, created_at) SELECT ?, id, 0 FROM users WHERE username LIKE 'neighbour%' AND id <> (SELECT user_id FROM posts WHERE id = ?)", [asked, asked])
+        for (width, height, device) in [(1280, 900, ""), (375, 812, "-phone")] {
+            try browser.setWindow(width: width, height: height)
+            for scheme in ["light", "dark"] {
+                try browser.devTools("Emulation.setEmulatedMedia", ["features": [["name": "prefers-color-scheme", "value": scheme]]])
+                for language in ["en", "ko"] {
+                    try browser.go(base + "/city/seoul?lang=\(language)")
+                    try browser.script("document.getElementById('post-\(asked)').scrollIntoView()")
+                    try shoot("board-replies\(device)-\(scheme)-\(language)")
+                    try browser.go(base + "/posts/\(asked)?lang=\(language)")
+                    try shoot("post-page\(device)-\(scheme)-\(language)")
+                }
+            }
+        }
+        try browser.devTools("Emulation.setEmulatedMedia", ["features": [["name": "prefers-color-scheme", "value": "light"]]])
+        try browser.setWindow(width: 1280, height: 900)
         for path in written {
             let bytes = try Data(contentsOf: URL(fileURLWithPath: path)).prefix(8)
             #expect(Array(bytes) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "\(path) is not a PNG")
