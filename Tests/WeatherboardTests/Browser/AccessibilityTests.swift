@@ -48,7 +48,7 @@ import Testing
         let pages = ["/", "/city/seoul", "/city/singapore", "/city/yakutsk", "/search?q=san", "/users/checker", "/settings",
                      "/settings/reports", "/admin", "/admin/log", "/admin/users/checker", "/city/seoul/moderation",
                      "/posts/\(postID)/edit", "/posts/\(postID)", "/notifications", "/no-such-page", "/?lang=ko", "/city/seoul?lang=ko",
-                     "/posts/\(postID)?lang=ko"]
+                     "/posts/\(postID)?lang=ko", "/admin/users/other", "/admin/users/other/purge?duration=7d&reason=Spam"]
         for scheme in ["light", "dark"] {
             try browser.devTools("Emulation.setEmulatedMedia", ["features": [["name": "prefers-color-scheme", "value": scheme]]])
             for path in pages {

@@ -32,6 +32,8 @@ struct AdminController {
         admin.get("/users/{username}/ban", confirmBan)
         admin.post("/users/{username}/ban", ban)
         admin.post("/users/{username}/unban", unban)
+        admin.get("/users/{username}/purge", confirmPurge)
+        admin.post("/users/{username}/purge", purge)
     }
 
     // MARK: - Queue
@@ -85,6 +87,7 @@ struct AdminController {
         var view = AdminQueuePage(layout: pages.layout(context, title: pages.string("admin_queue", language)), groups: groups,
                                   signals: signals, durations: Self.durationOptions(pages, language))
         view.formProof = Self.formProof(context)
+        view.reasonPresets = Self.removalPresets(pages, language)
         if page > 1 { view.newerHref = "/admin?page=\(page - 1)" }
         if groups.count == Self.pageSize { view.olderHref = "/admin?page=\(page + 1)" }
         if let problem, problem.postID == nil { view.problem = problem.message }
@@ -101,6 +104,11 @@ struct AdminController {
 
     private static func isFromOwnForm(_ query: URLEncodedForm, _ context: AppContext) -> Bool {
         constantTimeEquals(Array((query["from"] ?? "").utf8), Array(formProof(context).utf8))
+    }
+
+    /// The reasons offered for removing (an admin may type another).
+    static func removalPresets(_ pages: Pages, _ language: Language) -> [String] {
+        [ReportReason.spam, .harassment, .off_topic].map { pages.string("reason_\($0.rawValue)", language) }
     }
 
     static func durationOptions(_ pages: Pages, _ language: Language) -> [SelectOption] {
@@ -235,6 +243,56 @@ struct AdminController {
         return .redirect(to: context.returnPath(or: "/admin"))
     }
 
+    /// `GET /admin/users/{username}/purge?duration=&reason=&return_to=`: "remove everything and
+    /// ban" asks first, saying how many posts and replies will go, and from which boards.
+    func confirmPurge(_ request: Request, _ context: AppContext) throws -> Response {
+        let target = try User.named(request, in: database)
+        let query = try request.queryItems()
+        let language = context.language
+        let duration = query["duration"] ?? ""
+        let reason = Self.linkedReason(query)
+        let plan = try store.purgePlan(of: target)
+        let fields = ["duration", "return_to"].compactMap { name in query[name].map { ConfirmPage.Field(name: name, value: $0) } }
+            + [ConfirmPage.Field(name: "reason", value: reason)]
+        let places = plan.cities.map { city in
+            (language == .ko ? (city.nameKo ?? city.nameEn) : city.nameEn) + " (\(city.posts))"
+        }.joined(separator: ", ")
+        var details: [ConfirmPage.Detail] = [
+            .init(text: pages.string("confirm_purge_count", language, ["posts": String(plan.posts), "replies": String(plan.replies)])),
+        ]
+        if !places.isEmpty { details.append(.init(text: pages.string("confirm_purge_where", language, ["cities": places]))) }
+        details += [.init(text: pages.string("confirm_duration", language,
+                                             ["duration": Self.durations.keys.contains(duration) ? pages.string("duration_\(duration)", language) : "–"])),
+                    .init(text: pages.string("confirm_reason", language, ["reason": reason]))]
+        let view = ConfirmPage(layout: pages.layout(context, title: pages.string("confirm_heading", language)),
+                               heading: pages.string("admin_purge", language),
+                               warning: Self.isFromOwnForm(query, context) ? nil : pages.string("confirm_prefilled_by_link", language),
+                               details: details,
+                               question: pages.string("confirm_purge", language, ["user": target.displayName]),
+                               action: "/admin/users/\(target.username)/purge", fields: fields, button: pages.string("admin_purge", language),
+                               cancelHref: safeReturnPath(query["return_to"] ?? "/admin/users/\(target.username)"))
+        return pages.html(context) { Templates.confirm(view, &$0, $1) }
+    }
+
+    /// `POST /admin/users/{username}/purge`: every post and reply of theirs removed, their reports
+    /// decided, and the ban, in one transaction.
+    func purge(_ request: Request, _ context: AppContext) throws -> Response {
+        let admin = try context.requireUser()
+        let target = try User.named(request, in: database)
+        let reason = reason(context, required: true)
+        func refuse(_ key: String) throws -> Response {
+            try lookUpPage(target, context, problem: pages.string(key, context.language), status: .unprocessableContent)
+        }
+        guard target.id != admin.id else { return try refuse("error_ban_self") }
+        guard !target.isAdmin else { return try refuse("error_ban_admin") }
+        guard let duration = Self.durations[context.form["duration"] ?? ""] else { return try refuse("error_ban_duration") }
+        if let key = reason.problem { return try refuse(key) }
+        let now = clock()
+        try store.purge(target, by: admin, reason: reason.text, until: duration.map { now.addingTimeInterval($0) }, now: now)
+        context.nextFlash = Flash(.purged, username: target.username)
+        return .redirect(to: context.returnPath(or: "/admin/users/\(target.username)"))
+    }
+
     func unban(_ request: Request, _ context: AppContext) throws -> Response {
         let admin = try context.requireUser()
         let target = try User.named(request, in: database)
@@ -335,6 +393,7 @@ struct AdminController {
                                  bans: bans, posts: posts, made: made, received: received)
         view.problem = problem
         view.formProof = Self.formProof(context)
+        view.reasonPresets = Self.removalPresets(pages, language)
         return pages.html(context, status: status) { Templates.admin_user(view, &$0, $1) }
     }
 }

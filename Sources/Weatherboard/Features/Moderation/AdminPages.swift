@@ -53,6 +53,8 @@ struct AdminQueuePage {
     var signals: [Signal]
     var hasSignals: Bool { !signals.isEmpty }
     var durations: [SelectOption]
+    /// Removal reasons offered as presets (editable).
+    var reasonPresets: [String] = []
     /// Carried by the GET forms that lead to a confirmation (`AdminController.formProof`).
     var formProof = ""
 }
@@ -114,6 +116,8 @@ struct AdminUserPage {
     var banStatus: String?
     var canBan: Bool
     var durations: [SelectOption]
+    /// Removal reasons offered as presets (editable).
+    var reasonPresets: [String] = []
     /// Carried by the GET forms that lead to a confirmation (`AdminController.formProof`).
     var formProof = ""
     var bans: [BanEntry]

@@ -131,11 +131,12 @@ struct ModerationStore: Sendable {
         }
     }
 
-    /// Tells the post's author what became of it, and the people whose reports of it were
-    /// pending that their report was decided (before the reports are marked).
-    private static func tellDecision(_ kind: NoticeKind, _ post: ModeratedPost, now: Date, _ db: any SQLConnection) throws {
+    /// Tells the post's author what became of it (`kind`; nil: not them, as in a purge), and the
+    /// people whose reports of it were pending that their report was decided (before the reports
+    /// are marked).
+    private static func tellDecision(_ kind: NoticeKind?, _ post: ModeratedPost, now: Date, _ db: any SQLConnection) throws {
         let seconds = now.timeIntervalSince1970
-        try Notices.tell(post.userID, kind, post: post.id, actor: nil, now: seconds, db)
+        if let kind { try Notices.tell(post.userID, kind, post: post.id, actor: nil, now: seconds, db) }
         for reporter in try db.all("SELECT reporter_id FROM reports WHERE post_id = ? AND outcome = 'pending'", [post.id], { $0.int64(0) }) {
             try Notices.tell(reporter, .reportDecided, post: post.id, actor: nil, now: seconds, db)
         }
@@ -148,13 +149,68 @@ struct ModerationStore: Sendable {
             try Self.requireExists("users", id: target.id, db)
             try changes.emit(.everything)
             // The post it is about, if it is still there (its author may have deleted it meanwhile).
-            let post = try postID.flatMap { id in try db.one("SELECT id, city_id FROM posts WHERE id = ?", [id]) { ($0.int64(0), $0.int64(1)) } }
-            let postID = post?.0, cityID = post?.1
-            try db.execute("INSERT INTO bans (user_id, admin_id, reason, created_at, until) VALUES (?, ?, ?, ?, ?)",
-                           target.id, admin.id, reason, now, until)
-            try SessionStore.revokeAll(userID: target.id, db)
-            try log(db, admin: admin, action: "ban", postID: postID, userID: target.id, username: target.username,
-                    cityID: cityID, reason: reason, now: now)
+            let post = try postID.flatMap { id in try db.one("SELECT id, city_id FROM posts WHERE id = ?", [id]) { (id: $0.int64(0), cityID: $0.int64(1)) } }
+            try applyBan(target, by: admin, reason: reason, until: until, post: post, now: now, db)
+        }
+    }
+
+    /// The ban, the end of the person's sessions and the log entry.
+    private func applyBan(_ target: User, by admin: User, reason: String, until: Date?, post: (id: Int64, cityID: Int64)?, now: Date,
+                          _ db: any SQLConnection) throws {
+        try db.execute("INSERT INTO bans (user_id, admin_id, reason, created_at, until) VALUES (?, ?, ?, ?, ?)",
+                       target.id, admin.id, reason, now, until)
+        try SessionStore.revokeAll(userID: target.id, db)
+        try log(db, admin: admin, action: "ban", postID: post?.id, userID: target.id, username: target.username,
+                cityID: post?.cityID, reason: reason, now: now)
+    }
+
+    /// What "remove everything and ban" would remove: the person's posts and replies not removed
+    /// yet, counted per city (most first).
+    struct PurgePlan {
+        struct City {
+            let slug: String, nameEn: String, nameKo: String?, posts: Int
+        }
+        let posts: Int, replies: Int, cities: [City]
+    }
+
+    func purgePlan(of target: User) throws -> PurgePlan {
+        try database.read { db in
+            let counts = try db.one("""
+                SELECT count(*) FILTER (WHERE parent_id IS NULL), count(*) FILTER (WHERE parent_id IS NOT NULL)
+                FROM posts WHERE user_id = ? AND removed_at IS NULL
+                """, [target.id]) { (posts: $0.int(0), replies: $0.int(1)) } ?? (posts: 0, replies: 0)
+            let cities = try db.all("""
+                SELECT c.slug, c.name_en, c.name_ko, count(*) AS n FROM posts p JOIN cities c ON c.id = p.city_id
+                WHERE p.user_id = ? AND p.removed_at IS NULL GROUP BY c.slug, c.name_en, c.name_ko ORDER BY n DESC, c.slug LIMIT 50
+                """, [target.id]) { PurgePlan.City(slug: $0.string(0), nameEn: $0.string(1), nameKo: $0.optionalString(2), posts: $0.int(3)) }
+            return PurgePlan(posts: counts.posts, replies: counts.replies, cities: cities)
+        }
+    }
+
+    /// Removes every post and reply of `target` not removed yet (each in the log, with one
+    /// reason), decides the pending reports of them (their reporters are told), and bans them
+    /// unless a ban is in force: one transaction. A second run finds nothing left and a ban in
+    /// force, and changes nothing. Returns how many posts and replies went.
+    @discardableResult
+    func purge(_ target: User, by admin: User, reason: String, until: Date?, now: Date) throws -> Int {
+        try database.write { db, changes in
+            try Self.requireExists("users", id: target.id, db)
+            let posts = try db.all("SELECT id, city_id FROM posts WHERE user_id = ? AND removed_at IS NULL ORDER BY id", [target.id]) {
+                ModeratedPost(id: $0.int64(0), cityID: $0.int64(1), userID: target.id, username: target.username)
+            }
+            for post in posts {
+                try changes.emit(.city(post.cityID))
+                try Self.tellDecision(nil, post, now: now, db)
+                try db.execute("UPDATE posts SET removed_at = ?, removed_reason = ? WHERE id = ?", now, reason, post.id)
+                try db.execute("UPDATE reports SET outcome = 'removed', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'", now, post.id)
+                try log(db, admin: admin, action: "remove", postID: post.id, userID: target.id, username: target.username,
+                        cityID: post.cityID, reason: reason, now: now)
+            }
+            if try Ban.active(userID: target.id, now: now, db) == nil {
+                try changes.emit(.everything)
+                try applyBan(target, by: admin, reason: reason, until: until, post: nil, now: now, db)
+            }
+            return posts.count
         }
     }
 
