@@ -15,7 +15,8 @@
 # PostgreSQL, nginx in front, all pinned to CPU 0 like the single node), in the same run.
 # Then our instructions per request under valgrind's callgrind (a stripped copy of the binary
 # beside the original: valgrind 3.19 cannot read the toolchain's DWARF 5), which, unlike req/s,
-# repeat on a noisy machine.
+# repeat on a noisy machine: the city page (anonymous and signed in) and the home page, then the
+# city page again once every post of its first page has 3 replies and 2 agreements.
 #
 # Environment: PEER (the peer's sources), PEER_BUILD (a writable copy, built here if needed),
 # DURATION=8s WARMUP=2s REPS=3 CONNS=64 CALLGRIND_REQUESTS=200 SKIP_PEER=1 SKIP_CALLGRIND=1 CLUSTER=1,
@@ -200,6 +201,23 @@ if [[ -z ${SKIP_CALLGRIND:-} ]] && command -v valgrind >/dev/null; then
     count city-anonymous "$BASE/city/seoul"
     count city-signed-in "$BASE/city/seoul" -H "Cookie: $COOKIE"
     count home "$BASE/"
+    # Then a conversation under every post of the first page: 3 replies (people 2–4) and 2
+    # agreements (people 5 and 6) each, through the forms, and the signed-in page again.
+    ids=$(curl -fsS -H "Cookie: $COOKIE" "$BASE/city/seoul" | grep -o 'data-post-id="[0-9]*" data-author' | grep -o '[0-9]\+')
+    for id in $ids; do
+        for person in 2 3 4 5 6; do
+            IFS=$'\t' read -r cookie token < <(sed -n "${person}p" "$WORK/sessions.tsv")
+            if (( person <= 4 )); then
+                curl -fsS -o /dev/null -H "Cookie: $cookie" --data-urlencode "csrf_token=$token" \
+                    --data-urlencode "body=Reply $person to $id: same here, the drizzle stopped at six" "$BASE/posts/$id/replies"
+            else
+                curl -fsS -o /dev/null -H "Cookie: $cookie" --data-urlencode "csrf_token=$token" "$BASE/posts/$id/react"
+            fi
+        done
+    done
+    echo "conversation: $(curl -fsS -H "Cookie: $COOKIE" "$BASE/city/seoul" | grep -c 'data-parent-id=') replies on the first page" | tee -a "$OUT/results.txt"
+    count city-signed-in-with-replies "$BASE/city/seoul" -H "Cookie: $COOKIE"
+    count city-anonymous-with-replies "$BASE/city/seoul"
     stop_server
     rm -f "$BIN-stripped"
 fi

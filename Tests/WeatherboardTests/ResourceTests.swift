@@ -45,6 +45,8 @@ import Testing
             "reason_": ReportReason.allCases.map(\.rawValue), "action_": ["restore", "remove", "ban", "unban"],
             "duration_": ["1d", "7d", "30d", "permanent"], "language_name_": Language.allCases.map(\.rawValue),
             "outcome_": ["pending", "no_violation", "removed"],
+            "sky_": Observation.Sky.allCases.map(\.rawValue), "feels_": Observation.Feels.allCases.map(\.rawValue),
+            "tally_": Observation.Feels.allCases.map(\.rawValue),
             "day_": ["yesterday", "today", "tomorrow"], "tomorrow_": ["compare_warmer", "compare_colder", "compare_same"],
             // ErrorPages: "\(key)_title" and "\(key)_text" for the statuses it words
             "": [400, 403, 404, 405, 413, 429, 500].flatMap { ["error_\($0)_title", "error_\($0)_text"] },

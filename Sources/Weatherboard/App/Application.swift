@@ -87,7 +87,7 @@ public final class Application: Sendable {
                            cities: CityIndex, weather: WeatherService, versions: PageVersions, logger: Logger) -> Router<AppContext> {
         let router = Router<AppContext>()
         let errors = ErrorPages(pages: pages, logger: logger)
-        let cache = PageCache(versions: versions, maximumAge: configuration.pageCacheMaximumAge)
+        let cache = PageCache(versions: versions, maximumAge: configuration.pageCacheMaximumAge, clock: configuration.clock)
         // Outermost first: headers go on every response, error pages included.
         router.use(ResponseCompression().middleware)
         router.use(Middleware.securityHeaders)

@@ -66,21 +66,26 @@ final class PageCache: @unchecked Sendable {
     private var serial: UInt64 = 0
     let versions: PageVersions
     let maximumAge: TimeInterval
+    /// The site's clock (tests move it), against which pages age.
+    let clock: @Sendable () -> Date
 
     /// Stands for the CSRF token while a cached page is rendered; random per process, so no
     /// text a person types can be taken for it.
     static let tokenPlaceholder = "csrf" + (0..<4).map { _ in String(UInt64.random(in: .min ... .max), radix: 36) }.joined()
 
-    init(versions: PageVersions, maximumAge: TimeInterval = 30, maximumEntries: Int = 2_000, maximumBytes: Int = 16 << 20) {
+    init(versions: PageVersions, maximumAge: TimeInterval = 30, maximumEntries: Int = 2_000, maximumBytes: Int = 16 << 20,
+         clock: @escaping @Sendable () -> Date = { Date() }) {
         self.versions = versions
         self.maximumAge = maximumAge
+        self.clock = clock
         entries = LRUCache(maximumCount: maximumEntries, maximumCost: maximumBytes)
     }
 
     /// The page for `key` from the cache, or rendered by `render` (with the token placeholder)
     /// and kept; then completed for this visitor.
-    func response(key: String, city: Int64?, context: AppContext, now: Date = Date(),
+    func response(key: String, city: Int64?, context: AppContext,
                   render: (_ csrfToken: String) throws -> [UInt8]) rethrows -> Response {
+        let now = clock()
         let stamp = versions.stamp(city: city)
         let cached = lock.withLock { entries.value(for: key) }
         let entry: Entry

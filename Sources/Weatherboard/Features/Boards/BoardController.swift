@@ -26,9 +26,15 @@ struct BoardController {
         let user = try context.requireActiveUser()
         // What comes back in the box is at most a few times the limit: a refused megabyte is not echoed.
         let typed = TextPolicy.post.typed(context.form["body"])
+        // At most a word each comes back (they are only ever one of the listed values).
+        let (skyTyped, feelsTyped) = (context.form["sky"].map { String($0.prefix(16)) }, context.form["feels"].map { String($0.prefix(16)) })
         func refuse(_ refusal: PostingRules.Refusal) throws -> Response {
-            try cityPageWithComposer(city, context, Composer(text: typed.text, error: pages.string(refusal.key, context.language, refusal.arguments)),
+            try cityPageWithComposer(city, context, Composer(text: typed.text, error: pages.string(refusal.key, context.language, refusal.arguments),
+                                                             sky: skyTyped, feels: feelsTyped),
                                      refusal.status)
+        }
+        guard let observation = try? Observation(sky: skyTyped, feels: feelsTyped) else {
+            return try refuse(PostingRules.Refusal(key: "error_observation"))
         }
         let body: String
         switch PostingRules.normalise(typed) {
@@ -37,7 +43,7 @@ struct BoardController {
         }
         let now = clock().timeIntervalSince1970
         do {
-            if let refusal = try store.create(cityID: city.id, userID: user.id, body: body, now: now, rules: rules) {
+            if let refusal = try store.create(cityID: city.id, userID: user.id, body: body, observation: observation, now: now, rules: rules) {
                 // Sent again (a double click, a retry after a timeout): it is saved; show it.
                 if let existing = refusal.duplicateOf {
                     context.nextFlash = Flash(.postAlreadySaved)

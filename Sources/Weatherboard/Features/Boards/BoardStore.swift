@@ -15,10 +15,13 @@ struct BoardStore: Sendable {
         try database.readStatement { try BoardQueries.board(cityID: cityID, viewer: viewer, before: before, $0) }
     }
 
-    /// Inserts the post unless `rules` refuse it; the refusal otherwise.
-    func create(cityID: Int64, userID: Int64, body: String, now: Double, rules: PostingRules) throws -> PostingRules.Refusal? {
+    /// Inserts the post (with what its author saw outside, if they said) unless `rules` refuse
+    /// it; the refusal otherwise.
+    func create(cityID: Int64, userID: Int64, body: String, observation: Observation? = nil, now: Double,
+                rules: PostingRules) throws -> PostingRules.Refusal? {
         try database.write { db, changes in
-            switch try Self.insert(cityID: cityID, parentID: nil, userID: userID, body: body, now: now, rules: rules, db, changes) {
+            switch try Self.insert(cityID: cityID, parentID: nil, userID: userID, body: body, observation: observation, now: now,
+                                   rules: rules, db, changes) {
             case .failure(let refusal):
                 return refusal
             case .success(let id):
@@ -45,7 +48,8 @@ struct BoardStore: Sendable {
                 (authorID: $0.optionalInt64(0), removed: !$0.isNull(1))
             }) else { throw HTTPError(.notFound) }
             if parent.removed { throw RepliesClosed() }
-            let saved = try Self.insert(cityID: target.cityID, parentID: parentID, userID: userID, body: body, now: now, rules: rules, db, changes)
+            let saved = try Self.insert(cityID: target.cityID, parentID: parentID, userID: userID, body: body, observation: nil, now: now,
+                                        rules: rules, db, changes)
             if case .success(let id) = saved {
                 try Notices.tell(parent.authorID, .reply, post: id, actor: userID, now: now, db)
                 try Notices.mentions(in: body, post: id, author: userID, except: parent.authorID, now: now, db)
@@ -55,15 +59,16 @@ struct BoardStore: Sendable {
     }
 
     /// A post or reply, unless `rules` refuse it: the rules count posts and replies together.
-    private static func insert(cityID: Int64, parentID: Int64?, userID: Int64, body: String, now: Double, rules: PostingRules,
-                               _ db: any SQLConnection, _ changes: ChangeLog) throws -> Result<Int64, PostingRules.Refusal> {
+    private static func insert(cityID: Int64, parentID: Int64?, userID: Int64, body: String, observation: Observation?, now: Double,
+                               rules: PostingRules, _ db: any SQLConnection, _ changes: ChangeLog) throws -> Result<Int64, PostingRules.Refusal> {
         let last = try db.one("SELECT max(created_at) FROM posts WHERE user_id = ?", [userID]) { $0.optionalDouble(0) } ?? nil
         let today = try db.integer("SELECT count(*) FROM posts WHERE user_id = ? AND created_at > ?", userID, now - 86400)
         let recent = try db.all("SELECT id, body FROM posts WHERE user_id = ? AND created_at > ?",
                                 [userID, now - PostingRules.duplicateWindow]) { (id: $0.int64(0), body: $0.string(1)) }
         if let refusal = rules.refusal(of: body, now: now, lastPostAt: last, postsToday: today, recent: recent) { return .failure(refusal) }
-        let id = try db.one("INSERT INTO posts (city_id, user_id, body, created_at, parent_id) VALUES (?, ?, ?, ?, ?) RETURNING id",
-                            [cityID, userID, body, now, parentID]) { $0.int64(0) } ?? 0
+        let id = try db.one("""
+            INSERT INTO posts (city_id, user_id, body, created_at, parent_id, sky, feels) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id
+            """, [cityID, userID, body, now, parentID, observation?.sky?.rawValue, observation?.feels?.rawValue]) { $0.int64(0) } ?? 0
         try changes.emit(.city(cityID))
         return .success(id)
     }
@@ -263,7 +268,8 @@ enum BoardQueries {
                (SELECT r.created_at FROM reports r WHERE r.post_id = p.id AND r.reporter_id = ?1) AS reported_at,
                p.parent_id,
                (SELECT count(*) FROM reactions x WHERE x.post_id = p.id) AS reactions,
-               (SELECT count(*) FROM reactions x WHERE x.post_id = p.id AND x.user_id = ?1) AS reacted
+               (SELECT count(*) FROM reactions x WHERE x.post_id = p.id AND x.user_id = ?1) AS reacted,
+               p.sky, p.feels
         FROM posts p
         LEFT JOIN users u ON u.id = p.user_id
         JOIN cities c ON c.id = p.city_id
@@ -321,6 +327,25 @@ enum BoardQueries {
             count = try db.one("SELECT count(*) FROM (\(visibleSQL) AND p.parent_id = ?4) v", arguments(viewer, postID)) { $0.int(0) } ?? 0
         }
         return (rows, count)
+    }
+
+    /// What people said it is like outside in the city, in the `Observation.window` before `now`,
+    /// from the posts the viewer can see, counting one observation per person per hour (their
+    /// latest in it).
+    static func observations(cityID: Int64, viewer: User?, now: Double, _ db: any SQLConnection) throws -> ObservationTally {
+        var tally = ObservationTally()
+        try db.forEachRow("""
+            SELECT sky, feels FROM (
+                SELECT v.sky, v.feels,
+                       row_number() OVER (PARTITION BY coalesce(v.user_id, -v.id), CAST(v.created_at AS BIGINT) / ?6 ORDER BY v.id DESC) AS latest
+                FROM (\(visibleSQL) AND p.city_id = ?4 AND p.parent_id IS NULL AND p.created_at > ?5
+                      AND (p.sky IS NOT NULL OR p.feels IS NOT NULL)) v
+            ) ranked WHERE latest = 1
+            """, arguments(viewer, cityID, now - Observation.window, Int(Observation.onePerPersonEvery)).map { $0.sqlValue }) { row in
+            if let sky = row.optionalString(0).flatMap(Observation.Sky.init(rawValue:)) { tally.skies[sky, default: 0] += 1 }
+            if let feels = row.optionalString(1).flatMap(Observation.Feels.init(rawValue:)) { tally.feels[feels, default: 0] += 1 }
+        }
+        return tally
     }
 
     /// A person's recent posts and replies on every board; on their own profile they also see what was removed.

@@ -5,6 +5,9 @@ import HTTPServer
 struct Composer {
     var text: String
     var error: String
+    /// The observation's choices as sent (post form only).
+    var sky: String? = nil
+    var feels: String? = nil
 }
 
 /// A city's board on its page: one page of posts and the form to post.
@@ -15,6 +18,10 @@ struct BoardSection {
     var composerError: String?
     var posts: [PostView]
     var hasPosts: Bool { !posts.isEmpty }
+    /// The post form's optional observation, with what was chosen (open when something was).
+    var skyChoices: [ObservationChoice] = []
+    var feelsChoices: [ObservationChoice] = []
+    var observing = false
     var newestHref: String?
     var olderHref: String?
 }
@@ -55,6 +62,7 @@ struct BoardView {
     struct Rows {
         var posts: [PostRow]
         var replies: [Int64: (shown: [PostRow], count: Int)]
+        var observations: ObservationTally
     }
 
     /// The rows of a board page for the viewer, in two statements however many posts and
@@ -62,8 +70,10 @@ struct BoardView {
     func posts(city: City, context: AppContext, before: Int64?, _ db: any SQLConnection) throws -> Rows {
         let posts = try BoardQueries.board(cityID: city.id, viewer: context.user, before: before, limit: BoardQueries.pageSize + 1, db)
         let shown = posts.prefix(BoardQueries.pageSize)
-        guard let newest = shown.first?.id, let oldest = shown.last?.id else { return Rows(posts: posts, replies: [:]) }
-        return Rows(posts: posts, replies: try BoardQueries.newestReplies(cityID: city.id, posts: oldest, newest, viewer: context.user, db))
+        let observations = try BoardQueries.observations(cityID: city.id, viewer: context.user, now: clock().timeIntervalSince1970, db)
+        guard let newest = shown.first?.id, let oldest = shown.last?.id else { return Rows(posts: posts, replies: [:], observations: observations) }
+        return Rows(posts: posts, replies: try BoardQueries.newestReplies(cityID: city.id, posts: oldest, newest, viewer: context.user, db),
+                    observations: observations)
     }
 
     func section(city: City, context: AppContext, before: Int64?, composer: Composer?, posts rows: Rows) -> BoardSection {
@@ -81,7 +91,29 @@ struct BoardView {
             })
         if posts.count > BoardQueries.pageSize, let last = shown.last { section.olderHref = "/city/\(city.slug)?before=\(last.id)#board" }
         if before != nil { section.newestHref = "/city/\(city.slug)#board" }
+        if context.user != nil {
+            let language = context.language
+            section.skyChoices = Observation.Sky.allCases.map {
+                ObservationChoice(value: $0.rawValue, icon: $0.icon, label: pages.string("sky_\($0.rawValue)", language), checked: composer?.sky == $0.rawValue)
+            }
+            section.feelsChoices = Observation.Feels.allCases.map {
+                ObservationChoice(value: $0.rawValue, label: pages.string("feels_\($0.rawValue)", language), checked: composer?.feels == $0.rawValue)
+            }
+            section.observing = !(composer?.sky ?? "").isEmpty || !(composer?.feels ?? "").isEmpty
+        }
         return section
+    }
+
+    /// The line beside today's weather: what people in the city said it is like outside.
+    func observations(_ tally: ObservationTally, _ language: Language) -> ObservationsView {
+        ObservationsView(
+            skies: Observation.Sky.allCases.compactMap { sky in
+                tally.skies[sky].map { ObservationsView.Count(code: sky.rawValue, icon: sky.icon, word: pages.string("sky_\(sky.rawValue)", language), count: $0, text: "") }
+            },
+            feels: Observation.Feels.allCases.compactMap { feels in
+                tally.feels[feels].map { ObservationsView.Count(code: feels.rawValue, word: "", count: $0,
+                                                                 text: pages.string("tally_\(feels.rawValue)", language, ["n": String($0)])) }
+            })
     }
 
     func presenter(_ context: AppContext) -> PostPresenter {
@@ -92,4 +124,19 @@ struct BoardView {
                              relativeTimes: relativeTimes[language] ?? PostPresenter.RelativeTimes { pages.string($0, language) },
                              replyPhrases: replyPhrases[language] ?? PostPresenter.ReplyPhrases { pages.string($0, language) })
     }
+}
+
+/// What people in a city said it is like outside in the last 3 hours (`data-observations`).
+struct ObservationsView {
+    struct Count {
+        var code: String
+        var icon = ""
+        var word: String
+        var count: Int
+        var text: String
+    }
+
+    var skies: [Count]
+    var feels: [Count]
+    var hasAny: Bool { !skies.isEmpty || !feels.isEmpty }
 }

@@ -24,9 +24,11 @@ struct PostRow: Sendable {
     /// How many people agreed with it, and whether the viewer is one of them.
     var reactions: Int
     var reactedByViewer: Bool
+    /// What its author saw outside, if they said (posts only).
+    var observation: Observation
 
     /// The columns `init(row:)` reads; a query may select more after them.
-    static let columnCount = 19
+    static let columnCount = 21
 
     /// Its own address: a post's page, or its place on the page of the post it answers.
     var href: String { parentID.map { "/posts/\($0)#post-\(id)" } ?? "/posts/\(id)" }
@@ -57,5 +59,7 @@ struct PostRow: Sendable {
         parentID = row.optionalInt64(16)
         reactions = row.int(17)
         reactedByViewer = row.int(18) > 0
+        observation = Observation(sky: row.optionalString(19).flatMap(Observation.Sky.init(rawValue:)),
+                                  feels: row.optionalString(20).flatMap(Observation.Feels.init(rawValue:)))
     }
 }

@@ -29,6 +29,11 @@ struct PostPresenter {
         view.parentID = post.parentID.map { String($0) }
         view.reactions = post.reactions
         view.reacted = post.reactedByViewer
+        if post.observation.sky != nil || post.observation.feels != nil {
+            view.observation = ObservationTags(
+                sky: post.observation.sky.map { ObservationTag(code: $0.rawValue, icon: $0.icon, word: strings("sky_\($0.rawValue)", [:])) },
+                feels: post.observation.feels.map { ObservationTag(code: $0.rawValue, word: strings("feels_\($0.rawValue)", [:])) })
+        }
         if post.removedAt != nil {
             view.removedNotice = strings("removed_notice", ["reason": post.removedReason ?? ""])
             return view

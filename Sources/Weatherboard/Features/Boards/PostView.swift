@@ -51,6 +51,8 @@ final class PostView {
     var repliesText: String?
     /// The small reply form under a post on a board.
     var canReply = false
+    /// What its author saw outside, if they said.
+    var observation: ObservationTags?
 
     init(id: Int64, author: String, hasAuthor: Bool, displayName: String, datetime: String, relativeTime: String, edited: Bool,
          parts: [Part], isHidden: Bool, csrfToken: HTMLFragment, citySlug: String, cityName: String, returnTo: HTMLFragment) {
@@ -78,4 +80,25 @@ struct ReportReasons {
 /// The closed list of report reasons.
 enum ReportReason: String, CaseIterable {
     case spam, harassment, off_topic, personal_info, illegal, other
+}
+
+/// An observation as a post and a city page show it: a code for tools, an icon and a word.
+struct ObservationTag {
+    var code: String
+    var icon = ""
+    var word: String
+}
+
+/// The sky and the feel a post's author reported (at least one of them).
+struct ObservationTags {
+    var sky: ObservationTag?
+    var feels: ObservationTag?
+}
+
+/// One choice of the post form's optional observation.
+struct ObservationChoice {
+    var value: String
+    var icon = ""
+    var label: String
+    var checked: Bool
 }

@@ -53,7 +53,8 @@ struct CityPageController {
         let language = context.language
         var layout = pages.layout(context, title: city.name(language))
         layout.csrfToken = csrfToken
-        let view = CityPage(layout: layout, slug: city.slug, weather: weatherFragment(city, language, client: clientAddress.of(context.request)), bookmarked: isBookmarked,
+        let view = CityPage(layout: layout, slug: city.slug, weather: weatherFragment(city, language, client: clientAddress.of(context.request)),
+                            observations: board.observations(posts.observations, language), bookmarked: isBookmarked,
                             board: board.section(city: city, context: context, before: before, composer: composer, posts: posts))
         return pages.renderer.page(language) { Templates.city(view, &$0, $1) }
     }
@@ -113,6 +114,8 @@ struct CityPage {
     var layout: LayoutView
     var slug: String
     var weather: HTMLFragment
+    /// Always there (an optional view is what opens a template scope).
+    var observations: ObservationsView?
     var bookmarked: Bool
     var board: BoardSection
 }

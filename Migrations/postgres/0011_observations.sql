@@ -1,0 +1,4 @@
+-- PostgreSQL version of sqlite/0011: observations on posts.
+ALTER TABLE posts ADD COLUMN sky TEXT CHECK (sky IN ('clear', 'clouds', 'fog', 'rain', 'snow', 'storm'));
+ALTER TABLE posts ADD COLUMN feels TEXT CHECK (feels IN ('warmer', 'same', 'colder'));
+CREATE INDEX posts_observations ON posts(city_id, created_at) WHERE sky IS NOT NULL OR feels IS NOT NULL;

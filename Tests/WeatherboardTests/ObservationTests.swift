@@ -1,0 +1,87 @@
+import Foundation
+import HTTPTestSupport
+import Testing
+@testable import Weatherboard
+
+/// Issue 22 #5: what people see outside, beside the forecast.
+@Suite(.onEveryEngine) struct ObservationTests {
+    static func observe(_ browser: Browser, _ text: String, sky: String?, feels: String?) throws -> (WireResponse, MarkupDocument?) {
+        try browser.get("/city/seoul")
+        var fields = [("body", text)]
+        if let sky { fields.append(("sky", sky)) }
+        if let feels { fields.append(("feels", feels)) }
+        return try browser.post("/city/seoul/posts", fields)
+    }
+
+    static func tally(_ page: MarkupDocument) -> [String: String] {
+        var counts: [String: String] = [:]
+        for node in page.nodes("//*[@data-observations]//*[@data-sky]") { counts[node["data-sky"] ?? ""] = node["data-count"] }
+        for node in page.nodes("//*[@data-observations]//*[@data-feels]") { counts["feels:" + (node["data-feels"] ?? "")] = node["data-count"] }
+        return counts
+    }
+
+    @Test func aPostCarriesWhatItsAuthorSawAndTheCityPageCountsTheLastThreeHours() throws {
+        let app = try AppHarness()
+        let rainy = app.browser()
+        try rainy.signUp("rainy")
+        let (_, form) = try rainy.get("/city/seoul")
+        #expect(form.nodes("//form[@action='/city/seoul/posts']//input[@type='radio'][@name='sky']").compactMap { $0["value"] }
+                == ["clear", "clouds", "fog", "rain", "snow", "storm"])
+        #expect(form.nodes("//form[@action='/city/seoul/posts']//input[@type='radio'][@name='feels']").compactMap { $0["value"] }
+                == ["warmer", "same", "colder"])
+        #expect(Self.tally(try app.page("/city/seoul").1).isEmpty)
+        #expect(try app.page("/city/seoul").1.count("//*[@data-observations]") == 1)
+
+        #expect(try Self.observe(rainy, "Pouring in Jongno", sky: "rain", feels: "colder").0.status == 303)
+        let (_, page) = try app.page("/city/seoul")
+        #expect(page.nodes("//article[@data-author='rainy']//*[@data-sky]").first?["data-sky"] == "rain")
+        #expect(page.nodes("//article[@data-author='rainy']//*[@data-feels]").first?["data-feels"] == "colder")
+        #expect(Self.tally(page) == ["rain": "1", "feels:colder": "1"])
+        #expect(page.text("//*[@data-observations]")?.contains("Rain ×1") == true)
+
+        // Within the hour, the same person counts once (their latest); a post without one does not count.
+        app.clock.advance(11)
+        #expect(try Self.observe(rainy, "Now it is snowing!", sky: "snow", feels: nil).0.status == 303)
+        app.clock.advance(11)
+        #expect(try Self.observe(rainy, "Just a remark", sky: nil, feels: nil).0.status == 303)
+        #expect(Self.tally(try app.page("/city/seoul").1) == ["snow": "1"])
+        let other = app.browser()
+        try other.signUp("other")
+        #expect(try Self.observe(other, "Snow here too", sky: "snow", feels: "same").0.status == 303)
+        #expect(Self.tally(try app.page("/city/seoul").1) == ["snow": "2", "feels:same": "1"])
+        // An hour on, the first person counts again; three hours on, nothing counts.
+        app.clock.advance(3600)
+        #expect(try Self.observe(rainy, "Clearing up", sky: "clear", feels: "warmer").0.status == 303)
+        #expect(Self.tally(try app.page("/city/seoul").1) == ["snow": "2", "clear": "1", "feels:same": "1", "feels:warmer": "1"])
+        app.clock.advance(3 * 3600)
+        #expect(Self.tally(try app.page("/city/seoul").1).isEmpty)
+    }
+
+    @Test func blockedHiddenAndRemovedPostsAreNotCountedAndUnknownValuesAreRefused() throws {
+        let app = try AppHarness { $0.limits.reportThreshold = 1 }
+        let first = app.browser()
+        try first.signUp("first")
+        let second = app.browser()
+        try second.signUp("second")
+        #expect(try Self.observe(first, "Fog on the river", sky: "fog", feels: nil).0.status == 303)
+        #expect(try Self.observe(second, "Fog here too", sky: "fog", feels: nil).0.status == 303)
+        #expect(Self.tally(try app.page("/city/seoul").1) == ["fog": "2"])
+        // Someone who blocked the first person counts only the second's.
+        let reader = app.browser()
+        try reader.signUp("reader")
+        try reader.get("/users/first")
+        #expect(try reader.post("/users/first/block", []).0.status == 303)
+        #expect(Self.tally(try reader.get("/city/seoul").1) == ["fog": "1"])
+        // Hidden by a report: gone for others.
+        let secondPost = Int64(try app.count("SELECT max(id) FROM posts"))
+        #expect(try reader.post("/posts/\(secondPost)/report", [("reason", "spam")]).0.status == 303)
+        #expect(Self.tally(try app.page("/city/seoul").1) == ["fog": "1"])
+
+        // A value not on the list: refused, the text kept.
+        let (refused, page) = try Self.observe(first, "Hail!", sky: "hail", feels: nil)
+        #expect(refused.status == 422)
+        #expect(page?.text("//textarea[@id='post-body']") == "Hail!")
+        #expect(try Self.observe(first, "Hot", sky: nil, feels: "boiling").0.status == 422)
+        #expect(try app.count("SELECT count(*) FROM posts") == 2)
+    }
+}
