@@ -40,6 +40,7 @@ import Testing
         let replies = page.nodes("//article[@data-parent-id='\(postID)']")
         #expect(replies.map { $0["data-author"] } == ["answerer", "asker"], "oldest first")
         #expect(page.nodes("//article[@data-post-id='\(postID)']//*[@data-replies]").first?["data-replies"] == "2")
+        #expect(page.text("//h2[@id='replies-heading']") == "2 replies")
         #expect(page.nodes("//form[@action='/posts/\(postID)/replies']").isEmpty, "a guest gets no reply form")
         #expect(page.nodes("//a[contains(@href,'/login')]").count >= 1)
         let (_, signedIn) = try answerer.get("/posts/\(postID)")

@@ -382,8 +382,17 @@ import Testing
                 """, ["neighbour\(n)", text, Double(60 * (n + 1)), asked])
         }
         try app.execute("INSERT INTO reactions (post_id, user_id, created_at) SELECT ?, id, 0 FROM users WHERE username LIKE 'neighbour%' AND id <> (SELECT user_id FROM posts WHERE id = ?)", [asked, asked])
+        // What people saw outside (the seed posts are the last hour's, by three people).
+        try app.execute("UPDATE posts SET sky = 'snow', feels = 'colder' WHERE parent_id IS NULL AND city_id = (SELECT city_id FROM posts WHERE id = ?)", [asked])
+        try app.execute("UPDATE posts SET sky = 'clear' WHERE id = ?", [asked])
+        app.clock.advance(31) // written behind the stores' back: the guests' kept pages age out
         for (width, height, device) in [(1280, 900, ""), (375, 812, "-phone")] {
             try browser.setWindow(width: width, height: height)
+            for language in ["en", "ko"] {
+                try browser.go(base + "/city/seoul?lang=\(language)")
+                try browser.script("document.querySelector('[data-observations]').scrollIntoView({block: 'center'})")
+                try shoot("city-observations\(device)-\(language)")
+            }
             for scheme in ["light", "dark"] {
                 try browser.devTools("Emulation.setEmulatedMedia", ["features": [["name": "prefers-color-scheme", "value": scheme]]])
                 for language in ["en", "ko"] {

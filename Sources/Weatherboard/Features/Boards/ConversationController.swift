@@ -38,6 +38,7 @@ struct ConversationController {
         let shown = found.replies.prefix(BoardQueries.repliesPageSize)
         let view = presenter.view(post, replies: [], count: found.count, returnTo: returnTo)
         view.canReply = false // the page's own form below
+        view.repliesText = presenter.replyPhrases.summary(found.count, shown: found.count) // all of them are here
         let cityName = language == .ko ? (post.cityNameKo ?? post.cityNameEn) : post.cityNameEn
         let open = post.removedAt == nil
         var page = PostPage(

@@ -5,15 +5,16 @@ struct Observation: Sendable, Equatable {
     enum Sky: String, CaseIterable, Sendable {
         case clear, clouds, fog, rain, snow, storm
 
-        /// Shown before the word (decorative: the word says it).
+        /// The weather icon shown before the word (`Public/icons/NAME.svg`, the forecast's own
+        /// set; decorative: the word says it).
         var icon: String {
             switch self {
-            case .clear: "☀️"
-            case .clouds: "☁️"
-            case .fog: "🌫️"
-            case .rain: "🌧️"
-            case .snow: "🌨️"
-            case .storm: "⛈️"
+            case .clear: "clear"
+            case .clouds: "cloudy"
+            case .fog: "fog"
+            case .rain: "rain"
+            case .snow: "snow"
+            case .storm: "thunder"
             }
         }
     }
