@@ -1,8 +1,11 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 import PackageDescription
 
-// Our own modules treat every warning as an error (dependencies are built as their authors ship them).
-let strict: [SwiftSetting] = [.unsafeFlags(["-warnings-as-errors"])]
+// Our own modules treat every warning as an error (dependencies are built as their authors ship
+// them). A setting SwiftPM knows, not `unsafeFlags`: a package with unsafe flags cannot be a
+// dependency, and the HTTPServer library is meant to be one (SwiftPM leaves warnings alone when
+// it builds a package as someone's dependency).
+let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 
 let package = Package(
     name: "Weatherboard",

@@ -261,23 +261,28 @@ enum BoardQueries {
     static let repliesPageSize = 100
     static let repliesOnBoard = 2
 
-    /// The columns `PostRow(row:)` reads, in order.
-    private static let visibleSQL = """
-        SELECT p.id, p.city_id, p.user_id, p.body, p.created_at, p.edited_at, p.hidden_at, p.removed_at, p.removed_reason,
-               u.username, u.display_name, u.role, c.slug, c.name_en, c.name_ko,
-               (SELECT r.created_at FROM reports r WHERE r.post_id = p.id AND r.reporter_id = ?1) AS reported_at,
-               p.parent_id,
-               (SELECT count(*) FROM reactions x WHERE x.post_id = p.id) AS reactions,
-               (SELECT count(*) FROM reactions x WHERE x.post_id = p.id AND x.user_id = ?1) AS reacted,
-               p.sky, p.feels
-        FROM posts p
-        LEFT JOIN users u ON u.id = p.user_id
-        JOIN cities c ON c.id = p.city_id
-        WHERE (p.hidden_at IS NULL OR p.user_id = ?1 OR ?2 = 1 OR (?3 = 2 AND p.removed_at IS NOT NULL))
+    /// The columns `PostRow(row:)` reads, in order, from `posts p` and `joinsSQL`.
+    private static let columnsSQL = """
+        p.id, p.city_id, p.user_id, p.body, p.created_at, p.edited_at, p.hidden_at, p.removed_at, p.removed_reason,
+        u.username, u.display_name, u.role, c.slug, c.name_en, c.name_ko,
+        (SELECT r.created_at FROM reports r WHERE r.post_id = p.id AND r.reporter_id = ?1) AS reported_at,
+        p.parent_id,
+        (SELECT count(*) FROM reactions x WHERE x.post_id = p.id) AS reactions,
+        (SELECT count(*) FROM reactions x WHERE x.post_id = p.id AND x.user_id = ?1) AS reacted,
+        p.sky, p.feels
+        """
+    private static let joinsSQL = "LEFT JOIN users u ON u.id = p.user_id JOIN cities c ON c.id = p.city_id"
+
+    /// Who may see the post `p`: the rules, on `p` alone (so that a query can apply them to
+    /// bare ids before it reads whole rows).
+    private static let visibleWhere = """
+        (p.hidden_at IS NULL OR p.user_id = ?1 OR ?2 = 1 OR (?3 = 2 AND p.removed_at IS NOT NULL))
           AND (p.removed_at IS NULL OR ?3 = 2 OR (?3 = 1 AND p.user_id = ?1))
           AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = ?1 AND b.blocked_id = p.user_id)
           AND NOT EXISTS (SELECT 1 FROM hidden_posts h WHERE h.viewer_id = ?1 AND h.post_id = p.id)
         """
+
+    private static let visibleSQL = "SELECT \(columnsSQL) FROM posts p \(joinsSQL) WHERE \(visibleWhere)"
 
     /// Which removed posts a list shows (as a notice, never their text).
     enum Removed: Int {
@@ -292,20 +297,26 @@ enum BoardQueries {
 
     /// The newest replies the viewer can see under each post of `cityID` whose id is in
     /// `lowest...highest` (a board page's posts), at most `repliesOnBoard` each, oldest first, and
-    /// how many the viewer can see in all: one statement for the whole page.
+    /// how many the viewer can see in all: one statement for the whole page. The page's posts are
+    /// found first and their replies through `posts_parent` (filtering the city's posts by
+    /// `parent_id` walked every post of a busy city).
     static func newestReplies(cityID: Int64, posts lowest: Int64, _ highest: Int64, viewer: User?,
                               _ db: any SQLConnection) throws -> [Int64: (shown: [PostRow], count: Int)] {
         var replies: [Int64: (shown: [PostRow], count: Int)] = [:]
+        // Ranked and counted on bare ids; whole rows read for the shown ones only (a window over
+        // whole rows copied every reply's columns through SQLite's sorter).
         try db.forEachRow("""
-            SELECT * FROM (
-                SELECT v.*, row_number() OVER (PARTITION BY v.parent_id ORDER BY v.id DESC) AS newest_rank,
-                       count(*) OVER (PARTITION BY v.parent_id) AS replies
-                FROM (\(visibleSQL) AND p.city_id = ?4 AND p.parent_id BETWEEN ?5 AND ?6) v
-            ) ranked WHERE newest_rank <= ?7 ORDER BY parent_id, id
+            SELECT \(columnsSQL), ranked.replies FROM (
+                SELECT p.id, row_number() OVER (PARTITION BY p.parent_id ORDER BY p.id DESC) AS newest_rank,
+                       count(*) OVER (PARTITION BY p.parent_id) AS replies
+                FROM posts p WHERE \(visibleWhere) AND p.parent_id IN (
+                    SELECT t.id FROM posts t WHERE t.city_id = ?4 AND t.parent_id IS NULL AND t.id BETWEEN ?5 AND ?6)
+            ) ranked JOIN posts p ON p.id = ranked.id \(joinsSQL)
+            WHERE ranked.newest_rank <= ?7 ORDER BY p.parent_id, p.id
             """, arguments(viewer, cityID, lowest, highest, repliesOnBoard).map { $0.sqlValue }) { row in
             let reply = PostRow(row: row)
             guard let parent = reply.parentID else { return }
-            replies[parent, default: ([], row.int(PostRow.columnCount + 1))].shown.append(reply)
+            replies[parent, default: ([], row.int(PostRow.columnCount))].shown.append(reply)
         }
         return replies
     }
@@ -316,15 +327,16 @@ enum BoardQueries {
         var count = 0
         var rows: [PostRow] = []
         try db.forEachRow("""
-            SELECT * FROM (
-                SELECT v.*, count(*) OVER () AS replies FROM (\(visibleSQL) AND p.parent_id = ?4) v
-            ) counted WHERE id > ?5 ORDER BY id LIMIT ?6
+            SELECT \(columnsSQL), counted.replies FROM (
+                SELECT p.id, count(*) OVER () AS replies FROM posts p WHERE \(visibleWhere) AND p.parent_id = ?4
+            ) counted JOIN posts p ON p.id = counted.id \(joinsSQL)
+            WHERE p.id > ?5 ORDER BY p.id LIMIT ?6
             """, arguments(viewer, postID, after ?? 0, repliesPageSize + 1).map { $0.sqlValue }) { row in
             rows.append(PostRow(row: row))
             count = row.int(PostRow.columnCount)
         }
         if rows.isEmpty, after != nil {
-            count = try db.one("SELECT count(*) FROM (\(visibleSQL) AND p.parent_id = ?4) v", arguments(viewer, postID)) { $0.int(0) } ?? 0
+            count = try db.one("SELECT count(*) FROM posts p WHERE \(visibleWhere) AND p.parent_id = ?4", arguments(viewer, postID)) { $0.int(0) } ?? 0
         }
         return (rows, count)
     }
@@ -336,10 +348,10 @@ enum BoardQueries {
         var tally = ObservationTally()
         try db.forEachRow("""
             SELECT sky, feels FROM (
-                SELECT v.sky, v.feels,
-                       row_number() OVER (PARTITION BY coalesce(v.user_id, -v.id), CAST(v.created_at AS BIGINT) / ?6 ORDER BY v.id DESC) AS latest
-                FROM (\(visibleSQL) AND p.city_id = ?4 AND p.parent_id IS NULL AND p.created_at > ?5
-                      AND (p.sky IS NOT NULL OR p.feels IS NOT NULL)) v
+                SELECT p.sky, p.feels,
+                       row_number() OVER (PARTITION BY coalesce(p.user_id, -p.id), CAST(p.created_at AS BIGINT) / ?6 ORDER BY p.id DESC) AS latest
+                FROM posts p WHERE \(visibleWhere) AND p.city_id = ?4 AND p.parent_id IS NULL AND p.created_at > ?5
+                      AND (p.sky IS NOT NULL OR p.feels IS NOT NULL)
             ) ranked WHERE latest = 1
             """, arguments(viewer, cityID, now - Observation.window, Int(Observation.onePerPersonEvery)).map { $0.sqlValue }) { row in
             if let sky = row.optionalString(0).flatMap(Observation.Sky.init(rawValue:)) { tally.skies[sky, default: 0] += 1 }
