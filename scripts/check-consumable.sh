@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Builds a throwaway package that depends on this one and serves with its HTTPServer library: a
-# package with unsafe build flags cannot be a dependency, and this proves ours can (issue 21 #3).
+# Builds a throwaway package that depends on this one at a version, as a dependency from anywhere
+# else would (SwiftPM lets a path, branch or revision dependency use unsafe build flags, but not a
+# versioned one), and uses its HTTPServer library (issue 21 #3). The version is a tag on a clone
+# of the committed HEAD.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-identity=$(basename "$here" | tr '[:upper:]' '[:lower:]')
-consumer=$(mktemp -d)
-trap 'rm -rf "$consumer"' EXIT
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+git clone -q "$here" "$work/weatherboard"
+git -C "$work/weatherboard" tag 0.0.1
+consumer="$work/consumer"
 mkdir -p "$consumer/Sources/Consumer"
 cat >"$consumer/Package.swift" <<MANIFEST
 // swift-tools-version:6.2
@@ -13,8 +17,8 @@ import PackageDescription
 
 let package = Package(
     name: "Consumer",
-    dependencies: [.package(path: "$here")],
-    targets: [.executableTarget(name: "Consumer", dependencies: [.product(name: "HTTPServer", package: "$identity")])]
+    dependencies: [.package(url: "file://$work/weatherboard", exact: "0.0.1")],
+    targets: [.executableTarget(name: "Consumer", dependencies: [.product(name: "HTTPServer", package: "weatherboard")])]
 )
 MANIFEST
 cat >"$consumer/Sources/Consumer/main.swift" <<'SOURCE'
@@ -30,4 +34,4 @@ router.get("/") { _, _ in Response(status: .ok, body: Array("hello".utf8)) }
 print("routes: \(router.hasRoute(for: Request(method: "GET", target: "/")))")
 SOURCE
 (cd "$consumer" && swift build 2>&1 | tail -3)
-echo "a package depending on $identity builds against HTTPServer"
+echo "a package depending on weatherboard 0.0.1 builds against HTTPServer"
