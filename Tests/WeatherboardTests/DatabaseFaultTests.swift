@@ -50,6 +50,13 @@ import Testing
             #expect(page?.text("//textarea[@name='body']") == text, "the typed text is kept")
             #expect(try app.count("SELECT count(*) FROM posts") == 1, "nothing half-written")
             #expect(try app.get("/city/seoul").status == 200, "reading goes on")
+            // A reply too: its post's page comes back with the reply in its box.
+            let postID = Int64(try app.count("SELECT max(id) FROM posts"))
+            try writer.get("/posts/\(postID)")
+            let (reply, replyPage) = try writer.post("/posts/\(postID)/replies", [("body", "A reply on the full disk")])
+            #expect(reply.status == 507)
+            #expect(reply.headers["Retry-After"] != nil)
+            #expect(replyPage?.text("//textarea[@id='reply-body']") == "A reply on the full disk")
 
             // Space again: the same request succeeds, no restart.
             try FileManager.default.removeItem(atPath: filler)

@@ -52,13 +52,8 @@ struct BoardController {
                 return try refuse(refusal)
             }
         } catch let error as SQLError where error.isTemporary {
-            // Nothing was written (one transaction); the text goes back in the box with the reason,
-            // if the page can still be read (a full disk), else the error page says to come back.
-            let failure = ErrorPages.temporaryFailure(error)
-            let key = error.kind == .full ? "error_507_text" : "error_503_text"
-            var response = try refuse(PostingRules.Refusal(key: key, status: failure.status))
-            for field in failure.headers { response.headers.add(field.name, field.value) }
-            return response
+            // If the page can still be read (a full disk); else the error page says to come back.
+            return try ErrorPages.formKept(after: error) { key, status in try refuse(PostingRules.Refusal(key: key, status: status)) }
         }
         return .redirect(to: "/city/\(city.slug)#board")
     }

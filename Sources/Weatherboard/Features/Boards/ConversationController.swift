@@ -85,10 +85,7 @@ struct ConversationController {
         } catch is BoardStore.RepliesClosed {
             return try refuse("error_replies_closed", .conflict)
         } catch let error as SQLError where error.isTemporary {
-            let failure = ErrorPages.temporaryFailure(error)
-            var response = try refuse(error.kind == .full ? "error_507_text" : "error_503_text", failure.status)
-            for field in failure.headers { response.headers.add(field.name, field.value) }
-            return response
+            return try ErrorPages.formKept(after: error) { key, status in try refuse(key, status) }
         }
     }
 

@@ -50,6 +50,16 @@ struct ErrorPages {
             : HTTPError(.serviceUnavailable, headers: HTTPHeaders([("Retry-After", "5")]))
     }
 
+    /// A form's page given back on temporary trouble: nothing was written (one transaction), so
+    /// what was typed goes back in the form with the reason (`render` gets the catalog key of the
+    /// text), with the status and `Retry-After` of the error page.
+    static func formKept(after error: SQLError, _ render: (_ key: String, _ status: HTTPStatus) throws -> Response) rethrows -> Response {
+        let failure = temporaryFailure(error)
+        var response = try render(error.kind == .full ? "error_507_text" : "error_503_text", failure.status)
+        for field in failure.headers { response.headers.add(field.name, field.value) }
+        return response
+    }
+
     private func page(_ context: AppContext, status: HTTPStatus, heading: String, message: String = "",
                       ban: BanNotice? = nil) -> Response {
         let view = ErrorPage(layout: pages.layout(context, title: heading), status: status.code, heading: heading,

@@ -130,6 +130,26 @@ struct AdminController {
         var problem: String?
     }
 
+    /// What a ban (alone, or with a purge) takes from its form: the reason as typed and the end,
+    /// or the catalog key of what is wrong (oneself, an admin, an unlisted duration, no reason).
+    private func banTerms(of target: User, by admin: User, _ context: AppContext) -> (reason: TypedReason, until: Date?, problem: String?) {
+        let reason = reason(context, required: true)
+        let now = clock()
+        let duration = Self.durations[context.form["duration"] ?? ""]
+        let problem = target.id == admin.id ? "error_ban_self"
+            : target.isAdmin ? "error_ban_admin"
+            : duration == nil ? "error_ban_duration"
+            : reason.problem
+        return (reason, duration.flatMap { $0.map { now.addingTimeInterval($0) } }, problem)
+    }
+
+    /// A ban's confirm page lines: how long, and why.
+    private static func banDetails(duration: String, reason: String, _ pages: Pages, _ language: Language) -> [ConfirmPage.Detail] {
+        [.init(text: pages.string("confirm_duration", language,
+                                  ["duration": durations.keys.contains(duration) ? pages.string("duration_\(duration)", language) : "–"])),
+         .init(text: pages.string("confirm_reason", language, ["reason": reason]))]
+    }
+
     private func reason(_ context: AppContext, required: Bool) -> TypedReason {
         let policy = TextPolicy.moderationReason
         let typed = policy.typed(context.form["reason"])
@@ -199,9 +219,7 @@ struct AdminController {
                                heading: pages.string("admin_ban", language),
                                warning: Self.isFromOwnForm(query, context) ? nil : pages.string("confirm_prefilled_by_link", language),
                                quote: quote,
-                               details: [.init(text: pages.string("confirm_duration", language,
-                                                                  ["duration": Self.durations.keys.contains(duration) ? pages.string("duration_\(duration)", language) : "–"])),
-                                         .init(text: pages.string("confirm_reason", language, ["reason": reason]))],
+                               details: Self.banDetails(duration: duration, reason: reason, pages, language),
                                question: pages.string("confirm_ban", language, ["user": target.displayName]),
                                action: "/admin/users/\(target.username)/ban", fields: fields, button: pages.string("admin_ban", language),
                                cancelHref: safeReturnPath(query["return_to"] ?? "/admin"))
@@ -225,20 +243,14 @@ struct AdminController {
     func ban(_ request: Request, _ context: AppContext) throws -> Response {
         let admin = try context.requireUser()
         let target = try User.named(request, in: database)
-        let language = context.language
-        let reason = reason(context, required: true)
         let postID = Int64(context.form["post_id"] ?? "")
-        func refuse(_ key: String) throws -> Response {
-            try queuePage(context, page: 1, problem: Problem(postID: postID, username: target.username,
-                                                            message: pages.string(key, language), reason: reason.text),
-                          status: .unprocessableContent)
+        let terms = banTerms(of: target, by: admin, context)
+        if let key = terms.problem {
+            return try queuePage(context, page: 1, problem: Problem(postID: postID, username: target.username,
+                                                                   message: pages.string(key, context.language), reason: terms.reason.text),
+                                 status: .unprocessableContent)
         }
-        guard target.id != admin.id else { return try refuse("error_ban_self") }
-        guard !target.isAdmin else { return try refuse("error_ban_admin") }
-        guard let duration = Self.durations[context.form["duration"] ?? ""] else { return try refuse("error_ban_duration") }
-        if let key = reason.problem { return try refuse(key) }
-        let now = clock()
-        try store.ban(target, by: admin, reason: reason.text, until: duration.map { now.addingTimeInterval($0) }, postID: postID, now: now)
+        try store.ban(target, by: admin, reason: terms.reason.text, until: terms.until, postID: postID, now: clock())
         context.nextFlash = Flash(.banned, username: target.username)
         return .redirect(to: context.returnPath(or: "/admin"))
     }
@@ -261,9 +273,7 @@ struct AdminController {
             .init(text: pages.string("confirm_purge_count", language, ["posts": String(plan.posts), "replies": String(plan.replies)])),
         ]
         if !places.isEmpty { details.append(.init(text: pages.string("confirm_purge_where", language, ["cities": places]))) }
-        details += [.init(text: pages.string("confirm_duration", language,
-                                             ["duration": Self.durations.keys.contains(duration) ? pages.string("duration_\(duration)", language) : "–"])),
-                    .init(text: pages.string("confirm_reason", language, ["reason": reason]))]
+        details += Self.banDetails(duration: duration, reason: reason, pages, language)
         let view = ConfirmPage(layout: pages.layout(context, title: pages.string("confirm_heading", language)),
                                heading: pages.string("admin_purge", language),
                                warning: Self.isFromOwnForm(query, context) ? nil : pages.string("confirm_prefilled_by_link", language),
@@ -279,16 +289,11 @@ struct AdminController {
     func purge(_ request: Request, _ context: AppContext) throws -> Response {
         let admin = try context.requireUser()
         let target = try User.named(request, in: database)
-        let reason = reason(context, required: true)
-        func refuse(_ key: String) throws -> Response {
-            try lookUpPage(target, context, problem: pages.string(key, context.language), status: .unprocessableContent)
+        let terms = banTerms(of: target, by: admin, context)
+        if let key = terms.problem {
+            return try lookUpPage(target, context, problem: pages.string(key, context.language), status: .unprocessableContent)
         }
-        guard target.id != admin.id else { return try refuse("error_ban_self") }
-        guard !target.isAdmin else { return try refuse("error_ban_admin") }
-        guard let duration = Self.durations[context.form["duration"] ?? ""] else { return try refuse("error_ban_duration") }
-        if let key = reason.problem { return try refuse(key) }
-        let now = clock()
-        try store.purge(target, by: admin, reason: reason.text, until: duration.map { now.addingTimeInterval($0) }, now: now)
+        try store.purge(target, by: admin, reason: terms.reason.text, until: terms.until, now: clock())
         context.nextFlash = Flash(.purged, username: target.username)
         return .redirect(to: context.returnPath(or: "/admin/users/\(target.username)"))
     }
