@@ -86,9 +86,11 @@ import Testing
         #expect(refused.status == 409)
         #expect(refusedPage?.text("//p[@class='form-error']")?.contains("removed") == true)
 
-        // Deleted by its author: gone.
+        // Deleted by its author (told its replies go too): gone.
         let second = try Self.secondQuestion(app, asker)
-        try asker.get("/posts/\(second)/delete")
+        try Self.reply(reporter, to: second, "An answer that goes with it")
+        let (_, confirm) = try asker.get("/posts/\(second)/delete")
+        #expect(confirm.text("//p[@class='confirm-detail']")?.hasSuffix("whoever wrote them: 1.") == true)
         #expect(try asker.post("/posts/\(second)/delete", []).0.status == 303)
         #expect(try app.get("/posts/\(second)").status == 404)
         #expect(try reporter.post("/posts/\(second)/replies", [("body", "Too late")]).0.status == 404)

@@ -104,8 +104,11 @@ struct BoardController {
     func confirmDelete(_ request: Request, _ context: AppContext) throws -> Response {
         let post = try ownPost(request, context)
         let language = context.language
+        // Replies go with the post they answer: say how many, everyone's.
+        let replies = try store.replyCount(of: post.id)
         let view = ConfirmPage(layout: pages.layout(context, title: pages.string("confirm_heading", language)),
                                heading: pages.string("confirm_heading", language), quote: post.body,
+                               details: replies == 0 ? [] : [.init(text: pages.string("confirm_delete_replies", language, ["n": String(replies)]))],
                                question: pages.string("confirm_delete_post", language), action: "/posts/\(post.id)/delete",
                                button: pages.string("delete", language), cancelHref: post.placeHref)
         return pages.html(context) { Templates.confirm(view, &$0, $1) }

@@ -129,7 +129,12 @@ struct BoardStore: Sendable {
         }
     }
 
-    /// Deletes the post (and its reports), unless reports of it wait for review (same transaction).
+    /// How many replies a post has (whoever can see them): they are deleted with it.
+    func replyCount(of postID: Int64) throws -> Int {
+        try database.readStatement { try $0.integer("SELECT count(*) FROM posts WHERE parent_id = ?", postID) }
+    }
+
+    /// Deletes the post (with its reports and replies), unless reports of it wait for review (same transaction).
     func delete(postID: Int64, authorID: Int64?) throws {
         try database.write { db, changes in
             if try Self.isUnderReview(postID: postID, db) { throw UnderReview() }
