@@ -245,6 +245,33 @@ import Testing
         print("statements for a signed-in board page: \(full)")
     }
 
+    /// Issue 21 #5: a row is read from the places its SELECT list puts each column (both come
+    /// from `PostRow.Column`); every field of a known post and reply comes back as written.
+    @Test func aPostRowReadsEveryColumnFromItsPlace() throws {
+        let app = try AppHarness()
+        let (_, postID) = try Self.question(app, "Sleet at Gwanghwamun")
+        try app.execute("UPDATE posts SET sky = 'snow', feels = 'colder', edited_at = created_at + 5 WHERE id = ?", [postID])
+        let answerer = app.browser()
+        try answerer.signUp("answerer")
+        try Self.reply(answerer, to: postID, "Same in Jongno")
+        let replyID = Int64(try app.count("SELECT max(id) FROM posts"))
+        try answerer.get("/city/seoul")
+        #expect(try answerer.post("/posts/\(postID)/react", []).0.status == 303)
+        #expect(try answerer.post("/posts/\(postID)/report", [("reason", "spam")]).0.status == 303)
+        let viewer = try #require(try app.application.database.readStatement { try User.find(username: "answerer", $0) })
+        let (post, reply) = try app.application.database.read { db in
+            (try BoardQueries.post(id: postID, viewer: viewer, db), try BoardQueries.post(id: replyID, viewer: viewer, db))
+        }
+        let p = try #require(post), r = try #require(reply)
+        #expect(p.id == postID && p.body == "Sleet at Gwanghwamun" && p.username == "asker" && p.displayName == "Asker")
+        #expect(p.citySlug == "seoul" && p.cityNameEn == "Seoul" && p.cityNameKo == "서울" && !p.authorIsAdmin)
+        #expect(p.editedAt == p.createdAt.addingTimeInterval(5) && p.hiddenAt == nil && p.removedAt == nil && p.parentID == nil)
+        #expect(p.reactions == 1 && p.reactedByViewer && p.reportedByViewerAt != nil)
+        #expect(p.observation == Observation(sky: .snow, feels: .colder))
+        #expect(r.id == replyID && r.parentID == postID && r.username == "answerer" && r.body == "Same in Jongno")
+        #expect(r.reactions == 0 && !r.reactedByViewer && r.reportedByViewerAt == nil && r.observation.sky == nil && r.observation.feels == nil)
+    }
+
     @Test func agreeingTogglesCountsForEveryoneAndNotOnOnesOwnPost() throws {
         let app = try AppHarness()
         let (asker, postID) = try Self.question(app)

@@ -266,16 +266,8 @@ enum BoardQueries {
     static let repliesPageSize = 100
     static let repliesOnBoard = 2
 
-    /// The columns `PostRow(row:)` reads, in order, from `posts p` and `joinsSQL`.
-    private static let columnsSQL = """
-        p.id, p.city_id, p.user_id, p.body, p.created_at, p.edited_at, p.hidden_at, p.removed_at, p.removed_reason,
-        u.username, u.display_name, u.role, c.slug, c.name_en, c.name_ko,
-        (SELECT r.created_at FROM reports r WHERE r.post_id = p.id AND r.reporter_id = ?1) AS reported_at,
-        p.parent_id,
-        (SELECT count(*) FROM reactions x WHERE x.post_id = p.id) AS reactions,
-        (SELECT count(*) FROM reactions x WHERE x.post_id = p.id AND x.user_id = ?1) AS reacted,
-        p.sky, p.feels
-        """
+    /// What `PostRow(row:)` reads, from `posts p` and `joinsSQL`.
+    private static let columnsSQL = PostRow.selectList
     private static let joinsSQL = "LEFT JOIN users u ON u.id = p.user_id JOIN cities c ON c.id = p.city_id"
 
     /// Who may see the post `p`: the rules, on `p` alone (so that a query can apply them to

@@ -27,8 +27,44 @@ struct PostRow: Sendable {
     /// What its author saw outside, if they said (posts only).
     var observation: Observation
 
+    /// The SELECT list `init(row:)` reads, in order (`p` the post, `u` its author, `c` its city,
+    /// `?1` the viewer): the list and the reader come from this one enum, so a column added or
+    /// moved cannot be read from the wrong place.
+    enum Column: Int, CaseIterable {
+        case id, cityID, userID, body, createdAt, editedAt, hiddenAt, removedAt, removedReason
+        case username, displayName, role, citySlug, cityNameEn, cityNameKo
+        case reportedAt, parentID, reactions, reacted, sky, feels
+
+        var sql: String {
+            switch self {
+            case .id: "p.id"
+            case .cityID: "p.city_id"
+            case .userID: "p.user_id"
+            case .body: "p.body"
+            case .createdAt: "p.created_at"
+            case .editedAt: "p.edited_at"
+            case .hiddenAt: "p.hidden_at"
+            case .removedAt: "p.removed_at"
+            case .removedReason: "p.removed_reason"
+            case .username: "u.username"
+            case .displayName: "u.display_name"
+            case .role: "u.role"
+            case .citySlug: "c.slug"
+            case .cityNameEn: "c.name_en"
+            case .cityNameKo: "c.name_ko"
+            case .reportedAt: "(SELECT r.created_at FROM reports r WHERE r.post_id = p.id AND r.reporter_id = ?1)"
+            case .parentID: "p.parent_id"
+            case .reactions: "(SELECT count(*) FROM reactions x WHERE x.post_id = p.id)"
+            case .reacted: "(SELECT count(*) FROM reactions x WHERE x.post_id = p.id AND x.user_id = ?1)"
+            case .sky: "p.sky"
+            case .feels: "p.feels"
+            }
+        }
+    }
+
+    static let selectList = Column.allCases.map(\.sql).joined(separator: ", ")
     /// The columns `init(row:)` reads; a query may select more after them.
-    static let columnCount = 21
+    static let columnCount = Column.allCases.count
 
     /// Its own address: a post's page, or its place on the page of the post it answers.
     var href: String { parentID.map { "/posts/\($0)#post-\(id)" } ?? "/posts/\(id)" }
@@ -37,29 +73,29 @@ struct PostRow: Sendable {
     /// only the newest two replies of a post).
     var placeHref: String { parentID == nil ? "/city/\(citySlug)#post-\(id)" : href }
 
-    /// Reads the columns of `BoardQueries.visibleSQL` by position (by name, each look-up hashed
-    /// the column's name: 16 columns × 21 rows on every board page).
+    /// Reads `selectList` by position (by name, each look-up hashed the column's name: 21
+    /// columns × 21 rows on every board page).
     init(row: any SQLRow) {
-        id = row.int64(0)
-        cityID = row.int64(1)
-        userID = row.optionalInt64(2)
-        body = row.string(3)
-        createdAt = row.date(4)
-        editedAt = row.optionalDate(5)
-        hiddenAt = row.optionalDate(6)
-        removedAt = row.optionalDate(7)
-        removedReason = row.optionalString(8)
-        username = row.optionalString(9)
-        displayName = row.optionalString(10)
-        authorIsAdmin = row.optionalString(11) == "admin"
-        citySlug = row.string(12)
-        cityNameEn = row.string(13)
-        cityNameKo = row.optionalString(14)
-        reportedByViewerAt = row.optionalDate(15)
-        parentID = row.optionalInt64(16)
-        reactions = row.int(17)
-        reactedByViewer = row.int(18) > 0
-        observation = Observation(sky: row.optionalString(19).flatMap(Observation.Sky.init(rawValue:)),
-                                  feels: row.optionalString(20).flatMap(Observation.Feels.init(rawValue:)))
+        id = row.int64(Column.id.rawValue)
+        cityID = row.int64(Column.cityID.rawValue)
+        userID = row.optionalInt64(Column.userID.rawValue)
+        body = row.string(Column.body.rawValue)
+        createdAt = row.date(Column.createdAt.rawValue)
+        editedAt = row.optionalDate(Column.editedAt.rawValue)
+        hiddenAt = row.optionalDate(Column.hiddenAt.rawValue)
+        removedAt = row.optionalDate(Column.removedAt.rawValue)
+        removedReason = row.optionalString(Column.removedReason.rawValue)
+        username = row.optionalString(Column.username.rawValue)
+        displayName = row.optionalString(Column.displayName.rawValue)
+        authorIsAdmin = row.optionalString(Column.role.rawValue) == "admin"
+        citySlug = row.string(Column.citySlug.rawValue)
+        cityNameEn = row.string(Column.cityNameEn.rawValue)
+        cityNameKo = row.optionalString(Column.cityNameKo.rawValue)
+        reportedByViewerAt = row.optionalDate(Column.reportedAt.rawValue)
+        parentID = row.optionalInt64(Column.parentID.rawValue)
+        reactions = row.int(Column.reactions.rawValue)
+        reactedByViewer = row.int(Column.reacted.rawValue) > 0
+        observation = Observation(sky: row.optionalString(Column.sky.rawValue).flatMap(Observation.Sky.init(rawValue:)),
+                                  feels: row.optionalString(Column.feels.rawValue).flatMap(Observation.Feels.init(rawValue:)))
     }
 }
