@@ -53,6 +53,8 @@ import Testing
         #expect(moved.headers["Location"] == "/posts/\(postID)#post-\(replyID)")
         #expect(try app.get("/posts/999999").status == 404)
         #expect(try app.get("/posts/abc").status == 404)
+        #expect(try app.get("/posts/+\(postID)").status == 404, "one address per post")
+        #expect(try app.get("/posts/0\(postID)").status == 404)
         #expect(try app.get("/posts/1?after=x").status == 400)
     }
 

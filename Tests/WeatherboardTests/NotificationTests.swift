@@ -57,6 +57,40 @@ import Testing
         #expect(Self.unread(try answerer.get("/city/seoul").1) == "0", "a later reply to the same post is not the answerer's")
     }
 
+    /// Found by a hostile tester: a notice kept the text of a post removed or hidden since, and
+    /// agreement toggled on and off counted each "on" as another person.
+    @Test func aNoticeShowsOnlyWhatItsReaderMayReadAndAgreementAsItStands() throws {
+        let app = try AppHarness { $0.limits.secondsBetweenPosts = 0 }
+        let friend = app.browser()
+        try friend.signUp("friend")
+        let (asker, postID) = try ConversationTests.question(app, "Secret text, mentioning @friend")
+        try asker.postOnBoard("seoul", "Another, mentioning @friend")
+        let second = Int64(try app.count("SELECT max(id) FROM posts"))
+        try asker.postOnBoard("seoul", "A third, mentioning @friend")
+        let (_, before) = try friend.get("/notifications")
+        #expect(before.nodes("//li[@data-notification='mention']//p[contains(@class,'excerpt')]").map(\.text).contains("Secret text, mentioning @friend"))
+        // Removed by a moderator; hidden by reports (threshold 3).
+        let chief = app.browser()
+        try chief.signUp("chief")
+        try app.promoteToAdmin("chief")
+        try chief.get("/admin")
+        #expect(try chief.post("/admin/posts/\(postID)/remove", [("reason", "Spam")]).0.status == 303)
+        try app.execute("UPDATE posts SET hidden_at = created_at WHERE id = ?", [second])
+        let excerpts = try friend.get("/notifications").1.nodes("//li[@data-notification='mention']//p[contains(@class,'excerpt')]").map(\.text)
+        #expect(excerpts.sorted() == ["", "", "A third, mentioning @friend"], "\(excerpts)")
+
+        // One person agreeing on, off and on is one person; taking the last agreement back takes the notice back.
+        let third = Int64(try app.count("SELECT max(id) FROM posts"))
+        try friend.get("/city/seoul")
+        for _ in 0..<3 { #expect(try friend.post("/posts/\(third)/react", []).0.status == 303) }
+        #expect(try Self.notices(asker).first { $0.kind == "reaction" }?.text.hasPrefix("1 person agreed") == true)
+        #expect(try friend.post("/posts/\(third)/react", []).0.status == 303)
+        #expect(try friend.post("/posts/\(third)/react", []).0.status == 303)
+        #expect(try friend.post("/posts/\(third)/react", []).0.status == 303) // off
+        #expect(Self.unread(try asker.get("/city/seoul").1) == "0")
+        #expect(try Self.notices(asker).filter { $0.kind == "reaction" }.isEmpty, "nobody agrees now")
+    }
+
     @Test func nothingFromABlockedPersonAndBlockingRemovesWhatTheyCaused() throws {
         let app = try AppHarness { $0.limits.secondsBetweenPosts = 0 }
         let (asker, postID) = try ConversationTests.question(app)

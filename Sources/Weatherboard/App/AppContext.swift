@@ -96,7 +96,8 @@ struct Redirect: Error {
 extension Request {
     /// The path's `{id}`, as a row id; 404 for anything else (no such row can exist).
     func idParameter() throws -> Int64 {
-        guard let id = Int64(parameters["id"] ?? "") else { throw HTTPError(.notFound) }
+        // One address per thing: `/posts/+1` and `/posts/01` are not `/posts/1`.
+        guard let raw = parameters["id"], let id = Int64(raw), String(id) == raw else { throw HTTPError(.notFound) }
         return id
     }
 

@@ -88,6 +88,7 @@ struct BoardStore: Sendable {
             try limit.hit("react:user:\(userID)", now: now, db)
             let agrees: Bool
             if try db.execute("DELETE FROM reactions WHERE post_id = ? AND user_id = ?", postID, userID) > 0 {
+                try Notices.agreementWithdrawn(from: postID, db)
                 agrees = false
             } else {
                 try db.execute("INSERT INTO reactions (post_id, user_id, created_at) VALUES (?, ?, ?)", postID, userID, now)

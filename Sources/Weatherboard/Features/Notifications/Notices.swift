@@ -18,8 +18,8 @@ enum Notices {
                        recipient, kind.rawValue, postID, actor, now)
     }
 
-    /// Agreement is told as one notice per post while it is unread, counting the people who
-    /// agreed ("3 people agreed with your post in Seoul"); it never names them.
+    /// Agreement is told as one notice per post while it is unread ("3 people agreed with your
+    /// post in Seoul", counted when the list is read, as agreement stands then); it never names them.
     static func agreed(with postID: Int64, author: Int64?, by actor: Int64, now: Double, _ db: any SQLConnection) throws {
         guard let author, author != actor, try !blocks(author, actor, db) else { return }
         let counted = try db.execute("""
@@ -27,6 +27,14 @@ enum Notices {
             WHERE user_id = ? AND kind = 'reaction' AND post_id = ? AND read_at IS NULL
             """, now, author, postID)
         if counted == 0 { try tell(author, .reaction, post: postID, actor: actor, now: now, db) }
+    }
+
+    /// The last agreement taken back: an unread notice of it goes (it would say "0 people").
+    static func agreementWithdrawn(from postID: Int64, _ db: any SQLConnection) throws {
+        try db.execute("""
+            DELETE FROM notifications WHERE kind = 'reaction' AND post_id = ?1 AND read_at IS NULL
+              AND NOT EXISTS (SELECT 1 FROM reactions x WHERE x.post_id = ?1)
+            """, postID)
     }
 
     /// The people `body` mentions (`@username`) who exist, at most `mentionsPerPost`, told once

@@ -19,15 +19,20 @@ struct NotificationStore: Sendable {
     /// page; then every unread one is marked read (opening the list reads them), in one transaction.
     func open(userID: Int64, before: Int64?, now: Date) throws -> [Notice] {
         try database.write { db in
+            // The excerpt only of what the member may read now (not a post removed or hidden since,
+            // unless it is their own hidden one); agreement counted as it stands (people take it back).
             let notices = try db.all("""
-                SELECT n.id, n.kind, n.post_id, p.parent_id, n.people, n.created_at, n.read_at,
-                       a.username, a.display_name, c.slug, c.name_en, c.name_ko, p.body
+                SELECT n.id, n.kind, n.post_id, p.parent_id,
+                       CASE WHEN n.kind = 'reaction' THEN (SELECT count(*) FROM reactions x WHERE x.post_id = n.post_id) ELSE n.people END,
+                       n.created_at, n.read_at, a.username, a.display_name, c.slug, c.name_en, c.name_ko,
+                       CASE WHEN p.removed_at IS NULL AND (p.hidden_at IS NULL OR p.user_id = ?1) THEN p.body ELSE '' END
                 FROM notifications n
                 JOIN posts p ON p.id = n.post_id
                 JOIN cities c ON c.id = p.city_id
                 LEFT JOIN users a ON a.id = n.actor_id
-                WHERE n.user_id = ? AND n.id < ? AND n.created_at > ?
-                ORDER BY n.id DESC LIMIT ?
+                WHERE n.user_id = ?1 AND n.id < ?2 AND n.created_at > ?3
+                  AND (n.kind <> 'reaction' OR EXISTS (SELECT 1 FROM reactions x WHERE x.post_id = n.post_id))
+                ORDER BY n.id DESC LIMIT ?4
                 """, [userID, before ?? Int64.max, now.timeIntervalSince1970 - Notices.keptFor, Self.pageSize + 1]) { row in
                 Notice(id: row.int64(0), kind: NoticeKind(rawValue: row.string(1)) ?? .reply, postID: row.int64(2),
                        parentID: row.optionalInt64(3), people: row.int(4), createdAt: row.double(5), unread: row.isNull(6),
