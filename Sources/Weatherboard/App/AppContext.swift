@@ -101,6 +101,15 @@ extension Request {
         return id
     }
 
+    /// A list's cursor from the query string (`?before=`, `?after=`: a row id): nil when absent,
+    /// 400 when it is not an id.
+    func queryCursor(_ name: String) throws -> Int64? {
+        try queryItems()[name].map { value in
+            guard let id = Int64(value) else { throw HTTPError(.badRequest, message: "\(name) must be an id") }
+            return id
+        }
+    }
+
     /// A whole number from the query string: `fallback` when absent, 400 when it is not a
     /// number within `range` (so that no arithmetic on it can overflow).
     func queryNumber(_ name: String, default fallback: Int, in range: ClosedRange<Int>) throws -> Int {

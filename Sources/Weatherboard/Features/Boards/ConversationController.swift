@@ -20,10 +20,7 @@ struct ConversationController {
     /// `GET /posts/{id}`: the post, its replies oldest first (`?after=` pages on), the reply
     /// form. A reply's address leads to its place on its post's page.
     func show(_ request: Request, _ context: AppContext) throws -> Response {
-        let after = try request.queryItems()["after"].map { value -> Int64 in
-            guard let id = Int64(value) else { throw HTTPError(.badRequest, message: "after must be a reply id") }
-            return id
-        }
+        let after = try request.queryCursor("after")
         return try page(postID: try request.idParameter(), after: after, context, composer: nil)
     }
 

@@ -24,10 +24,7 @@ struct CityPageController {
     /// `GET /city/{slug}`: today beside yesterday and tomorrow.
     func show(_ request: Request, _ context: AppContext) throws -> Response {
         let city = try index.city(named: request)
-        let before = try request.queryItems()["before"].map { value -> Int64 in
-            guard let id = Int64(value) else { throw HTTPError(.badRequest, message: "before must be a post id") }
-            return id
-        }
+        let before = try request.queryCursor("before")
         // Signed-in pages are each viewer's; a page showing a confirmation is this visitor's.
         guard context.user == nil && context.flash == nil else { return try page(city, context, before: before, composer: nil) }
         // Guests all see the same page (but for their bookmark and token): kept and reused.

@@ -13,10 +13,7 @@ struct NotificationsController {
 
     func list(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireUser()
-        let before = try request.queryItems()["before"].map { value -> Int64 in
-            guard let id = Int64(value) else { throw HTTPError(.badRequest, message: "before must be a notification id") }
-            return id
-        }
+        let before = try request.queryCursor("before")
         let language = context.language
         let now = clock()
         let notices = try store.open(userID: user.id, before: before, now: now)
