@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import HTTPServer
 #if canImport(Glibc)
 import Glibc
@@ -197,13 +198,12 @@ public func freeLoopbackPort() throws -> Int {
 }
 
 /// A value shared between a test and the threads it starts, read and changed under a lock.
-public final class Locked<Value>: @unchecked Sendable { // every access holds `lock`
-    private let lock = NSLock()
-    private var stored: Value
+public final class Locked<Value>: Sendable {
+    private let stored: Mutex<Value>
 
-    public init(_ value: Value) { stored = value }
+    public init(_ value: sending Value) { stored = Mutex(value) }
 
-    public var value: Value { lock.withLock { stored } }
+    public var value: Value { stored.withLock { $0 } }
 
-    public func update(_ change: (inout Value) -> Void) { lock.withLock { change(&stored) } }
+    public func update(_ change: (inout Value) -> Void) { stored.withLock { change(&$0) } }
 }

@@ -50,8 +50,7 @@ public final class PageVersions: Sendable {
 /// most `maximumAge` (relative times, "now" on the chart). A visitor's CSRF token is not part of
 /// the page kept: the page is rendered with a placeholder, split there, and the token put back
 /// for each visitor (the compressed form is spliced the same way).
-final class PageCache: @unchecked Sendable {
-    // Safe to share: `entries` is only touched with `lock` held.
+final class PageCache: Sendable {
     struct Entry {
         let stamp: PageVersions.Stamp
         let expires: Date
@@ -59,11 +58,13 @@ final class PageCache: @unchecked Sendable {
         let page: SplicedPage
     }
 
-    // Safe to share: `entries` and `serial` are only touched with `lock` held.
-    private let lock = NSLock()
-    /// Least recently served pages go first, past a count and a byte budget.
-    private var entries: LRUCache<String, Entry>
-    private var serial: UInt64 = 0
+    private struct Kept {
+        /// Least recently served pages go first, past a count and a byte budget.
+        var entries: LRUCache<String, Entry>
+        var serial: UInt64 = 0
+    }
+
+    private let kept: Mutex<Kept>
     let versions: PageVersions
     let maximumAge: TimeInterval
     /// The site's clock (tests move it), against which pages age.
@@ -78,7 +79,7 @@ final class PageCache: @unchecked Sendable {
         self.versions = versions
         self.maximumAge = maximumAge
         self.clock = clock
-        entries = LRUCache(maximumCount: maximumEntries, maximumCost: maximumBytes)
+        kept = Mutex(Kept(entries: LRUCache(maximumCount: maximumEntries, maximumCost: maximumBytes)))
     }
 
     /// The page for `key` from the cache, or rendered by `render` (with the token placeholder)
@@ -87,17 +88,17 @@ final class PageCache: @unchecked Sendable {
                   render: (_ csrfToken: String) throws -> [UInt8]) rethrows -> Response {
         let now = clock()
         let stamp = versions.stamp(city: city)
-        let cached = lock.withLock { entries.value(for: key) }
+        let cached = kept.withLock { $0.entries.value(for: key) }
         let entry: Entry
         if let cached, cached.stamp == stamp, cached.expires > now {
             entry = cached
         } else {
             let bytes = try render(Self.tokenPlaceholder)
             let page = SplicedPage(bytes, hole: Array(Self.tokenPlaceholder.utf8))
-            entry = lock.withLock {
-                serial &+= 1
-                let entry = Entry(stamp: stamp, expires: now.addingTimeInterval(maximumAge), serial: serial, page: page)
-                entries.set(entry, for: key, cost: page.byteCount)
+            entry = kept.withLock { kept in
+                kept.serial &+= 1
+                let entry = Entry(stamp: stamp, expires: now.addingTimeInterval(maximumAge), serial: kept.serial, page: page)
+                kept.entries.set(entry, for: key, cost: page.byteCount)
                 return entry
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import HTTPServer
 
 /// Rate limits kept in SQLite, so they hold across restarts and every worker thread sees them.
@@ -29,16 +30,16 @@ public struct RateLimit: Sendable {
 
     /// The longest window any limit uses; rows older than it count for nothing.
     static let longestWindow: TimeInterval = 86_400
-    private static let purgeLock = NSLock()
-    nonisolated(unsafe) private static var lastPurge: Double = 0 // guarded by purgeLock
+    /// When expired rows were last purged (seconds since 1970).
+    private static let lastPurge = Mutex<Double>(0)
 
     /// Deletes every expired rate event, every session past its idle limit and every notice past
     /// its keeping time, at most once a minute.
     static func purgeIfDue(now: Date, _ db: any SQLConnection) throws {
         let seconds = now.timeIntervalSince1970
-        let due = purgeLock.withLock { () -> Bool in
-            guard abs(seconds - lastPurge) >= 60 else { return false }
-            lastPurge = seconds
+        let due = lastPurge.withLock { last -> Bool in
+            guard abs(seconds - last) >= 60 else { return false }
+            last = seconds
             return true
         }
         guard due else { return }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -11,12 +12,11 @@ import Glibc
 /// and ignores them (it applied the change after its commit).
 /// When the listening connection drops, the node reconnects and treats everything as changed,
 /// since it may have missed notifications meanwhile.
-final class ChangeFeed: @unchecked Sendable { // `stopped` is guarded by `lock`; the thread owns its connection
+final class ChangeFeed: Sendable { // the listening thread owns its connection
     let node: String
     private let database: PostgresDatabase
     private let logger: Logger
-    private let lock = NSLock()
-    private var stopped = false
+    private let stopped = Atomic(false)
     private let received: @Sendable (PageChange) -> Void
 
     /// Starts listening on a connection of its own (not the pool's); `node` is this process's
@@ -32,10 +32,10 @@ final class ChangeFeed: @unchecked Sendable { // `stopped` is guarded by `lock`;
     }
 
     func stop() {
-        lock.withLock { stopped = true }
+        stopped.store(true, ordering: .relaxed)
     }
 
-    private var isStopped: Bool { lock.withLock { stopped } }
+    private var isStopped: Bool { stopped.load(ordering: .relaxed) }
 
     /// Seconds of silence after which the listening connection is asked to answer (`SELECT 1`):
     /// a connection whose backend froze or whose peer vanished delivers nothing and reports
