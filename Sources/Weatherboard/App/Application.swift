@@ -126,7 +126,7 @@ public final class Application: Sendable {
         ConversationController(pages: pages, store: BoardStore(database: database), board: board, rules: postingRules,
                                reactionLimit: RateLimit(limit: configuration.limits.reactionsPerHour, window: 3600),
                                clock: clock).addRoutes(to: router)
-        NotificationsController(pages: pages, store: NotificationStore(database: database), clock: clock).addRoutes(to: router)
+        NotificationsController(pages: pages, store: NotificationStore(database: database), board: board, clock: clock).addRoutes(to: router)
         SafetyController(pages: pages, store: BoardStore(database: database), database: database, board: board, limits: configuration.limits,
                          clock: clock).addRoutes(to: router)
         AdminController(pages: pages, store: ModerationStore(database: database), database: database, clock: clock).addRoutes(to: router)

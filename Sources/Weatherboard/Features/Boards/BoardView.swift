@@ -116,12 +116,17 @@ struct BoardView {
             })
     }
 
+    /// "3 min ago" phrases of a language, prepared at start (notifications use them too).
+    func relativeTimes(_ language: Language) -> PostPresenter.RelativeTimes {
+        relativeTimes[language] ?? PostPresenter.RelativeTimes { pages.string($0, language) }
+    }
+
     func presenter(_ context: AppContext) -> PostPresenter {
         let language = context.language
         return PostPresenter(viewer: context.user, csrfToken: HTMLFragment(escaping: context.csrfToken), language: language, now: clock(),
                              strings: { key, arguments in pages.string(key, language, arguments) },
                              reasonOptions: context.user == nil ? HTMLFragment([]) : reasonOptions[language] ?? HTMLFragment([]),
-                             relativeTimes: relativeTimes[language] ?? PostPresenter.RelativeTimes { pages.string($0, language) },
+                             relativeTimes: relativeTimes(language),
                              replyPhrases: replyPhrases[language] ?? PostPresenter.ReplyPhrases { pages.string($0, language) })
     }
 }

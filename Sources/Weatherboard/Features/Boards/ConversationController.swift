@@ -27,7 +27,7 @@ struct ConversationController {
     /// The post's page, with the reply form given back (the text as typed, why it was refused).
     private func page(postID: Int64, after: Int64?, _ context: AppContext, composer: Composer?, status: HTTPStatus = .ok) throws -> Response {
         guard let found = try store.conversation(postID: postID, viewer: context.user, after: after) else { throw HTTPError(.notFound) }
-        if let parent = found.post.parentID { return .redirect(to: "/posts/\(parent)#post-\(postID)", status: .found) }
+        if found.post.parentID != nil { return .redirect(to: found.post.href, status: .found) }
         let post = found.post
         let language = context.language
         let presenter = board.presenter(context)
@@ -75,7 +75,7 @@ struct ConversationController {
             case .failure(let refusal):
                 if let existing = refusal.duplicateOf {
                     context.nextFlash = Flash(.postAlreadySaved)
-                    return .redirect(to: "/posts/\(parentID)#post-\(existing)")
+                    return .redirect(to: PostRow.href(id: existing, parentID: parentID))
                 }
                 return try refuse(refusal.key, refusal.status, refusal.arguments)
             }

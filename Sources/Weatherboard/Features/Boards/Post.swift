@@ -67,7 +67,12 @@ struct PostRow: Sendable {
     static let columnCount = Column.allCases.count
 
     /// Its own address: a post's page, or its place on the page of the post it answers.
-    var href: String { parentID.map { "/posts/\($0)#post-\(id)" } ?? "/posts/\(id)" }
+    var href: String { Self.href(id: id, parentID: parentID) }
+
+    /// The address of a post (its page) or of a reply (its place on its post's page).
+    static func href(id: Int64, parentID: Int64?) -> String {
+        parentID.map { "/posts/\($0)#post-\(id)" } ?? "/posts/\(id)"
+    }
 
     /// Where its author left it: a post on its board, a reply in its conversation (a board shows
     /// only the newest two replies of a post).

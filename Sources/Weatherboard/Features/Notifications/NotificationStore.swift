@@ -12,7 +12,7 @@ struct NotificationStore: Sendable {
         let excerpt: String
 
         /// The post's page (a reply's place on it).
-        var href: String { parentID.map { "/posts/\($0)#post-\(postID)" } ?? "/posts/\(postID)" }
+        var href: String { PostRow.href(id: postID, parentID: parentID) }
     }
 
     /// A page of the member's notices, newest first, before the notice `before`, one more than a

@@ -5,6 +5,7 @@ import HTTPServer
 struct NotificationsController {
     let pages: Pages
     let store: NotificationStore
+    let board: BoardView
     let clock: @Sendable () -> Date
 
     func addRoutes(to router: Router<AppContext>) {
@@ -20,7 +21,7 @@ struct NotificationsController {
         let shown = notices.prefix(NotificationStore.pageSize)
         var layout = pages.layout(context, title: pages.string("notifications", language))
         layout.currentUser?.unread = 0 // read now
-        let presenter = PostPresenter.RelativeTimes { pages.string($0, language) }
+        let relativeTimes = board.relativeTimes(language)
         var page = NotificationsPage(layout: layout, items: shown.map { notice in
             let city = language == .ko ? (notice.cityNameKo ?? notice.cityNameEn) : notice.cityNameEn
             let who = notice.actorDisplayName ?? pages.string("deleted_user", language)
@@ -35,7 +36,7 @@ struct NotificationsController {
             }
             return NotificationsPage.Item(id: notice.id, kind: notice.kind.rawValue, text: text, excerpt: notice.excerpt, href: notice.href,
                                           unread: notice.unread, datetime: DateFormatting.iso8601(Date(timeIntervalSince1970: notice.createdAt)),
-                                          when: PostPresenter.relativeTime(Date(timeIntervalSince1970: notice.createdAt), now: now, presenter))
+                                          when: PostPresenter.relativeTime(Date(timeIntervalSince1970: notice.createdAt), now: now, relativeTimes))
         })
         if notices.count > NotificationStore.pageSize, let last = shown.last { page.olderHref = "/notifications?before=\(last.id)" }
         if before != nil { page.newestHref = "/notifications" }
