@@ -34,6 +34,10 @@ public struct ServerConfiguration: Sendable {
     public var backlog: Int32 = 1024
 
     public init() {}
+
+    /// The CPUs this process may run on (its affinity mask, as `taskset` or a container sets
+    /// it), from which the defaults above are sized.
+    public static var availableCPUs: Int { Socket.availableCPUs() }
 }
 
 /// A request handler: runs on a worker thread and must not throw (see `Router` for errors).

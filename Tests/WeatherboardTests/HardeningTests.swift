@@ -77,6 +77,54 @@ import Testing
         #expect(signIn.status == 303)
     }
 
+    @Test func guessesSpreadOverManyAddressesSlowDownButNeverLockTheOwnerOut() throws {
+        let app = try AppHarness()
+        let owner = app.browser()
+        owner.source = "127.0.0.2"
+        try owner.signUp("owner")
+        try owner.get("/settings")
+        try owner.post("/logout", [])
+        var nextAddress = 0
+        func guess() throws -> (status: Int, retryAfter: Int?) {
+            nextAddress += 1
+            let attacker = app.browser()
+            attacker.source = "127.0.\(1 + nextAddress / 250).\(1 + nextAddress % 250)" // each far within its own limits
+            try attacker.get("/login")
+            let response = try attacker.post("/login", [("username", "OWNER"), ("password", "wrong-wrong-wrong"), ("next", "/")]).0
+            return (response.status, response.headers["Retry-After"].flatMap { Int($0) })
+        }
+        // Ten guesses from ten addresses go through; the eleventh at the same moment waits a second
+        for _ in 0..<10 { #expect(try guess().status == 422) }
+        let slowed = try guess()
+        #expect(slowed.status == 429 && slowed.retryAfter == 1, "\(slowed)")
+        // A long attack: each guess waits as asked; the spacing grows, but never past 30 s
+        var accepted = 10, pauses: [Int] = []
+        while accepted < 75 {
+            let answer = try guess()
+            if answer.status == 422 {
+                accepted += 1
+            } else {
+                #expect(answer.status == 429)
+                let pause = try #require(answer.retryAfter)
+                pauses.append(pause)
+                app.clock.advance(TimeInterval(pause))
+            }
+        }
+        #expect(pauses.max() == 30 && pauses.last == 30, "\(pauses)")
+        #expect(pauses == pauses.sorted(), "the spacing only grows during the attack: \(pauses)")
+        // The owner, right after a guess, is asked to wait at most 30 s, then signs in
+        #expect(try guess().status == 429)
+        try owner.get("/login")
+        let (refused, _) = try owner.post("/login", [("username", "owner"), ("password", "correct horse battery"), ("next", "/")])
+        #expect(refused.status == 429)
+        let wait = try #require(refused.headers["Retry-After"].flatMap { Int($0) })
+        #expect(wait <= 30)
+        app.clock.advance(TimeInterval(wait))
+        try owner.get("/login")
+        let (signIn, _) = try owner.post("/login", [("username", "owner"), ("password", "correct horse battery"), ("next", "/")])
+        #expect(signIn.status == 303)
+    }
+
     @Test func rateLimitRowsAreBoundedAndPurged() throws {
         let app = try AppHarness()
         let browser = app.browser()
@@ -90,7 +138,7 @@ import Testing
         try browser.get("/login")
         try browser.post("/login", [("username", "someone"), ("password", "whatever-whatever"), ("next", "/")])
         #expect(try app.count("SELECT count(*) FROM rate_events WHERE at <= ?", [app.clock.read().timeIntervalSince1970 - 86_400]) == 0)
-        #expect(try app.count("SELECT count(*) FROM rate_events") == 2)
+        #expect(try app.count("SELECT count(*) FROM rate_events") == 3, "the address's, the (account, address)'s and the account's")
     }
 }
 

@@ -27,9 +27,11 @@ final class ConcurrencyLimit: @unchecked Sendable {
         self.maximumWait = maximumWait
     }
 
-    /// Half the CPUs run, as many wait: the request workers (twice the CPUs) keep at least half.
+    /// Half the CPUs this process may run on (its affinity mask, as a container or `taskset`
+    /// sets it, not the host's count) run, as many wait: the request workers (twice the CPUs)
+    /// keep at least half.
     static func forCPUWork() -> ConcurrencyLimit {
-        let half = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
+        let half = max(1, ServerConfiguration.availableCPUs / 2)
         return ConcurrencyLimit(slots: half, waiting: half)
     }
 

@@ -25,6 +25,16 @@ struct AccountStore: Sendable {
         }
     }
 
+    /// A sign-in attempt: the per-address limits first (an address over them costs the account
+    /// nothing), then the account's guessing brake, in one transaction.
+    func countSignIn(_ attempts: [(limit: RateLimit, bucket: String)], on account: String, brake: GuessingBrake,
+                     now: Date) throws {
+        try database.write { db in
+            for attempt in attempts { try attempt.limit.hit(attempt.bucket, now: now, db) }
+            try brake.attempt(on: account, now: now, db)
+        }
+    }
+
     /// Creates the account and its first session (the cookie token); nil when the name is taken
     /// or reserved (a deleted account's).
     func signUp(_ person: NewUser, sessions: SessionStore, now: Date) throws -> String? {

@@ -91,12 +91,14 @@ struct AccountsController {
         let password = form["password"] ?? ""
         let next = safeReturnPath(form["next"])
         let now = clock()
-        // Both limits are counted before the password is checked, and whatever the outcome. The
+        // The limits are counted before the password is checked, and whatever the outcome. The
         // account's limit is per address: guesses from one network cannot lock the account's
-        // owner out from another (an address's own limit covers guessing many accounts).
+        // owner out from another (an address's own limit covers guessing many accounts); guesses
+        // spread over many addresses slow down on the account's brake instead.
         let limit = RateLimit(limit: limits.signInsPerMinute, window: 60)
         let address = clientAddress.of(request)
-        try store.count([(limit, "login:ip:\(address)"), (limit, "login:user:\(username.lowercased()):ip:\(address)")], now: now)
+        try store.countSignIn([(limit, "login:ip:\(address)"), (limit, "login:user:\(username.lowercased()):ip:\(address)")],
+                              on: username, brake: GuessingBrake(), now: now)
         let user = try store.user(named: username)
         guard let user, try hasher.verify(password, against: user.passwordHash, client: address) else {
             return signInPage(context, username: username, next: next, error: pages.string("error_sign_in", context.language),

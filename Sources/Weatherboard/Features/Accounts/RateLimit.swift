@@ -48,3 +48,39 @@ public struct RateLimit: Sendable {
         try db.execute("DELETE FROM notifications WHERE created_at <= ?", seconds - Notices.keptFor)
     }
 }
+
+/// Slows password guessing against one account that is spread over many addresses, each within
+/// its own limits, without ever locking the account's owner out.
+///
+/// Every sign-in attempt on an account is recorded (whatever the outcome, from any address).
+/// The first `freeAttempts` in `window` go through; past them, attempts on that account must be
+/// spaced: one second apart, doubling every further `freeAttempts`, at most `longestPause`. A
+/// guesser with ten thousand addresses then gets about 120 guesses an hour at the account, and
+/// the owner, whatever the attacker does, waits at most `longestPause` before one attempt.
+struct GuessingBrake: Sendable {
+    var freeAttempts = 10
+    var window: TimeInterval = 3600
+    var longestPause: TimeInterval = 30
+
+    /// The spacing required after `attempts` recent attempts (0 while under the free allowance).
+    func pause(after attempts: Int) -> TimeInterval {
+        guard attempts >= freeAttempts else { return 0 }
+        let doublings = (attempts - freeAttempts) / freeAttempts
+        return doublings >= 5 ? longestPause : min(longestPause, Double(1 << doublings))
+    }
+
+    /// Records an attempt on `account` (a username as typed, any case); throws 429 with
+    /// `Retry-After` when it comes sooner than the account's current spacing allows. Checking
+    /// and recording in one transaction, so that concurrent guesses cannot all pass one gap.
+    func attempt(on account: String, now: Date, _ db: any SQLConnection) throws {
+        let bucket = Tokens.digest("login:account:\(account.lowercased())")
+        let seconds = now.timeIntervalSince1970
+        let (count, last) = try db.one("SELECT count(*), max(at) FROM rate_events WHERE bucket = ? AND at > ?",
+                                       [bucket, seconds - window]) { ($0.int(0), $0.isNull(1) ? 0 : $0.double(1)) } ?? (0, 0)
+        let wait = pause(after: count) - (seconds - last)
+        if count >= freeAttempts && wait > 0 {
+            throw HTTPError(.tooManyRequests, headers: HTTPHeaders([("Retry-After", String(max(1, Int(wait.rounded(.up)))))]))
+        }
+        try db.execute("INSERT INTO rate_events (bucket, at) VALUES (?, ?)", bucket, now)
+    }
+}
