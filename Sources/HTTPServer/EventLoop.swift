@@ -17,6 +17,12 @@ final class Connection {
     var output: [[UInt8]] = []
     /// How much of `output[0]` is written.
     var outputIndex = 0
+    /// Bytes in `output` not yet written.
+    var outputBytes = 0
+    /// What this connection's buffers held when last counted into the server's budget.
+    var accounted = 0
+    /// When its output last moved: queued, or taken by the client (monotonic ms).
+    var lastOutputProgress: UInt64 = 0
     /// Tells this connection apart from a later one on the same descriptor, for a response that
     /// comes back after its connection closed.
     let serial: UInt64
@@ -44,6 +50,8 @@ final class Connection {
     }
 
     var hasPendingOutput: Bool { !output.isEmpty }
+    /// Bytes held for this connection now: its input buffer, a body being decoded, unsent output.
+    var held: Int { closed ? 0 : input.count + parser.bufferedBodyBytes + outputBytes }
     var unparsedInput: Int { input.count - inputIndex }
 }
 
@@ -252,6 +260,50 @@ final class EventLoop: @unchecked Sendable {
             readAvailable(connection)
         }
         if !connection.closed { updateInterest(connection) }
+        account(connection)
+    }
+
+    // MARK: - The memory budget
+
+    /// Brings the server's count of buffered bytes up to date with this connection's.
+    private func account(_ connection: Connection) {
+        let held = connection.held
+        guard held != connection.accounted else { return }
+        server.bufferedBytes.add(held - connection.accounted, ordering: .relaxed)
+        connection.accounted = held
+    }
+
+    /// A connection may hold this much whatever the budget: every request head and small form fits.
+    static let largeHolding = 64 * 1024
+
+    /// Over the budget, a connection that holds much and has just read more is answered 503 and
+    /// closed (what it sent is dropped); the others, and everyone holding little, go on.
+    private func refuseIfOverBudget(_ connection: Connection) -> Bool {
+        account(connection)
+        guard connection.accounted > Self.largeHolding && server.overBudget else { return false }
+        connection.input = []
+        connection.inputIndex = 0
+        connection.parser = RequestParser(limits: server.configuration.limits)
+        connection.closeWhenWritten = true
+        enqueue(connection, server.writer.errorBytes(.serviceUnavailable, date: date.current()))
+        flush(connection)
+        account(connection)
+        return true
+    }
+
+    /// Over the budget, drops this loop's largest unread answers with their connections until the
+    /// budget holds again or only small holders are left (run with the timeouts). An answer its
+    /// client is taking is left alone, however large: only one that has not moved for a second.
+    private func dropLargestUnreadAnswers(now: UInt64) {
+        guard server.overBudget else { return }
+        let holders = connections.compactMap { $0 }
+            .filter { $0.outputBytes > Self.largeHolding && now >= $0.lastOutputProgress + 1000 }
+            .sorted { $0.outputBytes > $1.outputBytes }
+        for connection in holders {
+            guard server.overBudget else { return }
+            server.logger.warning("buffered bytes over budget: closing a connection from \(connection.remoteAddress) holding \(connection.outputBytes) unread bytes")
+            close(connection)
+        }
     }
 
     /// How much unparsed input a connection may hold: a whole request while it is being read;
@@ -270,6 +322,7 @@ final class EventLoop: @unchecked Sendable {
                 if connection.lingering { continue } // discarded: the answer is already sent
                 connection.input.append(contentsOf: scratch[0..<n])
                 received = true
+                if refuseIfOverBudget(connection) { return }
                 if n < scratch.count { break }
                 continue
             }
@@ -368,6 +421,7 @@ final class EventLoop: @unchecked Sendable {
     /// A serialised response onto the connection's output, written as far as the socket takes it.
     private func queueResponse(_ head: [UInt8], _ body: [UInt8], close: Bool, to connection: Connection) {
         if close || shutdownDeadline != 0 { connection.closeWhenWritten = true }
+        connection.lastOutputProgress = monotonicMilliseconds()
         enqueue(connection, head)
         enqueue(connection, body)
         connection.phase = .writing
@@ -389,12 +443,15 @@ final class EventLoop: @unchecked Sendable {
             queueResponse(completion.head, completion.body, close: completion.close, to: connection)
             if !connection.closed && !connection.hasPendingOutput { process(connection) }
             if !connection.closed { updateInterest(connection) }
+            account(connection)
         }
         if deadline != 0 && shutdownDeadline == 0 { startShutdown(deadline: deadline) }
     }
 
     private func enqueue(_ connection: Connection, _ bytes: [UInt8]) {
-        if !bytes.isEmpty { connection.output.append(bytes) }
+        guard !bytes.isEmpty else { return }
+        connection.output.append(bytes)
+        connection.outputBytes += bytes.count
     }
 
     /// Writes what it can; on EAGAIN waits for EPOLLOUT, with the write timeout as back-pressure.
@@ -441,6 +498,8 @@ final class EventLoop: @unchecked Sendable {
 
     /// Drops what `send` sent: whole chunks, then part of the next.
     private func advance(_ connection: Connection, by written: Int) {
+        connection.outputBytes -= written
+        connection.lastOutputProgress = monotonicMilliseconds()
         var rest = written
         while rest > 0 {
             let left = connection.output[0].count - connection.outputIndex
@@ -512,6 +571,11 @@ final class EventLoop: @unchecked Sendable {
     private func close(_ connection: Connection) {
         guard !connection.closed else { return }
         connection.closed = true
+        let heldMuch = connection.accounted > 256 * 1024
+        account(connection) // a closed connection holds nothing
+        connection.output = []
+        connection.input = []
+        if heldMuch { releaseFreedMemory() }
         epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.fd, nil)
         Glibc.close(connection.fd)
         connections[Int(connection.fd)] = nil
@@ -528,6 +592,7 @@ final class EventLoop: @unchecked Sendable {
     // MARK: - Timeouts and shutdown
 
     private func sweep(now: UInt64) {
+        dropLargestUnreadAnswers(now: now)
         for case let connection? in connections where connection.deadline != 0 && now >= connection.deadline {
             switch connection.phase {
             case .head, .body:

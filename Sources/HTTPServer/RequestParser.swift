@@ -83,6 +83,16 @@ public struct RequestParser {
         }
     }
 
+    /// Bytes of a chunked body decoded so far and held here (a fixed-length body stays in the
+    /// caller's buffer until it is whole).
+    public var bufferedBodyBytes: Int {
+        switch state {
+        case .chunkSize(_, let body, _), .chunkData(_, let body, _, _), .chunkDataEnd(_, let body, _), .trailers(_, let body, _):
+            return body.count
+        default: return 0
+        }
+    }
+
     /// Parses from `buffer[index...]`, advancing `index` past what was consumed.
     public mutating func next(_ buffer: [UInt8], _ index: inout Int) -> ParseEvent {
         switch state {

@@ -27,6 +27,12 @@ public struct ServerConfiguration: Sendable {
     /// Connections from one client address beyond this are answered 503 and closed, so that one
     /// client cannot hold every connection.
     public var maxConnectionsPerAddress = 256
+    /// Bytes all connections together may hold in buffers (unparsed requests, bodies being
+    /// read, answers not yet taken by their clients). Past it, a connection holding more than
+    /// `EventLoop.largeHolding` is refused (503) when it reads more, and the largest unread
+    /// answers are dropped with their connections: many slow clients cannot pin the memory that
+    /// one connection's limits allow each of them.
+    public var maxBufferedBytes = 256 << 20
     /// How long shutdown waits for requests in flight.
     public var shutdownTimeout: Duration = .seconds(10)
     /// The `Server` field of every response.
@@ -61,6 +67,11 @@ public final class Server: @unchecked Sendable {
     let writer: ResponseWriter
     let pool: WorkerPool
     let connectionCount = Atomic<Int>(0)
+    /// What every connection's buffers hold now, against `maxBufferedBytes`.
+    let bufferedBytes = Atomic<Int>(0)
+    /// Bytes held in connections' buffers now, across all loops.
+    public var heldBytes: Int { bufferedBytes.load(ordering: .relaxed) }
+    var overBudget: Bool { bufferedBytes.load(ordering: .relaxed) > configuration.maxBufferedBytes }
     /// Connections open now, across all loops.
     public var openConnections: Int { connectionCount.load(ordering: .relaxed) }
     // Guarded by `perAddressLock`: open connections per client address, across every loop.

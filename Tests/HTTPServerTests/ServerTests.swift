@@ -316,6 +316,71 @@ final class TestServer {
         #expect(throws: TestClientError.self) { try TestClient(port: server.port) }
     }
 
+    @Test func pastTheBufferBudgetALargeHolderIsRefusedAndOthersAreServed() throws {
+        let server = try TestServer {
+            $0.eventLoops = 1
+            $0.maxBufferedBytes = 1 << 20
+        }
+        // A holds 900 KB of an unfinished body: within the budget
+        let a = try TestClient(port: server.port, timeout: 10)
+        try a.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n")
+        try a.send([UInt8](repeating: 0x61, count: 900_000))
+        try waitUntil("A's bytes are held") { server.server.heldBytes >= 900_000 }
+        // B's unfinished body takes the total past it: B is refused and closed, A is not
+        let b = try TestClient(port: server.port, timeout: 10)
+        try b.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n")
+        try b.send([UInt8](repeating: 0x62, count: 200_000))
+        #expect(try b.readResponse().status == 503)
+        #expect(b.isClosedByServer())
+        // Small requests are answered meanwhile; A finishes its body and gets it back whole
+        #expect(try server.get("/plaintext").status == 200)
+        try a.send([UInt8](repeating: 0x61, count: 100_000))
+        #expect(try a.readResponse().body.count == 1_000_000)
+        try waitUntil("nothing is held once every answer is taken") { server.server.heldBytes == 0 }
+    }
+
+    @Test func whileAnAnswerIsBeingMadeLittleOfWhatIsPipelinedBehindItIsRead() throws {
+        let server = try TestServer { $0.eventLoops = 1 }
+        let client = try TestClient(port: server.port, timeout: 10)
+        let pipelined = "GET /slow HTTP/1.1\r\nHost: x\r\n\r\nPOST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n"
+        try client.send(Array(pipelined.utf8) + [UInt8](repeating: 0x61, count: 1_000_000))
+        try waitUntil("/slow is being answered") { server.slowStarted.value == 1 }
+        // While /slow's answer is made (a second), the megabyte behind it waits in the socket
+        var most = 0
+        for _ in 0..<40 {
+            most = max(most, server.server.heldBytes)
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        #expect(most > 0 && most <= 16 * 1024 + 64 * 1024, "held \(most) bytes while the first answer was made")
+        #expect(try client.readResponse().text == "slow")
+        #expect(try client.readResponse().body.count == 1_000_000)
+    }
+
+    @Test func pastTheBufferBudgetAnAnswerNobodyTakesIsDroppedAndOneBeingTakenIsNot() throws {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.eventLoops = 1
+        configuration.maxBufferedBytes = 2 << 20
+        configuration.writeTimeout = .seconds(120) // only the budget can end the stuck answer
+        let big = Response(body: [UInt8](repeating: 0x61, count: 32 << 20))
+        let router = Router<EmptyContext>()
+        router.get("/big") { _, _ in big }
+        let server = Server(configuration: configuration, responder: router.responder)
+        try server.start()
+        defer { server.shutdown(); server.wait() }
+        // A client that asks and never reads: what the sockets do not take stays with the server
+        let stuck = try TestClient(port: server.port, timeout: 10)
+        try stuck.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+        try waitUntil("the unread answer is held") { server.heldBytes > 2 << 20 }
+        // Past the budget, after a second without progress, it is dropped with its connection
+        try waitUntil("the unread answer is dropped") { server.heldBytes == 0 && server.openConnections == 0 }
+        #expect(throws: (any Error).self, "the answer ends before its length") { try stuck.readResponse() }
+        // A client that reads takes the same answer whole, though it is over the budget while it is taken
+        let reader = try TestClient(port: server.port, timeout: 20)
+        try reader.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try reader.readResponse().body.count == 32 << 20)
+    }
+
     /// Both ways a response is made: by a worker, and on the loop by the immediate responder.
     @Test(arguments: [false, true])
     func aClientThatStopsReadingGetsBackPressureNotBuffering(answeredOnTheLoop: Bool) throws {
