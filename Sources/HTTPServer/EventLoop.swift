@@ -23,6 +23,11 @@ final class Connection {
     var accounted = 0
     /// When its output last moved: queued, or taken by the client (monotonic ms).
     var lastOutputProgress: UInt64 = 0
+    /// The streamed response being written; `inFlight` stays set until it ends, so nothing
+    /// pipelined behind it is parsed meanwhile.
+    var stream: ResponseStream?
+    /// Whether the stream's pieces are framed as chunks (HTTP/1.1) or sent bare (HTTP/1.0).
+    var streamChunked = false
     /// Tells this connection apart from a later one on the same descriptor, for a response that
     /// comes back after its connection closed.
     let serial: UInt64
@@ -83,10 +88,15 @@ final class EventLoop: @unchecked Sendable {
         let head: [UInt8]
         let body: [UInt8]
         let close: Bool
+        /// For a streamed response: what writes its body, and whom it counts against.
+        var stream: (@Sendable (ResponseStream) -> Void)? = nil
+        var streamClient = ""
+        var chunked = false
     }
 
     private struct Mailbox {
         var completions: [Completion] = []
+        var streamOperations: [ResponseStream.Operation] = []
         var shutdownDeadline: UInt64 = 0
         var asleep = false
     }
@@ -124,7 +134,16 @@ final class EventLoop: @unchecked Sendable {
     func complete(_ completion: Completion) {
         let wake = mailbox.withLock { box -> Bool in
             box.completions.append(completion)
-            return box.completions.count == 1
+            return box.completions.count + box.streamOperations.count == 1
+        }
+        if wake { signalWake() }
+    }
+
+    /// Called by a stream's writer, from any thread.
+    func streamOperation(_ operation: ResponseStream.Operation) {
+        let wake = mailbox.withLock { box -> Bool in
+            box.streamOperations.append(operation)
+            return box.completions.count + box.streamOperations.count == 1
         }
         if wake { signalWake() }
     }
@@ -339,6 +358,10 @@ final class EventLoop: @unchecked Sendable {
             if connection.readEOF { close(connection) }
             return
         }
+        if connection.stream != nil && connection.readEOF {
+            close(connection) // a stream's client has gone
+            return
+        }
         if received || connection.readEOF { process(connection) }
     }
 
@@ -406,8 +429,15 @@ final class EventLoop: @unchecked Sendable {
         let started = monotonicMilliseconds()
         let fd = connection.fd, serial = connection.serial
         jobs.append { [self] in
-            let (head, body, close) = server.serialize(server.handle(request, started: started), for: request, date: WorkerDate.current())
-            complete(Completion(fd: fd, serial: serial, head: head, body: body, close: close))
+            let response = server.handle(request, started: started)
+            let (head, body, close) = server.serialize(response, for: request, date: WorkerDate.current())
+            var completion = Completion(fd: fd, serial: serial, head: head, body: body, close: close)
+            if request.method != "HEAD", let start = response.stream {
+                completion.stream = start
+                completion.streamClient = response.streamClient ?? request.remoteAddress
+                completion.chunked = request.version == .http11
+            }
+            complete(completion)
         }
     }
 
@@ -431,21 +461,105 @@ final class EventLoop: @unchecked Sendable {
     private func drainMailbox() {
         var value: UInt64 = 0
         _ = read(wakeFD, &value, 8)
-        let (completions, deadline) = mailbox.withLock { box -> ([Completion], UInt64) in
-            let taken = box.completions
+        let (completions, operations, deadline) = mailbox.withLock { box -> ([Completion], [ResponseStream.Operation], UInt64) in
+            let taken = (box.completions, box.streamOperations)
             box.completions.removeAll(keepingCapacity: true)
-            return (taken, box.shutdownDeadline)
+            box.streamOperations.removeAll(keepingCapacity: true)
+            return (taken.0, taken.1, box.shutdownDeadline)
         }
         for completion in completions {
             // Its connection may have closed meanwhile (a timeout), its descriptor reused.
             guard let connection = connection(for: completion.fd), connection.serial == completion.serial else { continue }
+            if let start = completion.stream {
+                openStream(start, completion, on: connection)
+                continue
+            }
             connection.inFlight = false
             queueResponse(completion.head, completion.body, close: completion.close, to: connection)
             if !connection.closed && !connection.hasPendingOutput { process(connection) }
             if !connection.closed { updateInterest(connection) }
             account(connection)
         }
+        for operation in operations { perform(operation) }
         if deadline != 0 && shutdownDeadline == 0 { startShutdown(deadline: deadline) }
+    }
+
+    // MARK: - Streams
+
+    /// A streamed response's head is written, the stream counted, and its writer started on a
+    /// worker; past a cap (or while shutting down) the client gets 503 instead.
+    private func openStream(_ start: @escaping @Sendable (ResponseStream) -> Void, _ completion: Completion,
+                            on connection: Connection) {
+        guard shutdownDeadline == 0, server.admitStream(for: completion.streamClient) else {
+            connection.inFlight = false
+            connection.closeWhenWritten = true
+            enqueue(connection, server.writer.errorBytes(.serviceUnavailable, date: date.current()))
+            flush(connection)
+            if !connection.closed { updateInterest(connection) }
+            return
+        }
+        let stream = ResponseStream(loop: self, fd: connection.fd, serial: connection.serial, client: completion.streamClient)
+        connection.stream = stream
+        connection.streamChunked = completion.chunked
+        queueResponse(completion.head, [], close: completion.close, to: connection)
+        if connection.closed { return } // closed while writing the head: the stream has ended
+        updateInterest(connection)
+        account(connection)
+        jobs.append { start(stream) }
+    }
+
+    private func perform(_ operation: ResponseStream.Operation) {
+        let stream = operation.stream
+        guard let connection = connection(for: stream.fd), connection.serial == stream.serial,
+              connection.stream === stream else { return }
+        switch operation.kind {
+        case .write(let bytes):
+            guard connection.outputBytes + bytes.count <= server.configuration.maxStreamBufferedBytes else {
+                // The client is not keeping up: a live feed is worth nothing late.
+                close(connection)
+                return
+            }
+            enqueue(connection, connection.streamChunked ? Self.chunk(bytes) : bytes)
+            flush(connection)
+        case .finish:
+            endStream(connection, finished: true)
+        }
+        if !connection.closed {
+            updateInterest(connection)
+            account(connection)
+        }
+    }
+
+    /// One chunk: its size in hex, the bytes, CRLF (RFC 9112 §7.1).
+    private static func chunk(_ bytes: [UInt8]) -> [UInt8] {
+        let size = Array(String(bytes.count, radix: 16).utf8)
+        var framed: [UInt8] = []
+        framed.reserveCapacity(size.count + bytes.count + 4)
+        framed.append(contentsOf: size)
+        framed.append(contentsOf: [CR, LF])
+        framed.append(contentsOf: bytes)
+        framed.append(contentsOf: [CR, LF])
+        return framed
+    }
+
+    /// Ends the connection's stream: its end handlers run; when the writer finished it, the
+    /// last chunk goes out (HTTP/1.1, then the next request is served) or the connection closes
+    /// once written (HTTP/1.0).
+    private func endStream(_ connection: Connection, finished: Bool) {
+        guard let stream = connection.stream else { return }
+        connection.stream = nil
+        server.releaseStream(for: stream.client)
+        stream.ended()
+        guard finished && !connection.closed else { return }
+        if connection.streamChunked {
+            enqueue(connection, Array("0\r\n\r\n".utf8))
+        } else {
+            connection.closeWhenWritten = true
+        }
+        connection.inFlight = false
+        connection.phase = .writing
+        flush(connection)
+        if !connection.closed && !connection.hasPendingOutput { process(connection) }
     }
 
     private func enqueue(_ connection: Connection, _ bytes: [UInt8]) {
@@ -472,6 +586,11 @@ final class EventLoop: @unchecked Sendable {
             if n < 0 && errno == EINTR { continue }
             close(connection)
             return
+        }
+        if connection.stream != nil {
+            // All written: a stream waits for its writer, with no deadline but the client's.
+            connection.phase = .handling
+            connection.deadline = 0
         }
         if connection.closeWhenWritten && !connection.inFlight { linger(connection) }
     }
@@ -572,6 +691,7 @@ final class EventLoop: @unchecked Sendable {
         guard !connection.closed else { return }
         connection.closed = true
         let heldMuch = connection.accounted > 256 * 1024
+        endStream(connection, finished: false)
         account(connection) // a closed connection holds nothing
         connection.output = []
         connection.input = []
@@ -613,6 +733,11 @@ final class EventLoop: @unchecked Sendable {
         epoll_ctl(epollFD, EPOLL_CTL_DEL, listenerFD, nil)
         Glibc.close(listenerFD)
         listenerFD = -1
+        // Streams end now (their clients reconnect elsewhere), after what they have queued.
+        for case let connection? in connections where connection.stream != nil {
+            connection.closeWhenWritten = true
+            endStream(connection, finished: true)
+        }
         for case let connection? in connections where !connection.inFlight && !connection.hasPendingOutput {
             close(connection)
         }

@@ -155,11 +155,27 @@ public enum HTTPVersion: Sendable, Equatable {
 }
 
 /// A response built by a handler. Bodies are complete byte arrays: pages here are small, and a
-/// known length lets every response carry `Content-Length`.
+/// known length lets every response carry `Content-Length`. A streamed response (`streaming`)
+/// has no body here: its handler writes it later to a `ResponseStream`.
 public struct Response: Sendable {
     public var status: HTTPStatus
     public var headers: HTTPHeaders
     public var body: [UInt8]
+    /// For a streamed response: called (on a worker) once the stream is open, with the stream
+    /// to write the body to. Not called for a HEAD request, or when the stream is refused.
+    public var stream: (@Sendable (ResponseStream) -> Void)?
+    /// Whom a stream counts against for `maxStreamsPerAddress`: by default the peer's address;
+    /// a handler behind a proxy knows the client better.
+    public var streamClient: String?
+
+    /// A response whose body `start` writes to the stream it is given, for as long as it likes.
+    public static func streaming(status: HTTPStatus = .ok, headers: HTTPHeaders, client: String? = nil,
+                                 start: @escaping @Sendable (ResponseStream) -> Void) -> Response {
+        var response = Response(status: status, headers: headers)
+        response.stream = start
+        response.streamClient = client
+        return response
+    }
 
     public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status

@@ -14,8 +14,10 @@ struct ResponseWriter {
     ///   - keepAliveHTTP10: an HTTP/1.0 client asked for keep-alive, which must be confirmed.
     /// - Returns: the head, and the body to write after it. A body of a few kilobytes rides in the
     ///   head's buffer; a larger one (a page) is handed on as the handler made it, not copied.
+    ///   - chunked: a streamed body on HTTP/1.1 (`Transfer-Encoding: chunked`); a streamed body
+    ///     on HTTP/1.0 has neither field and ends with the connection.
     func serialize(_ response: Response, omitBody: Bool, close: Bool, keepAliveHTTP10: Bool,
-                   date: String) -> (head: [UInt8], body: [UInt8]) {
+                   date: String, chunked: Bool = false) -> (head: [UInt8], body: [UInt8]) {
         let status = response.status
         let bodyAllowed = status.code >= 200 && status.code != 204 && status.code != 304
         let sendsBody = bodyAllowed && !omitBody && !response.body.isEmpty
@@ -44,7 +46,9 @@ struct ResponseWriter {
         out.append(contentsOf: serverName.utf8)
         out.append(contentsOf: "\r\nDate: ".utf8)
         out.append(contentsOf: date.utf8)
-        if bodyAllowed {
+        if chunked {
+            out.append(contentsOf: "\r\nTransfer-Encoding: chunked".utf8)
+        } else if bodyAllowed && response.stream == nil {
             out.append(contentsOf: "\r\nContent-Length: ".utf8)
             appendDecimal(response.body.count, to: &out)
         }

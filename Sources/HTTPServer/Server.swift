@@ -33,6 +33,13 @@ public struct ServerConfiguration: Sendable {
     /// answers are dropped with their connections: many slow clients cannot pin the memory that
     /// one connection's limits allow each of them.
     public var maxBufferedBytes = 256 << 20
+    /// Streamed responses open at once, in all and from one client; more are answered 503.
+    /// Streams also count as connections.
+    public var maxStreams = 16_384
+    public var maxStreamsPerAddress = 64
+    /// Bytes a stream may have waiting for its client; past it the client is not keeping up,
+    /// and the stream and its connection are closed (a live feed is worth nothing late).
+    public var maxStreamBufferedBytes = 64 * 1024
     /// How long shutdown waits for requests in flight.
     public var shutdownTimeout: Duration = .seconds(10)
     /// The `Server` field of every response.
@@ -177,18 +184,51 @@ public final class Server: @unchecked Sendable {
 
     /// The response's bytes for `request` (no body for HEAD) and whether the connection closes
     /// after it: when the client asked, or the server is draining.
+    /// A streamed response on HTTP/1.0 ends by closing the connection.
     func serialize(_ response: Response, for request: Request, date: String) -> (head: [UInt8], body: [UInt8], close: Bool) {
-        let close = !request.wantsKeepAlive || draining.load(ordering: .relaxed)
+        let streamed = response.stream != nil
+        let close = !request.wantsKeepAlive || draining.load(ordering: .relaxed) || (streamed && request.version == .http10)
         let (head, body) = writer.serialize(response, omitBody: request.method == "HEAD", close: close,
-                                            keepAliveHTTP10: request.version == .http10 && !close, date: date)
+                                            keepAliveHTTP10: request.version == .http10 && !close, date: date,
+                                            chunked: streamed && request.version == .http11)
         return (head, body, close)
+    }
+
+    // Guarded by `perAddressLock`: open streams per client.
+    private var streamsPerClient: [String: Int] = [:]
+    let streamCount = Atomic<Int>(0)
+    /// Streamed responses open now, across all loops.
+    public var openStreams: Int { streamCount.load(ordering: .relaxed) }
+
+    /// Counts a new stream for `client`; false (nothing counted) past either cap.
+    func admitStream(for client: String) -> Bool {
+        let key = ClientKey.of(client)
+        return perAddressLock.withLock {
+            let open = streamsPerClient[key, default: 0]
+            guard open < configuration.maxStreamsPerAddress, streamCount.load(ordering: .relaxed) < configuration.maxStreams
+            else { return false }
+            streamsPerClient[key] = open + 1
+            streamCount.add(1, ordering: .relaxed)
+            return true
+        }
+    }
+
+    func releaseStream(for client: String) {
+        let key = ClientKey.of(client)
+        perAddressLock.withLock {
+            let open = streamsPerClient[key, default: 1] - 1
+            streamsPerClient[key] = open > 0 ? open : nil
+            streamCount.subtract(1, ordering: .relaxed)
+        }
     }
 
     /// The immediate responder's answer, logged; nil when the request is for the workers.
     func handleImmediately(_ request: Request) -> Response? {
         guard let immediate else { return nil }
         let started = logger.logLevel <= .info ? monotonicMilliseconds() : 0
-        return immediate(request).map { log(request, $0, started: started) }
+        // A stream is opened by the workers' responder only: its answer is handed to them.
+        guard let response = immediate(request), response.stream == nil else { return nil }
+        return log(request, response, started: started)
     }
 
     private func log(_ request: Request, _ response: Response, started: UInt64) -> Response {

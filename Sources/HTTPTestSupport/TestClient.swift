@@ -136,7 +136,16 @@ public final class TestClient {
                 body = Array(buffer[0..<length])
                 buffer.removeFirst(length)
             } else if headers["Transfer-Encoding"]?.lowercased() == "chunked" {
-                throw TestClientError("chunked responses are not expected from this server")
+                while true {
+                    let sizeLine = try readUntil("\r\n")
+                    guard let size = Int(sizeLine.dropLast(2), radix: 16) else { throw TestClientError("bad chunk size line \(sizeLine)") }
+                    if size == 0 {
+                        while try readUntil("\r\n") != "\r\n" {} // trailers, then the empty line
+                        break
+                    }
+                    body += try readBytes(size)
+                    guard try readUntil("\r\n") == "\r\n" else { throw TestClientError("a chunk's data does not end with CRLF") }
+                }
             } else {
                 while try fill() {}
                 body = buffer
@@ -144,6 +153,32 @@ public final class TestClient {
             }
         }
         return WireResponse(version: String(statusParts[0]), status: status, headers: headers, body: body)
+    }
+
+    /// The bytes up to and including the next `marker`, as text (a streamed body read as it comes).
+    public func readUntil(_ marker: String) throws -> String {
+        let needle = Array(marker.utf8)
+        var searched = 0
+        while true {
+            if buffer.count >= needle.count {
+                for i in max(0, searched - needle.count)...(buffer.count - needle.count) where Array(buffer[i..<(i + needle.count)]) == needle {
+                    let text = String(decoding: buffer[0..<(i + needle.count)], as: UTF8.self)
+                    buffer.removeFirst(i + needle.count)
+                    return text
+                }
+                searched = buffer.count
+            }
+            guard try fill() else { throw TestClientError("connection closed before \(marker.debugDescription)") }
+        }
+    }
+
+    /// Exactly `count` bytes.
+    public func readBytes(_ count: Int) throws -> [UInt8] {
+        while buffer.count < count {
+            guard try fill() else { throw TestClientError("connection closed after \(buffer.count) of \(count) bytes") }
+        }
+        defer { buffer.removeFirst(count) }
+        return Array(buffer[0..<count])
     }
 
     private func findHeadEnd() -> Int? {
