@@ -334,14 +334,15 @@ final class EventLoop: @unchecked Sendable {
     static let pipelinedInputLimit = 16 * 1024
 
     private func readAvailable(_ connection: Connection) {
-        var received = false
-        while connection.unparsedInput < readLimit(connection) || connection.lingering {
+        while !connection.closed && (connection.unparsedInput < readLimit(connection) || connection.lingering) {
             let n = scratch.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress, $0.count, 0) }
             if n > 0 {
                 if connection.lingering { continue } // discarded: the answer is already sent
                 connection.input.append(contentsOf: scratch[0..<n])
-                received = true
                 if refuseIfOverBudget(connection) { return }
+                // Parsed as it comes: once a request is with a worker, the read limit drops to
+                // what may be pipelined behind it, and the rest stays in the socket.
+                process(connection)
                 if n < scratch.count { break }
                 continue
             }
@@ -354,6 +355,7 @@ final class EventLoop: @unchecked Sendable {
             close(connection)
             return
         }
+        if connection.closed { return }
         if connection.lingering {
             if connection.readEOF { close(connection) }
             return
@@ -362,7 +364,7 @@ final class EventLoop: @unchecked Sendable {
             close(connection) // a stream's client has gone
             return
         }
-        if received || connection.readEOF { process(connection) }
+        if connection.readEOF { process(connection) }
     }
 
     /// Parses what the connection has buffered and dispatches at most one request to the workers
