@@ -138,7 +138,7 @@ public final class TestClient {
             } else if headers["Transfer-Encoding"]?.lowercased() == "chunked" {
                 while true {
                     let sizeLine = try readUntil("\r\n")
-                    guard let size = Int(sizeLine.dropLast(2), radix: 16) else { throw TestClientError("bad chunk size line \(sizeLine)") }
+                    guard let size = Int(sizeLine.dropLast(), radix: 16) else { throw TestClientError("bad chunk size line \(sizeLine)") }
                     if size == 0 {
                         while try readUntil("\r\n") != "\r\n" {} // trailers, then the empty line
                         break

@@ -22,7 +22,13 @@ import Testing
         func take(weather: Bool = false) -> [PageChange] {
             var taken: [PageChange] = []
             changes.update { taken = $0; $0 = [] }
-            return weather ? taken : taken.filter { if case .weather = $0 { false } else { true } }
+            // A post's event is a change of its board (what it says live pages hear: LiveTests).
+            var boards: [PageChange] = []
+            for change in taken {
+                let page: PageChange = if case .post(let event) = change { .city(event.city) } else { change }
+                if !boards.contains(page) { boards.append(page) }
+            }
+            return weather ? boards : boards.filter { if case .weather = $0 { false } else { true } }
         }
     }
 

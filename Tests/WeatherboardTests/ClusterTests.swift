@@ -94,7 +94,12 @@ import Testing
             notices += listener.notifications().map(\.1)
             return !notices.isEmpty
         }
-        #expect(notices == ["\(writer.changes.node) city \(seoul)"])
+        #expect(notices.count == 1)
+        let notice = try #require(notices.first)
+        #expect(notice.hasPrefix("\(writer.changes.node) post posted "))
+        let said = PageChange(payload: notice.dropFirst(writer.changes.node.count + 1))
+        guard case .post(let event)? = said else { Issue.record("\(notice) names no post"); return }
+        #expect(event.city == seoul && event.author == userID && event.parent == nil && event.kind == .posted)
     }
 
     @Test func aPostThroughOneNodeIsOnTheOthersCachedPageAndSessionsLimitsAndBansHoldOnBoth() throws {

@@ -21,6 +21,8 @@ public final class Application: Sendable {
     public let pageVersions = PageVersions()
     /// On PostgreSQL, how this node hears other nodes' changes and tells them its own.
     let changeFeed: ChangeFeed?
+    /// The boards' event streams, fed by the change stream.
+    let live: LiveBoards
 
     public init(configuration: AppConfiguration, logger: Logger? = nil) throws {
         var logger = logger ?? Logger(label: "weatherboard")
@@ -49,9 +51,12 @@ public final class Application: Sendable {
             switch change {
             case .weather(let cityID): weather.forget(cityID: cityID)
             case .everything: weather.forgetAll() // after a reconnection: anything may have changed
-            case .city: break
+            case .city, .post: break
             }
         }
+        live = LiveBoards(node: database.changes.node, clock: configuration.clock)
+        database.changes.subscribe { [live] change, _ in live.consume(change) }
+        live.startTicking()
         if let postgres = database.engine as? PostgresDatabase {
             changeFeed = ChangeFeed(database: postgres, node: database.changes.node, logger: logger) { [changes = database.changes] in
                 changes.deliver([$0], from: .elsewhere)
@@ -60,7 +65,7 @@ public final class Application: Sendable {
             changeFeed = nil
         }
         router = Application.makeRouter(configuration: configuration, database: database, pages: pages,
-                                        cities: cities, weather: weather, versions: pageVersions, logger: logger)
+                                        cities: cities, weather: weather, versions: pageVersions, live: live, logger: logger)
         var serverConfiguration = configuration.server
         serverConfiguration.host = configuration.host
         serverConfiguration.port = configuration.port
@@ -84,7 +89,8 @@ public final class Application: Sendable {
     }
 
     static func makeRouter(configuration: AppConfiguration, database: AppDatabase, pages: Pages,
-                           cities: CityIndex, weather: WeatherService, versions: PageVersions, logger: Logger) -> Router<AppContext> {
+                           cities: CityIndex, weather: WeatherService, versions: PageVersions, live: LiveBoards,
+                           logger: Logger) -> Router<AppContext> {
         let router = Router<AppContext>()
         let errors = ErrorPages(pages: pages, logger: logger)
         let cache = PageCache(versions: versions, maximumAge: configuration.pageCacheMaximumAge, clock: configuration.clock)
@@ -126,6 +132,7 @@ public final class Application: Sendable {
         ConversationController(pages: pages, store: BoardStore(database: database), board: board, rules: postingRules,
                                reactionLimit: RateLimit(limit: configuration.limits.reactionsPerHour, window: 3600),
                                clock: clock).addRoutes(to: router)
+        LiveController(live: live, store: BoardStore(database: database), index: cities, clientAddress: clientAddress).addRoutes(to: router)
         NotificationsController(pages: pages, store: NotificationStore(database: database), board: board, clock: clock).addRoutes(to: router)
         SafetyController(pages: pages, store: BoardStore(database: database), database: database, board: board, limits: configuration.limits,
                          clock: clock).addRoutes(to: router)
@@ -152,6 +159,7 @@ public final class Application: Sendable {
 
     /// After the server stopped: stops listening to other nodes and closes the database.
     public func close() {
+        live.stopTicking()
         changeFeed?.stop()
         try? database.close()
     }

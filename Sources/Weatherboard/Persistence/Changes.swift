@@ -11,19 +11,40 @@ public enum PageChange: Sendable, Hashable {
     case weather(Int64)
     /// Something every page may show changed (a display name, a ban, an account deleted, a role).
     case everything
+    /// Something happened to one post or reply (it changes its city's board, and live pages hear it).
+    case post(PostEvent)
 
-    /// The change as text, for `pg_notify` (letters, digits and spaces only).
+    /// The board a change is about, if it is one board's.
+    var cityID: Int64? {
+        switch self {
+        case .city(let id), .weather(let id): id
+        case .post(let event): event.city
+        case .everything: nil
+        }
+    }
+
+    /// The change as text, for `pg_notify` (letters, digits, `-` and spaces only).
     var payload: String {
         switch self {
         case .city(let id): "city \(id)"
         case .weather(let id): "weather \(id)"
         case .everything: "everything"
+        case .post(let e):
+            "post \(e.kind.rawValue) \(e.id) \(e.city) \(e.parent.map(String.init) ?? "-") \(e.author.map(String.init) ?? "-") \(e.count.map(String.init) ?? "-")"
         }
     }
 
     /// The change a payload names; nil for anything else.
     init?(payload: some StringProtocol) {
-        let parts = payload.split(separator: " ")
+        let parts = String(payload).split(separator: " ").map(String.init)
+        if parts.first == "post" {
+            guard parts.count == 7, let kind = PostEvent.Kind(rawValue: parts[1]),
+                  let id = Int64(parts[2]), let city = Int64(parts[3]) else { return nil }
+            func optional(_ part: String) -> Int64?? { part == "-" ? .some(nil) : Int64(part).map { .some($0) } }
+            guard let parent = optional(parts[4]), let author = optional(parts[5]), let count = optional(parts[6]) else { return nil }
+            self = .post(PostEvent(kind, id: id, city: city, parent: parent, author: author, count: count.map(Int.init)))
+            return
+        }
         switch (parts.first, parts.count == 2 ? Int64(parts[1]) : nil) {
         case ("city", let id?): self = .city(id)
         case ("weather", let id?): self = .weather(id)
@@ -31,6 +52,45 @@ public enum PageChange: Sendable, Hashable {
         default: return nil
         }
     }
+}
+
+/// What happened to one post or reply, as much as a live page needs to follow it: which it is,
+/// where it shows, whose it is (a reader who blocked its author hears nothing of it) and, for
+/// agreement, the count now.
+public struct PostEvent: Sendable, Hashable {
+    public enum Kind: String, Sendable {
+        /// Written (a post, or a reply when `parent` is set).
+        case posted
+        case edited
+        /// Deleted by its author or removed by a moderator: it goes from every page.
+        case gone
+        /// Hidden by reports until a moderator decides: it goes from every page but its author's.
+        case hidden
+        /// Shown again (reports dismissed, or restored by a moderator).
+        case shown
+        /// The number of people agreeing changed to `count`.
+        case agreed
+    }
+    public var kind: Kind
+    public var id: Int64
+    public var city: Int64
+    /// The post a reply answers; nil for a post.
+    public var parent: Int64?
+    /// Whose it is; nil for an account since deleted.
+    public var author: Int64?
+    public var count: Int?
+
+    public init(_ kind: Kind, id: Int64, city: Int64, parent: Int64? = nil, author: Int64? = nil, count: Int? = nil) {
+        self.kind = kind
+        self.id = id
+        self.city = city
+        self.parent = parent
+        self.author = author
+        self.count = count
+    }
+
+    /// The conversation it belongs to: the post itself, or the post a reply answers.
+    public var conversation: Int64 { parent ?? id }
 }
 
 /// The changes one write transaction makes. A store emits each change where it writes the data,

@@ -35,6 +35,8 @@ public final class PageVersions: Sendable {
             switch change {
             case .city(let id):
                 counters.cities[id, default: 0] &+= 1
+            case .post(let event):
+                counters.cities[event.city, default: 0] &+= 1
             case .weather(let id):
                 counters.cities[id, default: 0] &+= 1
                 counters.weather &+= 1

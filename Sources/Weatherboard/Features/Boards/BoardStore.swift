@@ -69,7 +69,7 @@ struct BoardStore: Sendable {
         let id = try db.one("""
             INSERT INTO posts (city_id, user_id, body, created_at, parent_id, sky, feels) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id
             """, [cityID, userID, body, now, parentID, observation?.sky?.rawValue, observation?.feels?.rawValue]) { $0.int64(0) } ?? 0
-        try changes.emit(.city(cityID))
+        try changes.emit(.post(PostEvent(.posted, id: id, city: cityID, parent: parentID, author: userID)))
         return .success(id)
     }
 
@@ -80,8 +80,8 @@ struct BoardStore: Sendable {
     /// Not with their own, and not with a removed one (404, as it is not there for them).
     func toggleReaction(postID: Int64, userID: Int64, now: Date, limit: RateLimit) throws -> Bool {
         try database.write { db, changes in
-            guard let post = try db.one("SELECT city_id, user_id, removed_at FROM posts WHERE id = ?", [postID], {
-                (cityID: $0.int64(0), authorID: $0.optionalInt64(1), removed: !$0.isNull(2))
+            guard let post = try db.one("SELECT city_id, user_id, removed_at, parent_id FROM posts WHERE id = ?", [postID], {
+                (cityID: $0.int64(0), authorID: $0.optionalInt64(1), removed: !$0.isNull(2), parentID: $0.optionalInt64(3))
             }), !post.removed else { throw HTTPError(.notFound) }
             if post.authorID == userID { throw OwnPost() }
             // Each toggle changes the board's cached page: a person cannot make it re-render without end.
@@ -95,7 +95,8 @@ struct BoardStore: Sendable {
                 try Notices.agreed(with: postID, author: post.authorID, by: userID, now: now.timeIntervalSince1970, db)
                 agrees = true
             }
-            try changes.emit(.city(post.cityID))
+            let count = try db.integer("SELECT count(*) FROM reactions WHERE post_id = ?", postID)
+            try changes.emit(.post(PostEvent(.agreed, id: postID, city: post.cityID, parent: post.parentID, author: post.authorID, count: count)))
             return agrees
         }
     }
@@ -125,8 +126,9 @@ struct BoardStore: Sendable {
     func edit(postID: Int64, authorID: Int64?, body: String, now: Date) throws {
         try database.write { db, changes in
             if try Self.isUnderReview(postID: postID, db) { throw UnderReview() }
-            try Self.changed(on: changes, try db.one("UPDATE posts SET body = ?, edited_at = ? WHERE id = ? AND user_id = ? RETURNING city_id",
-                                                     [body, now, postID, authorID]) { $0.int64(0) })
+            try Self.changed(.edited, on: changes, try db.one("""
+                UPDATE posts SET body = ?, edited_at = ? WHERE id = ? AND user_id = ? RETURNING id, city_id, parent_id, user_id
+                """, [body, now, postID, authorID], PostEvent.read))
         }
     }
 
@@ -139,17 +141,27 @@ struct BoardStore: Sendable {
     func delete(postID: Int64, authorID: Int64?) throws {
         try database.write { db, changes in
             if try Self.isUnderReview(postID: postID, db) { throw UnderReview() }
-            try Self.changed(on: changes, try db.one("DELETE FROM posts WHERE id = ? AND user_id = ? RETURNING city_id",
-                                                     [postID, authorID]) { $0.int64(0) })
+            try Self.changed(.gone, on: changes, try db.one("""
+                DELETE FROM posts WHERE id = ? AND user_id = ? RETURNING id, city_id, parent_id, user_id
+                """, [postID, authorID], PostEvent.read))
         }
     }
 
-    /// Emits the change of the board whose post a statement changed (nil: it changed none).
-    private static func changed(on changes: ChangeLog, _ cityID: Int64?) throws {
-        if let cityID { try changes.emit(.city(cityID)) }
+    /// Emits what happened to the post a statement changed (nil: it changed none), read by
+    /// `PostEvent.read` from the statement's `RETURNING id, city_id, parent_id, user_id`.
+    private static func changed(_ kind: PostEvent.Kind, on changes: ChangeLog, _ event: PostEvent?) throws {
+        if var event {
+            event.kind = kind
+            try changes.emit(.post(event))
+        }
     }
 
     // MARK: - Blocks
+
+    /// Everyone `blockerID` blocked.
+    func blockedIDs(by blockerID: Int64) throws -> Set<Int64> {
+        Set(try database.readStatement { try $0.all("SELECT blocked_id FROM blocks WHERE blocker_id = ?", [blockerID]) { $0.int64(0) } })
+    }
 
     /// A person's recent posts as the viewer may see them, and whether the viewer blocked them.
     func profile(of personID: Int64, viewer: User?) throws -> (posts: [PostRow], blockedByViewer: Bool) {
@@ -229,13 +241,14 @@ struct BoardStore: Sendable {
         // One report per person (a unique index); a report whose author has since deleted their
         // account still counts.
         let reporters = try db.integer("SELECT count(*) FROM reports WHERE post_id = ? AND outcome = 'pending'", postID)
-        let hiddenOrShown: Int64?
+        let returning = "RETURNING id, city_id, parent_id, user_id"
         if reporters >= threshold {
-            hiddenOrShown = try db.one("UPDATE posts SET hidden_at = ? WHERE id = ? AND hidden_at IS NULL RETURNING city_id", [now, postID]) { $0.int64(0) }
+            try changed(.hidden, on: changes, try db.one("UPDATE posts SET hidden_at = ? WHERE id = ? AND hidden_at IS NULL \(returning)",
+                                                         [now, postID], PostEvent.read))
         } else {
-            hiddenOrShown = try db.one("UPDATE posts SET hidden_at = NULL WHERE id = ? AND hidden_at IS NOT NULL RETURNING city_id", [postID]) { $0.int64(0) }
+            try changed(.shown, on: changes, try db.one("UPDATE posts SET hidden_at = NULL WHERE id = ? AND hidden_at IS NOT NULL \(returning)",
+                                                        [postID], PostEvent.read))
         }
-        try changed(on: changes, hiddenOrShown)
     }
 
     /// A report as its reporter follows it.
@@ -374,5 +387,12 @@ enum BoardQueries {
     /// show, then the query's own values from `?4`.
     private static func arguments(_ viewer: User?, _ more: any SQLArgument..., removed: Removed = .none) -> [any SQLArgument] {
         [viewer?.id ?? -1, viewer?.isAdmin == true, removed.rawValue] + more
+    }
+}
+
+extension PostEvent {
+    /// A post's event from a row of `id, city_id, parent_id, user_id` (its kind set by the caller).
+    static func read(_ row: any SQLRow) -> PostEvent {
+        PostEvent(.posted, id: row.int64(0), city: row.int64(1), parent: row.optionalInt64(2), author: row.optionalInt64(3))
     }
 }

@@ -109,7 +109,7 @@ struct ModerationStore: Sendable {
     func restore(_ post: ModeratedPost, by admin: User, reason: String, now: Date) throws {
         try database.write { db, changes in
             try Self.requireExists("posts", id: post.id, db)
-            try changes.emit(.city(post.cityID))
+            try changes.emit(.post(try Self.event(.shown, post, db)))
             try Self.tellDecision(.restored, post, now: now, db)
             try db.execute("UPDATE reports SET outcome = 'no_violation', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'", now, post.id)
             // Shown again, whether it was hidden by reports or removed.
@@ -122,13 +122,21 @@ struct ModerationStore: Sendable {
     func remove(_ post: ModeratedPost, by admin: User, reason: String, now: Date) throws {
         try database.write { db, changes in
             try Self.requireExists("posts", id: post.id, db)
-            try changes.emit(.city(post.cityID))
+            try changes.emit(.post(try Self.event(.gone, post, db)))
             try Self.tellDecision(.removed, post, now: now, db)
             try db.execute("UPDATE posts SET removed_at = ?, removed_reason = ? WHERE id = ?", now, reason, post.id)
             try db.execute("UPDATE reports SET outcome = 'removed', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'", now, post.id)
             try log(db, admin: admin, action: "remove", postID: post.id, userID: post.userID, username: post.username,
                     cityID: post.cityID, reason: reason, now: now)
         }
+    }
+
+    /// What a decision does to a post, for live pages (read in the deciding transaction).
+    private static func event(_ kind: PostEvent.Kind, _ post: ModeratedPost, _ db: any SQLConnection) throws -> PostEvent {
+        var event = try db.one("SELECT id, city_id, parent_id, user_id FROM posts WHERE id = ?", [post.id], PostEvent.read)
+            ?? PostEvent(kind, id: post.id, city: post.cityID)
+        event.kind = kind
+        return event
     }
 
     /// Tells the post's author what became of it (`kind`; nil: not them, as in a purge), and the
@@ -199,7 +207,7 @@ struct ModerationStore: Sendable {
                 ModeratedPost(id: $0.int64(0), cityID: $0.int64(1), userID: target.id, username: target.username)
             }
             for post in posts {
-                try changes.emit(.city(post.cityID))
+                try changes.emit(.post(try Self.event(.gone, post, db)))
                 try Self.tellDecision(nil, post, now: now, db)
                 try db.execute("UPDATE posts SET removed_at = ?, removed_reason = ? WHERE id = ?", now, reason, post.id)
                 try db.execute("UPDATE reports SET outcome = 'removed', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'", now, post.id)

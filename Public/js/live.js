@@ -1,0 +1,188 @@
+// Live boards: what the page's event stream (data-live) says happened, shown without a reload.
+// New posts gather in a bar that shows them on request; new replies appear under their post;
+// deleted and removed posts disappear; agreement counts change. Without scripts, or when the
+// stream is refused, the page is the page the server sent.
+(function () {
+  var root = document.querySelector("[data-live]");
+  if (!root || !window.EventSource || !window.fetch || !window.DOMParser) return;
+  var onBoard = root.classList.contains("board");
+  var olderPage = /[?&]before=/.test(location.search);
+  var lastID = null, source = null, retryIn = 1000, stopped = false, hideTimer = null;
+  var waiting = {}; // ids of new posts not shown yet
+  var bar = null;
+
+  function connect() {
+    var address = root.dataset.live;
+    if (lastID) address += (address.indexOf("?") < 0 ? "?" : "&") + "last=" + encodeURIComponent(lastID);
+    source = new EventSource(address);
+    source.onopen = function () { retryIn = 1000; };
+    source.onmessage = function (event) {
+      if (event.lastEventId) lastID = event.lastEventId;
+      var data;
+      try { data = JSON.parse(event.data); } catch (e) { return; }
+      handle(data);
+    };
+    // Reconnects with its own backoff (1 s doubling to a minute), carrying the last id seen.
+    source.onerror = function () {
+      if (source) source.close();
+      source = null;
+      if (stopped) return;
+      setTimeout(function () { if (!stopped && !source) connect(); }, retryIn);
+      retryIn = Math.min(retryIn * 2, 60000);
+    };
+  }
+
+  // A page hidden for ten minutes stops listening; shown again, it catches up (or offers a reload).
+  document.addEventListener("visibilitychange", function () {
+    if (document.hidden) {
+      hideTimer = setTimeout(function () {
+        stopped = true;
+        if (source) { source.close(); source = null; }
+      }, 10 * 60 * 1000);
+    } else {
+      clearTimeout(hideTimer);
+      if (stopped) { stopped = false; connect(); }
+    }
+  });
+
+  function post(id) { return document.getElementById("post-" + id); }
+
+  // Changes the page without moving what the reader is looking at: the first post on screen
+  // stays where it was.
+  function keepingPlace(change) {
+    var anchor = null, top = 0;
+    var articles = root.querySelectorAll("article.post");
+    for (var i = 0; i < articles.length; i++) {
+      var r = articles[i].getBoundingClientRect();
+      if (r.bottom > 0) { anchor = articles[i]; top = r.top; break; }
+    }
+    change();
+    if (anchor && anchor.isConnected) {
+      var moved = anchor.getBoundingClientRect().top - top;
+      if (moved !== 0) window.scrollBy(0, moved);
+    }
+  }
+
+  function fetchPage(address) {
+    return fetch(address, { credentials: "same-origin", headers: { "Accept": "text/html" } })
+      .then(function (response) { return response.ok ? response.text() : Promise.reject(response.status); })
+      .then(function (text) { return new DOMParser().parseFromString(text, "text/html"); });
+  }
+
+  function showBar(text, action) {
+    if (!bar) {
+      bar = document.createElement("button");
+      bar.type = "button";
+      bar.className = "live-bar";
+      bar.setAttribute("aria-live", "polite");
+      document.body.appendChild(bar);
+    }
+    bar.textContent = text;
+    bar.onclick = action;
+  }
+
+  function hideBar() {
+    if (bar) { bar.remove(); bar = null; }
+  }
+
+  function countWaiting() { return Object.keys(waiting).length; }
+
+  function updateNewPostsBar() {
+    var n = countWaiting();
+    if (n === 0) { hideBar(); return; }
+    var text = n === 1 ? root.dataset.liveNewOne : root.dataset.liveNewMany.replace("{n}", n);
+    showBar(text, showNewPosts);
+  }
+
+  // The newest page as this reader sees it (their own flags and forms); the posts not on screen
+  // yet go on top of the list, and the reader is taken there.
+  function showNewPosts() {
+    if (olderPage) { location.href = location.pathname; return; }
+    fetchPage(location.pathname).then(function (doc) {
+      var fresh = doc.querySelectorAll("section.board > article.post");
+      var first = root.querySelector(":scope > article.post");
+      var anchor = first || root.querySelector(".no-posts");
+      for (var i = 0; i < fresh.length; i++) {
+        var id = fresh[i].dataset.postId;
+        if (post(id)) continue;
+        var node = document.importNode(fresh[i], true);
+        if (anchor) root.insertBefore(node, first || anchor); else root.appendChild(node);
+      }
+      var none = root.querySelector(".no-posts");
+      if (none && root.querySelector("article.post")) none.remove();
+      waiting = {};
+      hideBar();
+      var top = root.querySelector(":scope > article.post");
+      if (top) top.scrollIntoView({ block: "start" });
+    }).catch(function () { /* the bar stays: the reader can try again */ });
+  }
+
+  // A new reply under a post on this page: the post's page after the last reply shown here,
+  // fetched once the burst of events has settled.
+  var replyFetches = {};
+  function fetchReplies(postID) {
+    if (replyFetches[postID]) return;
+    replyFetches[postID] = setTimeout(function () {
+      delete replyFetches[postID];
+      var holder = onBoard ? post(postID) : root.querySelector("#replies");
+      if (!holder) return;
+      var shown = holder.querySelectorAll("article.reply");
+      var after = shown.length ? shown[shown.length - 1].dataset.postId : null;
+      fetchPage("/posts/" + postID + (after ? "?after=" + after : "")).then(function (doc) {
+        var replies = doc.querySelectorAll("#replies article.reply");
+        keepingPlace(function () {
+          for (var i = 0; i < replies.length; i++) {
+            if (post(replies[i].dataset.postId)) continue;
+            var node = document.importNode(replies[i], true);
+            var last = holder.querySelectorAll("article.reply");
+            if (last.length) last[last.length - 1].after(node);
+            else if (onBoard) holder.appendChild(node);
+            else holder.querySelector("h2").after(node);
+          }
+        });
+      }).catch(function () {});
+    }, 300 + Math.random() * 1200);
+  }
+
+  // An edited post's text, from its own page.
+  function fetchEdit(id) {
+    fetchPage("/posts/" + id).then(function (doc) {
+      var fresh = doc.getElementById("post-" + id), here = post(id);
+      if (!fresh || !here) return;
+      var body = fresh.querySelector(".post-body"), old = here.querySelector(".post-body");
+      if (body && old) keepingPlace(function () { old.replaceWith(document.importNode(body, true)); });
+    }).catch(function () {});
+  }
+
+  function handle(event) {
+    switch (event.type) {
+      case "post":
+        if (!onBoard || post(event.id)) return;
+        waiting[event.id] = true;
+        updateNewPostsBar();
+        break;
+      case "reply":
+        if (post(event.post) || (!onBoard)) fetchReplies(event.post);
+        break;
+      case "edit":
+        if (post(event.id)) fetchEdit(event.id);
+        break;
+      case "gone":
+        if (waiting[event.id]) { delete waiting[event.id]; updateNewPostsBar(); }
+        var gone = post(event.id);
+        if (gone) keepingPlace(function () { gone.remove(); });
+        break;
+      case "agree":
+        var here = post(event.id);
+        if (!here) return;
+        var count = here.querySelector(":scope > .post-actions .reaction-count");
+        if (count) { count.textContent = event.count; count.dataset.reactions = event.count; }
+        break;
+      case "reload":
+        showBar(root.dataset.liveChanged, function () { location.reload(); });
+        break;
+    }
+  }
+
+  connect();
+})();

@@ -1,0 +1,238 @@
+import Foundation
+import HTTPServer
+import Synchronization
+
+/// The boards' and conversations' event streams (Server-Sent Events): what the change stream
+/// says happened to posts, sent to every open page it concerns, as far as its reader may see it.
+///
+/// An event is encoded once and the same bytes go to everyone who may see it: its type, its id
+/// and the few fields a page needs (`{"type":"post","id":123}`); the page fetches whatever is
+/// personal. A reader is sent nothing by a person they blocked (as of when their stream opened:
+/// blocking someone reloads the page) and nothing hidden by reports except their own posts.
+/// Agreement counts are sent at most once a second per post.
+///
+/// Events are numbered on this node (`node-serial`); the last few minutes are kept, so that a
+/// page reconnecting with `Last-Event-ID` gets what it missed, or `reload` when that is gone or
+/// was numbered by another node.
+final class LiveBoards: Sendable {
+    /// Where a page listens: a city's board, or one conversation (a post and its replies).
+    enum Topic: Hashable, Sendable {
+        case board(Int64)
+        case conversation(Int64)
+    }
+
+    /// One encoded event as kept for replay.
+    struct Sent: Sendable {
+        let serial: UInt64
+        let at: Double
+        let topics: [Topic]
+        let author: Int64?
+        /// Hidden by reports: its author alone still sees the post.
+        let onlyNotTo: Int64?
+        let bytes: [UInt8]
+    }
+
+    /// A page listening.
+    struct Listener: Sendable {
+        let stream: ResponseStream
+        let viewer: Int64?
+        let blocked: Set<Int64>
+
+        func mayHear(_ event: Sent) -> Bool {
+            if let author = event.author, blocked.contains(author) { return false }
+            if let hidden = event.onlyNotTo, hidden == viewer { return false }
+            return true
+        }
+    }
+
+    private struct State {
+        var nextSerial: UInt64 = 1
+        var kept: [Sent] = []
+        var nextListener: UInt64 = 0
+        var listeners: [Topic: [UInt64: Listener]] = [:]
+        /// Agreement counts waiting for their post's second to pass, and when each post's was last sent.
+        var pendingCounts: [Int64: PostEvent] = [:]
+        var countSentAt: [Int64: Double] = [:]
+    }
+    private let state = Mutex(State())
+    /// This node's prefix of event ids.
+    let node: String
+    private let clock: @Sendable () -> Date
+    /// How long events are kept for replay, and how many at most.
+    static let keptFor: TimeInterval = 300
+    static let keptAtMost = 5_000
+    /// A comment line this often keeps proxies from closing an idle stream.
+    static let heartbeat: TimeInterval = 25
+
+    init(node: String, clock: @escaping @Sendable () -> Date) {
+        self.node = String(node.prefix(8)).lowercased()
+        self.clock = clock
+    }
+
+    /// Streams open now (tests and the benchmark read it).
+    var listenerCount: Int { state.withLock { $0.listeners.values.reduce(0) { $0 + $1.count } } }
+
+    // MARK: - Listening
+
+    /// Adds a page's stream: first what it missed since `lastEventID` (or `reload`), then
+    /// everything new, until the stream ends.
+    func listen(_ topic: Topic, stream: ResponseStream, viewer: Int64?, blocked: Set<Int64>, lastEventID: String?) {
+        let listener = Listener(stream: stream, viewer: viewer, blocked: blocked)
+        var opening = Array("retry: 3000\n: open\n\n".utf8)
+        let key = state.withLock { state -> UInt64 in
+            if let lastEventID {
+                opening += replay(after: lastEventID, to: listener, on: topic, state)
+            }
+            state.nextListener += 1
+            state.listeners[topic, default: [:]][state.nextListener] = listener
+            return state.nextListener
+        }
+        stream.onEnd { [weak self] in
+            self?.state.withLock { state in
+                state.listeners[topic]?[key] = nil
+                if state.listeners[topic]?.isEmpty == true { state.listeners[topic] = nil }
+            }
+        }
+        stream.write(opening)
+    }
+
+    private func replay(after lastEventID: String, to listener: Listener, on topic: Topic, _ state: State) -> [UInt8] {
+        let parts = lastEventID.split(separator: "-")
+        guard parts.count == 2, parts[0] == node, let last = UInt64(parts[1]), last < state.nextSerial,
+              let oldest = state.kept.first?.serial ?? Optional(state.nextSerial), last + 1 >= oldest
+        else { return Self.encode(serial: nil, json: #"{"type":"reload"}"#) }
+        var missed: [UInt8] = []
+        for sent in state.kept where sent.serial > last && sent.topics.contains(topic) && listener.mayHear(sent) {
+            missed += sent.bytes
+        }
+        return missed
+    }
+
+    // MARK: - Publishing
+
+    /// Follows the change stream: posts' events go to their pages; a change to everything (a
+    /// ban, an account deleted, or a reconnection that may have missed notices) asks every page
+    /// to reload.
+    func consume(_ change: PageChange) {
+        switch change {
+        case .post(let event): publish(event)
+        case .everything: reloadEveryone()
+        case .city, .weather: break
+        }
+    }
+
+    func publish(_ event: PostEvent) {
+        let now = clock().timeIntervalSince1970
+        if event.kind == .agreed {
+            let due = state.withLock { state -> Bool in
+                if let last = state.countSentAt[event.id], now - last < 1 {
+                    state.pendingCounts[event.id] = event
+                    return false
+                }
+                state.countSentAt[event.id] = now
+                return true
+            }
+            guard due else { return }
+        }
+        guard let json = Self.json(event) else { return }
+        send(json, topics: [.board(event.city), .conversation(event.conversation)], author: event.author,
+             onlyNotTo: event.kind == .hidden ? event.author : nil, now: now)
+    }
+
+    /// Agreement counts held back by the once-a-second rule, once their second has passed.
+    func flushCounts() {
+        let now = clock().timeIntervalSince1970
+        let due = state.withLock { state -> [PostEvent] in
+            let due = state.pendingCounts.values.filter { now - (state.countSentAt[$0.id] ?? 0) >= 1 }
+            for event in due {
+                state.pendingCounts[event.id] = nil
+                state.countSentAt[event.id] = now
+            }
+            state.countSentAt = state.countSentAt.filter { now - $0.value < 2 || state.pendingCounts[$0.key] != nil }
+            return due
+        }
+        for event in due { publish(event, bypassingCoalescing: now) }
+    }
+
+    private func publish(_ event: PostEvent, bypassingCoalescing now: Double) {
+        guard let json = Self.json(event) else { return }
+        send(json, topics: [.board(event.city), .conversation(event.conversation)], author: event.author, onlyNotTo: nil, now: now)
+    }
+
+    /// A comment line to every stream (kept alive through proxies), and held counts sent.
+    func beat() {
+        let everyone = state.withLock { $0.listeners.values.flatMap { $0.values.map(\.stream) } }
+        let comment = Array(":\n\n".utf8)
+        for stream in everyone { stream.write(comment) }
+    }
+
+    private func reloadEveryone() {
+        let everyone = state.withLock { $0.listeners.values.flatMap { $0.values.map(\.stream) } }
+        let reload = Self.encode(serial: nil, json: #"{"type":"reload"}"#)
+        for stream in everyone { stream.write(reload) }
+    }
+
+    /// Numbers and keeps the event, then writes the same bytes to every listener of its topics
+    /// who may hear it (outside the lock: writing only hands bytes to the event loops).
+    private func send(_ json: String, topics: [Topic], author: Int64?, onlyNotTo: Int64?, now: Double) {
+        let (listeners, bytes) = state.withLock { state -> ([Listener], [UInt8]) in
+            let serial = state.nextSerial
+            state.nextSerial += 1
+            let sent = Sent(serial: serial, at: now, topics: topics, author: author, onlyNotTo: onlyNotTo,
+                            bytes: Self.encode(serial: "\(node)-\(serial)", json: json))
+            state.kept.append(sent)
+            let expired = state.kept.prefix { now - $0.at > Self.keptFor }.count
+            let over = max(0, state.kept.count - Self.keptAtMost)
+            if max(expired, over) > 0 { state.kept.removeFirst(max(expired, over)) }
+            var hearing: [Listener] = []
+            for topic in Set(topics) {
+                guard let group = state.listeners[topic] else { continue }
+                for listener in group.values where listener.mayHear(sent) { hearing.append(listener) }
+            }
+            return (hearing, sent.bytes)
+        }
+        for listener in listeners { listener.stream.write(bytes) }
+    }
+
+    // MARK: - The ticker
+
+    private let ticking = Atomic<Bool>(false)
+
+    /// Four times a second: agreement counts whose second has passed; every `heartbeat`: a
+    /// comment line to every stream. On a thread of its own until `stopTicking`.
+    func startTicking() {
+        guard !ticking.exchange(true, ordering: .relaxed) else { return }
+        let thread = Thread { [weak self] in
+            var ticks = 0
+            let beatEvery = Int(Self.heartbeat / 0.25)
+            while let live = self, live.ticking.load(ordering: .relaxed) {
+                Thread.sleep(forTimeInterval: 0.25)
+                live.flushCounts()
+                ticks += 1
+                if ticks % beatEvery == 0 { live.beat() }
+            }
+        }
+        thread.name = "live-boards"
+        thread.start()
+    }
+
+    func stopTicking() { ticking.store(false, ordering: .relaxed) }
+
+    // MARK: - Encoding
+
+    /// The event's `data:` (numbers only: nothing a person wrote is in an event).
+    static func json(_ event: PostEvent) -> String? {
+        switch event.kind {
+        case .posted:
+            event.parent.map { #"{"type":"reply","id":\#(event.id),"post":\#($0)}"# } ?? #"{"type":"post","id":\#(event.id)}"#
+        case .edited: #"{"type":"edit","id":\#(event.id)}"#
+        case .gone, .hidden: #"{"type":"gone","id":\#(event.id)}"#
+        case .agreed: #"{"type":"agree","id":\#(event.id),"count":\#(event.count ?? 0)}"#
+        case .shown: nil // back in its old place: the page shows it on its next load
+        }
+    }
+
+    static func encode(serial: String?, json: String) -> [UInt8] {
+        Array(((serial.map { "id: \($0)\n" } ?? "") + "data: \(json)\n\n").utf8)
+    }
+}

@@ -1,0 +1,190 @@
+import Foundation
+import HTTPTestSupport
+import Testing
+@testable import Weatherboard
+
+/// A page's event stream read as a browser's EventSource reads it.
+final class EventStreamReader {
+    let client: TestClient
+    let head: WireResponse
+    /// Events read but not yet taken: (id, data).
+    private var pending: [(id: String?, data: String)] = []
+
+    init(_ browser: Browser, _ target: String, lastEventID: String? = nil) throws {
+        client = try TestClient(port: browser.port, timeout: 10, source: browser.source)
+        var text = "GET \(target) HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n"
+        if !browser.cookies.isEmpty { text += "Cookie: " + browser.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") + "\r\n" }
+        if let lastEventID { text += "Last-Event-ID: \(lastEventID)\r\n" }
+        try client.send(text + "\r\n")
+        head = try client.readResponse(head: true)
+        if head.status == 200 { try readChunk() } // the opening: retry, a comment and anything replayed
+    }
+
+    /// Reads one chunk and the events in it (comments skipped).
+    private func readChunk() throws {
+        let sizeLine = try client.readUntil("\r\n")
+        guard let size = Int(sizeLine.dropLast(), radix: 16), size > 0 else { throw TestClientError("the stream ended") }
+        let text = String(decoding: try client.readBytes(size), as: UTF8.self)
+        _ = try client.readUntil("\r\n")
+        for block in text.components(separatedBy: "\n\n") where !block.isEmpty {
+            var id: String?, data: String?
+            for line in block.split(separator: "\n") {
+                if line.hasPrefix("id: ") { id = String(line.dropFirst(4)) }
+                if line.hasPrefix("data: ") { data = String(line.dropFirst(6)) }
+            }
+            if let data { pending.append((id, data)) }
+        }
+    }
+
+    /// The next event's data (waiting for it), and its id.
+    @discardableResult
+    func next() throws -> (id: String?, data: String) {
+        while pending.isEmpty { try readChunk() }
+        return pending.removeFirst()
+    }
+
+    /// Every event up to and including the first whose data is `marker`.
+    func events(through marker: String) throws -> [String] {
+        var seen: [String] = []
+        while true {
+            let data = try next().data
+            seen.append(data)
+            if data == marker { return seen }
+        }
+    }
+}
+
+extension Browser {
+    func listen(_ target: String, lastEventID: String? = nil) throws -> EventStreamReader {
+        try EventStreamReader(self, target, lastEventID: lastEventID)
+    }
+}
+
+@Suite(.serialized, .onEveryEngine) struct LiveTests {
+    static func newest(_ app: AppHarness) throws -> Int64 { Int64(try app.count("SELECT max(id) FROM posts")) }
+
+    @Test func theBoardAndThePostPageNameTheirStreams() throws {
+        let app = try AppHarness()
+        let (asker, postID) = try ConversationTests.question(app)
+        #expect(try app.page("/city/seoul").1.nodes("//section[@id='board'][@data-live='/city/seoul/live']").count == 1)
+        #expect(try asker.get("/posts/\(postID)").1.nodes("//section[@data-live='/posts/\(postID)/live']").count == 1)
+        let stream = try app.browser().listen("/city/seoul/live")
+        #expect(stream.head.headers["Content-Type"] == "text/event-stream; charset=utf-8")
+        #expect(stream.head.headers["X-Accel-Buffering"] == "no" && stream.head.headers["Cache-Control"] == "no-store")
+        let atl = try app.browser().listen("/city/no-such-city/live").head
+        #expect(atl.status == 404, "\(atl.status) \(atl.headers)")
+        #expect(try app.browser().listen("/posts/999999/live").head.status == 404)
+    }
+
+    @Test func eachReaderHearsWhatTheyMaySeeAndNothingElse() throws {
+        let app = try AppHarness { $0.limits.secondsBetweenPosts = 0; $0.limits.reportThreshold = 1 }
+        let author = app.browser(), blocker = app.browser(), neighbour = app.browser()
+        try author.signUp("author")
+        try blocker.signUp("blocker")
+        try neighbour.signUp("neighbour")
+        try blocker.get("/users/author")
+        #expect(try blocker.post("/users/author/block", []).0.status == 303)
+        let guest = try app.browser().listen("/city/seoul/live")
+        let blocking = try blocker.listen("/city/seoul/live")
+        let own = try author.listen("/city/seoul/live")
+
+        // A post: everyone hears it but the person who blocked its author
+        try author.postOnBoard("seoul", "Sleet on the river")
+        let postID = try Self.newest(app)
+        let posted = #"{"type":"post","id":\#(postID)}"#
+        #expect(try guest.next().data == posted)
+        #expect(try own.next().data == posted)
+        try neighbour.postOnBoard("seoul", "Clear in Mapo")
+        let marker = #"{"type":"post","id":\#(try Self.newest(app))}"#
+        #expect(try blocking.events(through: marker) == [marker], "nothing of the blocked author's post")
+        #expect(try guest.next().data == marker)
+        #expect(try own.next().data == marker)
+
+        // A reply, an agreement (its count), an edit
+        try ConversationTests.reply(neighbour, to: postID, "Same here")
+        let replyID = try Self.newest(app)
+        #expect(try guest.next().data == #"{"type":"reply","id":\#(replyID),"post":\#(postID)}"#)
+        try neighbour.get("/city/seoul")
+        #expect(try neighbour.post("/posts/\(postID)/react", []).0.status == 303)
+        #expect(try guest.next().data == #"{"type":"agree","id":\#(postID),"count":1}"#)
+        try author.get("/posts/\(postID)/edit")
+        #expect(try author.post("/posts/\(postID)/edit", [("body", "Sleet, then snow")]).0.status == 303)
+        #expect(try guest.next().data == #"{"type":"edit","id":\#(postID)}"#)
+
+        // Hidden by a report: gone for everyone but its author
+        try neighbour.get("/city/seoul")
+        #expect(try neighbour.post("/posts/\(postID)/report", [("reason", "spam")]).0.status == 303)
+        let gone = #"{"type":"gone","id":\#(postID)}"#
+        #expect(try guest.next().data == gone)
+        try neighbour.postOnBoard("seoul", "Marker two")
+        let marker2 = #"{"type":"post","id":\#(try Self.newest(app))}"#
+        #expect(try own.events(through: marker2).contains(gone) == false, "its author still sees it")
+
+        // Removed by a moderator: gone for its author too
+        let chief = app.browser()
+        try chief.signUp("chief")
+        try app.promoteToAdmin("chief")
+        try chief.get("/admin")
+        #expect(try chief.post("/admin/posts/\(postID)/remove", [("reason", "Off topic")]).0.status == 303)
+        #expect(try own.next().data == gone)
+        #expect(try guest.events(through: gone).last == gone)
+    }
+
+    @Test func aReconnectingPageGetsWhatItMissedOrIsToldToReload() throws {
+        let app = try AppHarness { $0.limits.secondsBetweenPosts = 0 }
+        let writer = app.browser()
+        try writer.signUp("writer")
+        var first = ""
+        do {
+            let stream = try app.browser().listen("/city/seoul/live")
+            try writer.postOnBoard("seoul", "One")
+            first = try stream.next().id ?? ""
+        }
+        #expect(first.hasSuffix("-1"), "ids are node-serial: \(first)")
+        try writer.postOnBoard("seoul", "Two")
+        let two = try Self.newest(app)
+        try writer.postOnBoard("seoul", "Three")
+        let three = try Self.newest(app)
+        let resumed = try app.browser().listen("/city/seoul/live", lastEventID: first)
+        #expect(try resumed.next().data == #"{"type":"post","id":\#(two)}"#)
+        #expect(try resumed.next().data == #"{"type":"post","id":\#(three)}"#)
+        // The same through ?last= (live.js reconnecting with its own backoff)
+        let viaQuery = try app.browser().listen("/city/seoul/live?last=\(first)")
+        #expect(try viaQuery.next().data == #"{"type":"post","id":\#(two)}"#)
+        // An id this node never gave (another node's, or from before a restart): reload
+        let stranger = try app.browser().listen("/city/seoul/live", lastEventID: "0000abcd-5")
+        #expect(try stranger.next().data == #"{"type":"reload"}"#)
+    }
+
+    @Test func aPostPageHearsItsOwnConversationOnly() throws {
+        let app = try AppHarness { $0.limits.secondsBetweenPosts = 0 }
+        let (asker, postID) = try ConversationTests.question(app)
+        let page = try asker.listen("/posts/\(postID)/live")
+        try asker.postOnBoard("seoul", "Another topic")
+        let other = try Self.newest(app)
+        try ConversationTests.reply(asker, to: other, "not this conversation")
+        try ConversationTests.reply(asker, to: postID, "this one")
+        let reply = try Self.newest(app)
+        #expect(try page.next().data == #"{"type":"reply","id":\#(reply),"post":\#(postID)}"#)
+    }
+
+    @Test func agreementCountsAreSentAtMostOnceASecondPerPost() throws {
+        let app = try AppHarness()
+        let (_, postID) = try ConversationTests.question(app)
+        let stream = try app.browser().listen("/posts/\(postID)/live")
+        var people: [Browser] = []
+        for n in 0..<3 {
+            let person = app.browser()
+            try person.signUp("agreeing\(n)")
+            people.append(person)
+        }
+        for person in people {
+            try person.get("/posts/\(postID)")
+            #expect(try person.post("/posts/\(postID)/react", []).0.status == 303)
+        }
+        // The first at once; the two within its second held, then sent as one with the count as it stands
+        #expect(try stream.next().data == #"{"type":"agree","id":\#(postID),"count":1}"#)
+        app.clock.advance(1)
+        #expect(try stream.next().data == #"{"type":"agree","id":\#(postID),"count":3}"#)
+    }
+}
