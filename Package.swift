@@ -72,6 +72,12 @@ let package = Package(
             dependencies: ["HTTPServer"],
             swiftSettings: strict
         ),
+        // Opens many event streams and times one post's event to all of them (scripts/bench-live.sh).
+        .executableTarget(
+            name: "LiveLoad",
+            dependencies: ["CSystem"],
+            swiftSettings: strict
+        ),
         // libxml2: XML from the KMA, and HTML and XPath in tests.
         .systemLibrary(
             name: "CLibXML2",

@@ -76,6 +76,15 @@ $upstreams        keepalive 64;
             proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
             proxy_next_upstream error timeout;
         }
+        location ~ ^/(city/[^/]+|posts/[0-9]+)/live\$ {
+            proxy_pass http://weatherboard;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host \$host;
+            proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
+            proxy_buffering off;
+            proxy_read_timeout 75s;
+        }
     }
 }
 CONF

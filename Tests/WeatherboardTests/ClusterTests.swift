@@ -102,6 +102,22 @@ import Testing
         #expect(event.city == seoul && event.author == userID && event.parent == nil && event.kind == .posted)
     }
 
+    @Test func aPostThroughOneNodeReachesTheStreamsOpenOnTheOther() throws {
+        guard let (a, b, drop) = try Self.twoNodes() else { return }
+        defer { drop() }
+        let onB = try b.browser().listen("/city/seoul/live")
+        let writer = a.browser()
+        try writer.signUp("writer")
+        try writer.postOnBoard("seoul", "Written through A")
+        let postID = try a.count("SELECT max(id) FROM posts")
+        #expect(try onB.next().data == #"{"type":"post","id":\#(postID)}"#)
+        // Node B numbers the event itself: a page moving to A with B's id is told to reload
+        let id = try #require(try b.browser().listen("/city/seoul/live", lastEventID: "\(b.application.live.node)-0").next().id)
+        #expect(id.hasPrefix(b.application.live.node))
+        let movedToA = try a.browser().listen("/city/seoul/live", lastEventID: id)
+        #expect(try movedToA.next().data == #"{"type":"reload"}"#)
+    }
+
     @Test func aPostThroughOneNodeIsOnTheOthersCachedPageAndSessionsLimitsAndBansHoldOnBoth() throws {
         guard let (a, b, drop) = try Self.twoNodes() else { return }
         defer { drop() }

@@ -73,6 +73,9 @@ struct Setting {
             .number("max-connections", "Most simultaneous connections; more are answered 503.", \.server.maxConnections),
             .number("max-connections-per-address", "Most simultaneous connections from one client address; more are answered 503.",
                     \.server.maxConnectionsPerAddress),
+            .number("max-streams", "Most live event streams open at once; more are answered 503.", \.server.maxStreams),
+            .number("max-streams-per-address", "Most live event streams from one client; more are answered 503.",
+                    \.server.maxStreamsPerAddress),
             .number("max-buffered-bytes", "Bytes all connections may hold in buffers together; past it, large holders are refused 503 or dropped.",
                     \.server.maxBufferedBytes),
             Setting(name: "weather", help: "Weather providers to try, in order, comma-separated: open-meteo, demo.", apply: { configuration, text in

@@ -105,6 +105,48 @@ import Testing
         try Self.expectCleanConsole(browser)
     }
 
+    /// Two people: one writes through the forms (the test's own HTTP browser), the other watches
+    /// the board in Chromium and never reloads.
+    @Test func aBoardMovesWithoutAReload() throws {
+        guard let site = try Self.start(configure: { $0.limits.secondsBetweenPosts = 0 }) else { return }
+        defer { withExtendedLifetime(site) {} }
+        let (app, browser, base) = (site.app, site.browser, site.base)
+        let writer = app.browser()
+        try writer.signUp("writer")
+        try writer.postOnBoard("seoul", "Clouds over Namsan")
+        let first = try app.count("SELECT max(id) FROM posts")
+        try browser.go(base + "/city/seoul")
+        try browser.wait("the page listening") { app.application.live.listenerCount == 1 }
+        _ = try browser.script("window.sameDocument = 42") // gone if the page ever reloads
+
+        // A new post gathers in the bar, and shows when asked
+        try writer.postOnBoard("seoul", "Snow starting in Mapo")
+        let second = try app.count("SELECT max(id) FROM posts")
+        try browser.wait("the bar") { try browser.findAll("button.live-bar").count == 1 }
+        #expect(try browser.text("button.live-bar") == "1 new post — show")
+        #expect(try browser.findAll("#post-\(second)").isEmpty, "not inserted until asked")
+        try browser.click("button.live-bar")
+        try browser.wait("the new post on the board") { try browser.findAll("#post-\(second)").count == 1 }
+        #expect(try browser.text("#post-\(second) .post-body") == "Snow starting in Mapo")
+        #expect(try browser.findAll("button.live-bar").isEmpty)
+
+        // A reply appears under its post
+        try ConversationTests.reply(writer, to: Int64(first), "It is reaching Itaewon too")
+        try browser.wait("the reply under its post") {
+            try browser.findAll("#post-\(first) article[data-parent-id='\(first)']").count == 1
+        }
+
+        // A removed post disappears
+        let chief = app.browser()
+        try chief.signUp("chief")
+        try app.promoteToAdmin("chief")
+        try chief.get("/admin")
+        #expect(try chief.post("/admin/posts/\(second)/remove", [("reason", "Off topic")]).0.status == 303)
+        try browser.wait("the removed post gone") { try browser.findAll("#post-\(second)").isEmpty }
+        #expect(try browser.script("return window.sameDocument") as? Int == 42, "never reloaded")
+        try Self.expectCleanConsole(browser)
+    }
+
     @Test func searchingForSeoulLeadsToItsPage() throws {
         guard let site = try Self.start() else { return }
         defer { withExtendedLifetime(site) {} }
