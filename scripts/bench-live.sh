@@ -10,7 +10,7 @@
 #      every stream, from the POST's answer to the event's bytes on each socket (p50/p99/max).
 #   CLUSTER=1: 4. two nodes on PostgreSQL (scripts/cluster.sh): CLUSTER_STREAMS (1,000) streams on
 #      node B, the post through node A.
-# Environment: STREAMS=10000 CLUSTER_STREAMS=1000 DURATION=8s PORT=8080 CLUSTER=1.
+# Environment: STREAMS=10000 CLUSTER_STREAMS=1000 DURATION=8s PORT=8080 CLUSTER=1 ONLY_CLUSTER=1.
 # Needs: wrk, curl, taskset (and postgresql, nginx for CLUSTER=1); descriptors: each process
 # raises its own limit to 20,000 (ulimit -n).
 set -euo pipefail
@@ -54,6 +54,7 @@ BIN=.build/release/weatherboard
 LOAD=.build/release/LiveLoad
 STREAM_ARGS=(--max-streams 20000 --max-streams-per-address 64 --max-connections 20000)
 
+if [[ -z ${ONLY_CLUSTER:-} ]]; then
 taskset -c 0 "$BIN" serve --port "$PORT" --db "$WORK/live.sqlite" --weather demo --log-level warning \
     "${STREAM_ARGS[@]}" >"$OUT/server.log" 2>&1 &
 SERVER_PID=$!
@@ -82,8 +83,10 @@ stop_server
     echo "city page req/s: $(rate "$OUT/page-without-streams.txt") without streams, $(rate "$OUT/page-with-streams.txt") with $STREAMS idle streams"
     echo "one node: $(grep '^event' "$OUT/one-post.txt")"
 } | tee "$OUT/results.txt"
+fi
 
 if [[ -n ${CLUSTER:-} ]]; then
+    chmod 755 "$WORK" # PostgreSQL runs as its own user and must reach its folder in here
     CLUSTER_DIR="$WORK/cluster"
     BIN="$BIN" NODE_PORTS="8091 8092" NODE_ARGS="--weather demo --log-level warning ${STREAM_ARGS[*]}" NODE_PREFIX="taskset -c 0" \
         scripts/cluster.sh start "$CLUSTER_DIR" >"$OUT/cluster.log"
