@@ -202,3 +202,69 @@ func gunzip(_ data: [UInt8]) throws -> [UInt8] {
     guard status == Z_STREAM_END, stream.avail_in == 0 else { throw GunzipError.failed(status) }
     return output
 }
+
+/// What the guest cache keeps is selected by what the page shows, and moves only when that changes
+/// (issue 24 #2).
+@Suite(.serialized, .onEveryEngine) struct PageCacheKeyTests {
+    @Test func aForecastForOneCityLeavesAnotherCitysKeptPageInPlace() throws {
+        let app = try AppHarness()
+        let guest = app.browser()
+        try guest.get("/city/busan")
+        try guest.get("/city/seoul")
+        try waitUntil("both forecasts stored") {
+            try app.count("SELECT count(*) FROM weather_cache w JOIN cities c ON c.id = w.city_id WHERE c.slug IN ('seoul', 'busan')") == 2
+        }
+        let seoul = try guest.get("/city/seoul").0
+        let home = try guest.get("/").0
+        let renders = app.application.pageCache.renders.load(ordering: .relaxed)
+
+        // A newer forecast for Busan, stored as the weather service stores one
+        let busan = Int64(try app.count("SELECT id FROM cities WHERE slug = 'busan'"))
+        let payload = try #require(try app.application.database.readStatement {
+            try $0.one("SELECT payload FROM weather_cache WHERE city_id = ?", [busan]) { $0.string(0) }
+        })
+        try ForecastStore(database: app.application.database).save(cityID: busan, provider: "demo", fetchedAt: app.clock.read(), payload: payload)
+
+        #expect(try guest.get("/city/seoul").0.headers["ETag"] == seoul.headers["ETag"], "Seoul's page does not show Busan's weather")
+        #expect(app.application.pageCache.renders.load(ordering: .relaxed) == renders)
+        #expect(try guest.get("/").0.headers["ETag"] != home.headers["ETag"], "the home page shows Busan")
+        // A post on Seoul's board still replaces Seoul's page at once
+        let author = app.browser()
+        try author.signUp("author")
+        try author.postOnBoard("seoul", "Fog lifting")
+        #expect(try guest.get("/city/seoul").1.text("//article[1]//p[@class='post-body']") == "Fog lifting")
+    }
+
+    @Test(arguments: [("/city/seoul?x=1", "/city/seoul"), ("/city/seoul/", "/city/seoul"), ("/city/%73eoul", "/city/seoul"),
+                      ("/city//seoul", "/city/seoul"), ("/city/seoul?before=5&x=1", "/city/seoul?before=5"),
+                      ("/city/seoul?x=1&lang=ko", "/city/seoul?lang=ko"), ("/?utm_source=mail", "/")])
+    func otherSpellingsOfAnAddressLeadToItsOnePage(spelling: String, address: String) throws {
+        let app = try AppHarness()
+        let response = try app.get(spelling)
+        #expect(response.status == 301, "\(spelling)")
+        #expect(response.headers["Location"] == address)
+        #expect(app.application.pageCache.renders.load(ordering: .relaxed) == 0, "nothing rendered or kept for \(spelling)")
+        #expect(try app.get(address).status == 200)
+    }
+
+    @Test func theOneAddressAndTheLanguageSwitchAreServedAsThey() throws {
+        let app = try AppHarness()
+        #expect(try app.get("/city/seoul").status == 200)
+        #expect(try app.get("/city/seoul?lang=ko").status == 200)
+        #expect(try app.get("/?lang=en").status == 200)
+    }
+
+    @Test func concurrentMissesOfOnePageRenderItOnce() throws {
+        let app = try AppHarness()
+        #expect(try app.get("/city/seoul").status == 200) // its forecast is in; its kept page expires with the clock
+        app.clock.advance(60)
+        let before = app.application.pageCache.renders.load(ordering: .relaxed)
+        let statuses = Locked<[Int]>([])
+        DispatchQueue.concurrentPerform(iterations: 50) { _ in
+            let status = (try? TestClient.request(port: app.port, "GET", "/city/seoul", timeout: 30).status) ?? 0
+            statuses.update { $0.append(status) }
+        }
+        #expect(statuses.value.count == 50 && statuses.value.allSatisfy { $0 == 200 })
+        #expect(app.application.pageCache.renders.load(ordering: .relaxed) - before == 1)
+    }
+}

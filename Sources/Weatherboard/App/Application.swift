@@ -19,6 +19,8 @@ public final class Application: Sendable {
     /// Versions of what pages show; cached pages are checked against them. They follow the
     /// database's change stream: this node's commits and other nodes'.
     public let pageVersions = PageVersions()
+    /// Guests' pages, kept while what they show is unchanged.
+    let pageCache: PageCache
     /// On PostgreSQL, how this node hears other nodes' changes and tells them its own.
     let changeFeed: ChangeFeed?
     /// The boards' event streams, fed by the change stream.
@@ -54,6 +56,7 @@ public final class Application: Sendable {
             case .city, .post: break
             }
         }
+        pageCache = PageCache(versions: pageVersions, maximumAge: configuration.pageCacheMaximumAge, clock: configuration.clock)
         live = LiveBoards(node: database.changes.node, clock: configuration.clock)
         database.changes.subscribe { [live] change, _ in live.consume(change) }
         live.startTicking()
@@ -65,7 +68,7 @@ public final class Application: Sendable {
             changeFeed = nil
         }
         router = Application.makeRouter(configuration: configuration, database: database, pages: pages,
-                                        cities: cities, weather: weather, versions: pageVersions, live: live, logger: logger)
+                                        cities: cities, weather: weather, cache: pageCache, live: live, logger: logger)
         var serverConfiguration = configuration.server
         serverConfiguration.host = configuration.host
         serverConfiguration.port = configuration.port
@@ -89,11 +92,10 @@ public final class Application: Sendable {
     }
 
     static func makeRouter(configuration: AppConfiguration, database: AppDatabase, pages: Pages,
-                           cities: CityIndex, weather: WeatherService, versions: PageVersions, live: LiveBoards,
+                           cities: CityIndex, weather: WeatherService, cache: PageCache, live: LiveBoards,
                            logger: Logger) -> Router<AppContext> {
         let router = Router<AppContext>()
         let errors = ErrorPages(pages: pages, logger: logger)
-        let cache = PageCache(versions: versions, maximumAge: configuration.pageCacheMaximumAge, clock: configuration.clock)
         // Outermost first: headers go on every response, error pages included.
         router.use(ResponseCompression().middleware)
         router.use(Middleware.securityHeaders)

@@ -7,25 +7,26 @@ import Synchronization
 /// committed change (`apply`, subscribed to the database's change stream).
 public final class PageVersions: Sendable {
     private struct Counters {
+        /// A city's board or forecast changed.
         var cities: [Int64: UInt64] = [:]
+        /// Something every page may show changed.
         var global: UInt64 = 0
-        var weather: UInt64 = 0
     }
 
     private let counters = Mutex(Counters())
 
     public init() {}
 
-    /// The versions a page of `city` (or of no city) depends on.
+    /// The versions a page depends on: everything's, and those of the cities it shows (a city
+    /// page its own; a home page the cities on it). A forecast stored for another city leaves it be.
     struct Stamp: Equatable {
         var global: UInt64
-        var city: UInt64
-        var weather: UInt64
+        var cities: [UInt64]
     }
 
-    func stamp(city: Int64?) -> Stamp {
+    func stamp(cities: [Int64]) -> Stamp {
         counters.withLock { counters in
-            Stamp(global: counters.global, city: city.flatMap { counters.cities[$0] } ?? 0, weather: counters.weather)
+            Stamp(global: counters.global, cities: cities.map { counters.cities[$0] ?? 0 })
         }
     }
 
@@ -39,7 +40,6 @@ public final class PageVersions: Sendable {
                 counters.cities[event.city, default: 0] &+= 1
             case .weather(let id):
                 counters.cities[id, default: 0] &+= 1
-                counters.weather &+= 1
             case .everything:
                 counters.global &+= 1
             }
@@ -64,6 +64,8 @@ final class PageCache: Sendable {
         /// Least recently served pages go first, past a count and a byte budget.
         var entries: LRUCache<String, Entry>
         var serial: UInt64 = 0
+        /// Keys being rendered now, and how the others asking for them wait.
+        var rendering: [String: DispatchGroup] = [:]
     }
 
     private let kept: Mutex<Kept>
@@ -84,26 +86,61 @@ final class PageCache: Sendable {
         kept = Mutex(Kept(entries: LRUCache(maximumCount: maximumEntries, maximumCost: maximumBytes)))
     }
 
+    /// Pages rendered for the cache so far (tests count them).
+    let renders = Atomic<Int>(0)
+
     /// The page for `key` from the cache, or rendered by `render` (with the token placeholder)
-    /// and kept; then completed for this visitor.
-    func response(key: String, city: Int64?, context: AppContext,
+    /// and kept; then completed for this visitor. `cities` are the cities the page shows. Keys
+    /// name what selects a page (the route's parameters as understood, the language, the
+    /// reader's bookmarks), never the raw request target: `?x=1` is the same page.
+    ///
+    /// Misses of one key render once: whoever comes while it is rendered waits for that page
+    /// (a popular page expiring under load is one render, not one per worker).
+    func response(key: String, cities: [Int64], context: AppContext,
                   render: (_ csrfToken: String) throws -> [UInt8]) rethrows -> Response {
-        let now = clock()
-        let stamp = versions.stamp(city: city)
-        let cached = kept.withLock { $0.entries.value(for: key) }
-        let entry: Entry
-        if let cached, cached.stamp == stamp, cached.expires > now {
-            entry = cached
-        } else {
-            let bytes = try render(Self.tokenPlaceholder)
-            let page = SplicedPage(bytes, hole: Array(Self.tokenPlaceholder.utf8))
-            entry = kept.withLock { kept in
-                kept.serial &+= 1
-                let entry = Entry(stamp: stamp, expires: now.addingTimeInterval(maximumAge), serial: kept.serial, page: page)
-                kept.entries.set(entry, for: key, cost: page.byteCount)
+        let entry = try keptPage(key: key, cities: cities, render: render)
+        return completed(entry, for: context)
+    }
+
+    private func keptPage(key: String, cities: [Int64], render: (_ csrfToken: String) throws -> [UInt8]) rethrows -> Entry {
+        while true {
+            let now = clock()
+            let stamp = versions.stamp(cities: cities)
+            enum Next { case use(Entry), wait(DispatchGroup), render(DispatchGroup) }
+            let next = kept.withLock { kept -> Next in
+                if let cached = kept.entries.value(for: key), cached.stamp == stamp, cached.expires > now { return .use(cached) }
+                if let flight = kept.rendering[key] { return .wait(flight) }
+                let flight = DispatchGroup()
+                flight.enter()
+                kept.rendering[key] = flight
+                return .render(flight)
+            }
+            switch next {
+            case .use(let entry):
                 return entry
+            case .wait(let flight):
+                flight.wait()
+                continue // the page just kept (or, had its render failed, this one's turn)
+            case .render(let flight):
+                defer {
+                    kept.withLock { _ = $0.rendering.removeValue(forKey: key) }
+                    flight.leave()
+                }
+                renders.add(1, ordering: .relaxed)
+                let bytes = try render(Self.tokenPlaceholder)
+                let page = SplicedPage(bytes, hole: Array(Self.tokenPlaceholder.utf8))
+                return kept.withLock { kept in
+                    kept.serial &+= 1
+                    let entry = Entry(stamp: stamp, expires: now.addingTimeInterval(maximumAge), serial: kept.serial, page: page)
+                    kept.entries.set(entry, for: key, cost: page.byteCount)
+                    return entry
+                }
             }
         }
+    }
+
+    /// The kept page completed for this visitor: its token, its tag, compressed if asked.
+    private func completed(_ entry: Entry, for context: AppContext) -> Response {
         let request = context.request
         // One tag per kept page and visitor secret: a 304 means the visitor's own copy is current
         // (its token, masked differently, proves the same secret).
@@ -126,6 +163,20 @@ final class PageCache: Sendable {
             response.body = entry.page.bytes(filling: token)
         }
         return response
+    }
+}
+
+extension PageCache {
+    /// A kept page is found by what selects it, not by its address, and its links repeat the
+    /// address it was rendered at: so it has one address. Any other spelling (a trailing slash,
+    /// a percent-encoded slug, an unknown parameter) is sent there with 301, and `?x=1` can
+    /// neither add an entry nor put its address into everyone's copy. `lang` is kept (the
+    /// language switch) and so are the parameters that select the page (`items`).
+    static func canonicalRedirect(_ request: Request, path: String, selecting items: [(String, String)] = []) throws -> Response? {
+        var kept = items
+        if let language = try request.queryItems()["lang"] { kept.append(("lang", language)) }
+        let canonical = path + (kept.isEmpty ? "" : "?" + kept.map { "\($0.0)=\(percentEncode($0.1))" }.joined(separator: "&"))
+        return request.target == canonical ? nil : .redirect(to: canonical, status: .movedPermanently)
     }
 }
 

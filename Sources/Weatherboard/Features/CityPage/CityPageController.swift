@@ -25,12 +25,16 @@ struct CityPageController {
     func show(_ request: Request, _ context: AppContext) throws -> Response {
         let city = try index.city(named: request)
         let before = try request.queryCursor("before")
+        if let elsewhere = try PageCache.canonicalRedirect(request, path: "/city/\(city.slug)",
+                                                          selecting: before.map { [("before", String($0))] } ?? []) {
+            return elsewhere
+        }
         // Signed-in pages are each viewer's; a page showing a confirmation is this visitor's.
         guard context.user == nil && context.flash == nil else { return try page(city, context, before: before, composer: nil) }
         // Guests all see the same page (but for their bookmark and token): kept and reused.
         let bookmarked = bookmarks.containsForGuest(city, context)
-        let key = "city \(context.language.rawValue) \(bookmarked) \(request.target)"
-        return try cache.response(key: key, city: city.id, context: context) { token in
+        let key = "city \(city.id) \(before.map(String.init) ?? "newest") \(context.language.rawValue) \(bookmarked)"
+        return try cache.response(key: key, cities: [city.id], context: context) { token in
             try render(city, context, before: before, composer: nil, csrfToken: token)
         }
     }

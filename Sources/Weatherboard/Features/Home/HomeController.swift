@@ -17,19 +17,29 @@ struct HomeController {
     }
 
     func home(_ request: Request, _ context: AppContext) throws -> Response {
-        guard context.user == nil && context.flash == nil else { return .html(try render(context, csrfToken: context.csrfToken)) }
-        let key = "home \(context.language.rawValue) \(request.target) \(try bookmarks.cities(for: context).map(\.slug))"
-        return try cache.response(key: key, city: nil, context: context) { token in try render(context, csrfToken: token) }
+        if let elsewhere = try PageCache.canonicalRedirect(request, path: "/") { return elsewhere }
+        let (shown, bookmarked) = try shownCities(context)
+        guard context.user == nil && context.flash == nil else {
+            return .html(try render(context, cities: shown, bookmarked: bookmarked, csrfToken: context.csrfToken))
+        }
+        let key = "home \(context.language.rawValue) \(shown.map(\.slug))"
+        return try cache.response(key: key, cities: shown.map(\.id), context: context) { token in
+            try render(context, cities: shown, bookmarked: bookmarked, csrfToken: token)
+        }
     }
 
-    private func render(_ context: AppContext, csrfToken: String) throws -> [UInt8] {
-        let language = context.language
+    /// The reader's bookmarked cities, or the default ones when there are none.
+    private func shownCities(_ context: AppContext) throws -> (cities: [City], bookmarked: Bool) {
         let bookmarked = try bookmarks.cities(for: context)
-        let cities = bookmarked.isEmpty ? Self.defaultCities.compactMap(index.city(slug:)) : bookmarked
+        return bookmarked.isEmpty ? (Self.defaultCities.compactMap(index.city(slug:)), false) : (bookmarked, true)
+    }
+
+    private func render(_ context: AppContext, cities: [City], bookmarked: Bool, csrfToken: String) throws -> [UInt8] {
+        let language = context.language
         let reports = weather.reports(for: cities)
         let now = clock()
         let rows = zip(cities, reports).map { city, report in
-            var row = HomePage.CityRow(slug: city.slug, name: city.name(language), bookmarked: !bookmarked.isEmpty)
+            var row = HomePage.CityRow(slug: city.slug, name: city.name(language), bookmarked: bookmarked)
             let local = LocalCalendar(city.timeZone)
             if let report, let today = report.forecast.day(local.dateString(now)) {
                 let forecast = report.forecast
@@ -55,7 +65,7 @@ struct HomeController {
         }
         var layout = pages.layout(context, title: nil)
         layout.csrfToken = csrfToken
-        let view = HomePage(layout: layout, hasBookmarks: !bookmarked.isEmpty, cities: rows)
+        let view = HomePage(layout: layout, hasBookmarks: bookmarked, cities: rows)
         return pages.renderer.page(language) { Templates.home(view, &$0, $1) }
     }
 }
