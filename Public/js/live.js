@@ -6,6 +6,8 @@
   var root = document.querySelector("[data-live]");
   if (!root || !window.EventSource || !window.fetch || !window.DOMParser) return;
   var onBoard = root.classList.contains("board");
+  // This page's path, always on this site (a path starting "//" would name another host).
+  var here = "/" + location.pathname.replace(/^[\/\\]+/, "");
   var olderPage = /[?&]before=/.test(location.search);
   var lastID = null, source = null, retryIn = 1000, stopped = false, hideTimer = null;
   var waiting = {}; // ids of new posts not shown yet
@@ -97,8 +99,8 @@
   // The newest page as this reader sees it (their own flags and forms); the posts not on screen
   // yet go on top of the list, and the reader is taken there.
   function showNewPosts() {
-    if (olderPage) { location.href = location.pathname; return; }
-    fetchPage(location.pathname).then(function (doc) {
+    if (olderPage) { location.href = here; return; }
+    fetchPage(here).then(function (doc) {
       var fresh = doc.querySelectorAll("section.board > article.post");
       var first = root.querySelector(":scope > article.post");
       var anchor = first || root.querySelector(".no-posts");

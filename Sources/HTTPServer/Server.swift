@@ -27,6 +27,11 @@ public struct ServerConfiguration: Sendable {
     /// Connections from one client address beyond this are answered 503 and closed, so that one
     /// client cannot hold every connection.
     public var maxConnectionsPerAddress = 256
+    /// Addresses the per-address cap does not apply to: a proxy in front carries every visitor's
+    /// connections (and each open event stream holds one), so capping it caps the whole site.
+    /// Its visitors are then for the application to tell apart (and `maxStreamsPerAddress`
+    /// counts the client a streamed response names).
+    public var uncappedAddresses: Set<String> = []
     /// Bytes all connections together may hold in buffers (unparsed requests, bodies being
     /// read, answers not yet taken by their clients). Past it, a connection holding more than
     /// `EventLoop.largeHolding` is refused (503) when it reads more, and the largest unread
@@ -91,9 +96,10 @@ public final class Server: @unchecked Sendable {
     /// `ClientKey`); false when the cap is reached.
     func admit(_ address: String) -> Bool {
         let client = ClientKey.of(address)
+        let capped = !configuration.uncappedAddresses.contains(address)
         return perAddressLock.withLock {
             let open = perAddress[client, default: 0]
-            guard open < configuration.maxConnectionsPerAddress else { return false }
+            guard open < configuration.maxConnectionsPerAddress || !capped else { return false }
             perAddress[client] = open + 1
             return true
         }

@@ -316,6 +316,28 @@ final class TestServer {
         #expect(throws: TestClientError.self) { try TestClient(port: server.port) }
     }
 
+    @Test func aProxyInFrontIsNotCappedAsOneClient() throws {
+        let server = try TestServer {
+            $0.maxConnectionsPerAddress = 2
+            $0.uncappedAddresses = ["127.0.0.1"]
+        }
+        var held: [TestClient] = []
+        for _ in 0..<5 { held.append(try TestClient(port: server.port, source: "127.0.0.1")) }
+        for client in held {
+            try client.send("GET /plaintext HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+        }
+        var others: [TestClient] = []
+        for _ in 0..<2 { others.append(try TestClient(port: server.port, source: "127.0.0.2")) }
+        for client in others {
+            try client.send("GET /plaintext HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+        }
+        let third = try TestClient(port: server.port, source: "127.0.0.2")
+        try third.send("GET /plaintext HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try third.readResponse().status == 503, "anyone else is still capped")
+    }
+
     @Test func pastTheBufferBudgetALargeHolderIsRefusedAndOthersAreServed() throws {
         let server = try TestServer {
             $0.eventLoops = 1

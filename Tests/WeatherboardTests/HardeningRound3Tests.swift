@@ -132,9 +132,9 @@ import Testing
         let app = try AppHarness()
         let person = app.browser()
         try person.signUp("masked")
-        try person.get("/city/seoul?q=reflected")
+        try person.get("/search?q=reflected")
         let first = try #require(person.csrfToken)
-        try person.get("/city/seoul?q=reflected")
+        try person.get("/search?q=reflected")
         let second = try #require(person.csrfToken)
         #expect(first != second)
         let secret = try #require(try app.application.database.readStatement { db in

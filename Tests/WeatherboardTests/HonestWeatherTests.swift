@@ -68,23 +68,26 @@ import HTTPTestSupport
     @Test func oldDataSaysHowOldAndIsNotShownAsNow() throws {
         let stub = try UpstreamStub()
         let app = try AppHarness { $0.weatherProviders = ["open-meteo"]; $0.openMeteoURL = stub.url }
-        let (_, fresh) = try app.page("/city/seoul?fresh")
+        // Each look at another page of the board (`?before=`): a guest's kept copy is not reused.
+        var look = 1_000_000
+        func another() -> String { look += 1; return "/city/seoul?before=\(look)" }
+        let (_, fresh) = try app.page(another())
         #expect(fresh.text("//p[@class='provenance']")?.hasPrefix("Open-Meteo · updated 14:45") == true)
         #expect(fresh.count("//section[@data-day='today']//p[@class='now']") == 1)
         // The next morning in Seoul, the provider down: the last data, said to be 20 hours old,
         // and no "now" reading from yesterday afternoon.
         stub.mode = .unavailable
         app.clock.advance(20 * 3600)
-        _ = try app.page("/city/seoul?refresh") // starts the refresh that fails
+        _ = try app.page(another()) // starts the refresh that fails
         try waitUntil("the failed refresh is known") {
-            try app.page("/city/seoul?stale-\(UUID().uuidString)").1.nodes("//p[@class='provenance']").first?["data-source"] == "cache"
+            try app.page(another()).1.nodes("//p[@class='provenance']").first?["data-source"] == "cache"
         }
-        let (_, stale) = try app.page("/city/seoul?stale")
+        let (_, stale) = try app.page(another())
         #expect(stale.text("//p[@class='provenance']")?.hasPrefix("Open-Meteo · last updated 20 h ago") == true)
         #expect(stale.count("//section[@data-day='today']//p[@class='now']") == 0)
         // Past a day, old data is not shown at all.
         app.clock.advance(5 * 3600)
-        let (_, gone) = try app.page("/city/seoul?gone")
+        let (_, gone) = try app.page(another())
         #expect(gone.count("//p[@class='weather-unavailable']") == 1)
     }
 }

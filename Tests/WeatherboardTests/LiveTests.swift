@@ -187,4 +187,74 @@ extension Browser {
         app.clock.advance(1)
         #expect(try stream.next().data == #"{"type":"agree","id":\#(postID),"count":3}"#)
     }
+
+    // Found by a hostile tester.
+
+    @Test func repliesUnderABlockedPersonsPostAndUnderAHiddenPostAreWithheld() throws {
+        let app = try AppHarness { $0.limits.secondsBetweenPosts = 0; $0.limits.reportThreshold = 1 }
+        let author = app.browser(), reader = app.browser(), stranger = app.browser()
+        try author.signUp("author")
+        try reader.signUp("reader")
+        try stranger.signUp("stranger")
+        try reader.get("/users/author")
+        #expect(try reader.post("/users/author/block", []).0.status == 303)
+        let blocking = try reader.listen("/city/seoul/live")
+        let guest = try app.browser().listen("/city/seoul/live")
+        let own = try author.listen("/city/seoul/live")
+        try author.postOnBoard("seoul", "Hail in Jongno")
+        let postID = try Self.newest(app)
+        try ConversationTests.reply(stranger, to: postID, "Here too")
+        let replyID = try Self.newest(app)
+        let reply = #"{"type":"reply","id":\#(replyID),"post":\#(postID)}"#
+        #expect(try guest.events(through: reply).last == reply)
+        // The reader who blocked the post's author hears nothing of its conversation
+        try stranger.postOnBoard("seoul", "Marker")
+        let marker = #"{"type":"post","id":\#(try Self.newest(app))}"#
+        #expect(try blocking.events(through: marker) == [marker])
+        #expect(try guest.next().data == marker)
+
+        // Hidden by a report: its conversation is its author's alone
+        try stranger.get("/city/seoul")
+        #expect(try stranger.post("/posts/\(postID)/report", [("reason", "spam")]).0.status == 303)
+        #expect(try guest.next().data == #"{"type":"gone","id":\#(postID)}"#)
+        try stranger.get("/posts/\(replyID)")
+        #expect(try stranger.post("/posts/\(replyID)/replies", [("body", "answering under a hidden post")]).0.status == 404)
+        #expect(try stranger.post("/posts/\(replyID)/react", []).0.status == 404)
+        try ConversationTests.reply(author, to: postID, "Only I see this now")
+        let hiddenReply = #"{"type":"reply","id":\#(try Self.newest(app)),"post":\#(postID)}"#
+        #expect(try own.events(through: hiddenReply).last == hiddenReply, "its author follows it")
+        try stranger.postOnBoard("seoul", "Marker two")
+        let marker2 = #"{"type":"post","id":\#(try Self.newest(app))}"#
+        #expect(try guest.events(through: marker2) == [marker2], "nobody else hears of it")
+    }
+
+    @Test func aReplayLongerThanAStreamMayHoldIsAReload() throws {
+        let app = try AppHarness()
+        let seoul = Int64(try app.count("SELECT id FROM cities WHERE slug = 'seoul'"))
+        let live = app.application.live
+        live.publish(PostEvent(.posted, id: 1, city: seoul, author: 1))
+        let first = "\(live.node)-1"
+        for id in 2...1_000 { live.publish(PostEvent(.posted, id: Int64(id), city: seoul, author: 1)) } // about 40 KB of events
+        #expect(try app.browser().listen("/city/seoul/live", lastEventID: first).next().data == #"{"type":"reload"}"#)
+        let recent = try app.browser().listen("/city/seoul/live", lastEventID: "\(live.node)-990")
+        #expect(try recent.next().data == #"{"type":"post","id":991}"#, "a short replay is still sent")
+    }
+
+    @Test func aHeldCountNeverOvertakesANewerOne() throws {
+        let app = try AppHarness()
+        let seoul = Int64(try app.count("SELECT id FROM cities WHERE slug = 'seoul'"))
+        let live = app.application.live
+        let stream = try app.browser().listen("/city/seoul/live")
+        func agreed(_ count: Int) { live.publish(PostEvent(.agreed, id: 7, city: seoul, author: 1, count: count)) }
+        agreed(1)                   // sent
+        app.clock.advance(0.5)
+        agreed(2)                   // held for the rest of the second
+        app.clock.advance(0.6)
+        agreed(3)                   // a second after the last sent: sent, and the held one dropped
+        app.clock.advance(5)
+        live.flushCounts()
+        live.publish(PostEvent(.posted, id: 8, city: seoul, author: 1))
+        let counts = try stream.events(through: #"{"type":"post","id":8}"#)
+        #expect(counts == [#"{"type":"agree","id":7,"count":1}"#, #"{"type":"agree","id":7,"count":3}"#, #"{"type":"post","id":8}"#])
+    }
 }

@@ -52,12 +52,14 @@ public final class Application: Sendable {
             guard origin == .elsewhere else { return }
             switch change {
             case .weather(let cityID): weather.forget(cityID: cityID)
-            case .everything: weather.forgetAll() // after a reconnection: anything may have changed
-            case .city, .post: break
+            case .missed: weather.forgetAll() // after a reconnection: anything may have changed
+            case .city, .post, .everything: break
             }
         }
         pageCache = PageCache(versions: pageVersions, maximumAge: configuration.pageCacheMaximumAge, clock: configuration.clock)
-        live = LiveBoards(node: database.changes.node, clock: configuration.clock)
+        let conversations = BoardStore(database: database)
+        live = LiveBoards(node: database.changes.node, clock: configuration.clock,
+                          conversation: { try? conversations.conversationState(of: $0) })
         database.changes.subscribe { [live] change, _ in live.consume(change) }
         live.startTicking()
         if let postgres = database.engine as? PostgresDatabase {
@@ -73,6 +75,8 @@ public final class Application: Sendable {
         serverConfiguration.host = configuration.host
         serverConfiguration.port = configuration.port
         serverConfiguration.serverName = "weatherboard"
+        // Behind a proxy, every visitor arrives from it: its connections are not one client's.
+        serverConfiguration.uncappedAddresses = Set(configuration.trustedProxies)
         server = Server(configuration: serverConfiguration, logger: logger, responder: router.responder)
     }
 

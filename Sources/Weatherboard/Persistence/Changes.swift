@@ -13,13 +13,16 @@ public enum PageChange: Sendable, Hashable {
     case everything
     /// Something happened to one post or reply (it changes its city's board, and live pages hear it).
     case post(PostEvent)
+    /// This node may have missed other nodes' changes (its listener was away): anything may have
+    /// changed. Never sent to other nodes.
+    case missed
 
     /// The board a change is about, if it is one board's.
     var cityID: Int64? {
         switch self {
         case .city(let id), .weather(let id): id
         case .post(let event): event.city
-        case .everything: nil
+        case .everything, .missed: nil
         }
     }
 
@@ -29,6 +32,7 @@ public enum PageChange: Sendable, Hashable {
         case .city(let id): "city \(id)"
         case .weather(let id): "weather \(id)"
         case .everything: "everything"
+        case .missed: "everything" // (only ever delivered here)
         case .post(let e):
             "post \(e.kind.rawValue) \(e.id) \(e.city) \(e.parent.map(String.init) ?? "-") \(e.author.map(String.init) ?? "-") \(e.count.map(String.init) ?? "-")"
         }
@@ -128,7 +132,7 @@ public final class ChangeStream: Sendable {
     public enum Origin: Sendable, Equatable {
         /// Committed through this process.
         case here
-        /// Committed by another node (or, after a lost connection, possibly missed: `.everything`).
+        /// Committed by another node (or, after a lost connection, possibly missed: `.missed`).
         case elsewhere
     }
 

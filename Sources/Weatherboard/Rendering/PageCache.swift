@@ -40,7 +40,7 @@ public final class PageVersions: Sendable {
                 counters.cities[event.city, default: 0] &+= 1
             case .weather(let id):
                 counters.cities[id, default: 0] &+= 1
-            case .everything:
+            case .everything, .missed:
                 counters.global &+= 1
             }
         }

@@ -44,9 +44,11 @@ struct BoardStore: Sendable {
                 (id: $0.int64(0), parentID: $0.optionalInt64(1), cityID: $0.int64(2))
             }) else { throw HTTPError(.notFound) }
             let parentID = target.parentID ?? target.id
-            guard let parent = try db.one("SELECT user_id, removed_at FROM posts WHERE id = ?", [parentID], {
-                (authorID: $0.optionalInt64(0), removed: !$0.isNull(1))
+            guard let parent = try db.one("SELECT user_id, removed_at, hidden_at FROM posts WHERE id = ?", [parentID], {
+                (authorID: $0.optionalInt64(0), removed: !$0.isNull(1), hidden: !$0.isNull(2))
             }) else { throw HTTPError(.notFound) }
+            // A post hidden by reports is not there for anyone but its author, nor its conversation.
+            if parent.hidden && parent.authorID != userID { throw HTTPError(.notFound) }
             if parent.removed { throw RepliesClosed() }
             let saved = try Self.insert(cityID: target.cityID, parentID: parentID, userID: userID, body: body, observation: nil, now: now,
                                         rules: rules, db, changes)
@@ -80,9 +82,15 @@ struct BoardStore: Sendable {
     /// Not with their own, and not with a removed one (404, as it is not there for them).
     func toggleReaction(postID: Int64, userID: Int64, now: Date, limit: RateLimit) throws -> Bool {
         try database.write { db, changes in
-            guard let post = try db.one("SELECT city_id, user_id, removed_at, parent_id FROM posts WHERE id = ?", [postID], {
-                (cityID: $0.int64(0), authorID: $0.optionalInt64(1), removed: !$0.isNull(2), parentID: $0.optionalInt64(3))
+            guard let post = try db.one("""
+                SELECT p.city_id, p.user_id, p.removed_at, p.parent_id, p.hidden_at, q.user_id, q.hidden_at
+                FROM posts p LEFT JOIN posts q ON q.id = p.parent_id WHERE p.id = ?
+                """, [postID], {
+                (cityID: $0.int64(0), authorID: $0.optionalInt64(1), removed: !$0.isNull(2), parentID: $0.optionalInt64(3),
+                 hidden: !$0.isNull(4), parentAuthorID: $0.optionalInt64(5), parentHidden: !$0.isNull(6))
             }), !post.removed else { throw HTTPError(.notFound) }
+            // Hidden by reports (itself, or the post it answers): there only for the hidden post's author.
+            if post.hidden || (post.parentHidden && post.parentAuthorID != userID) { throw HTTPError(.notFound) }
             if post.authorID == userID { throw OwnPost() }
             // Each toggle changes the board's cached page: a person cannot make it re-render without end.
             try limit.hit("react:user:\(userID)", now: now, db)
@@ -157,6 +165,16 @@ struct BoardStore: Sendable {
     }
 
     // MARK: - Blocks
+
+    /// Who wrote a post, and whether it is hidden by reports or removed (live pages decide by it
+    /// who may hear of its replies); nil when it is gone.
+    func conversationState(of postID: Int64) throws -> LiveBoards.Conversation? {
+        try database.readStatement { db in
+            try db.one("SELECT user_id, hidden_at IS NOT NULL, removed_at IS NOT NULL FROM posts WHERE id = ?", [postID]) {
+                LiveBoards.Conversation(author: $0.optionalInt64(0), hidden: $0.int(1) != 0, removed: $0.int(2) != 0)
+            }
+        }
+    }
 
     /// Everyone `blockerID` blocked.
     func blockedIDs(by blockerID: Int64) throws -> Set<Int64> {

@@ -7,9 +7,10 @@ import Synchronization
 ///
 /// An event is encoded once and the same bytes go to everyone who may see it: its type, its id
 /// and the few fields a page needs (`{"type":"post","id":123}`); the page fetches whatever is
-/// personal. A reader is sent nothing by a person they blocked (as of when their stream opened:
-/// blocking someone reloads the page) and nothing hidden by reports except their own posts.
-/// Agreement counts are sent at most once a second per post.
+/// personal. A reader is sent nothing by a person they blocked, nor about replies under such a
+/// person's post (as of when their stream opened: blocking someone reloads the page), nothing
+/// hidden by reports except their own posts (and the replies under a hidden post only to its
+/// author), nothing under a removed post. Agreement counts are sent at most once a second per post.
 ///
 /// Events are numbered on this node (`node-serial`); the last few minutes are kept, so that a
 /// page reconnecting with `Last-Event-ID` gets what it missed, or `reload` when that is gone or
@@ -26,10 +27,21 @@ final class LiveBoards: Sendable {
         let serial: UInt64
         let at: Double
         let topics: [Topic]
+        /// The post's or reply's author, and the author of the post a reply is under.
         let author: Int64?
-        /// Hidden by reports: its author alone still sees the post.
+        let conversationAuthor: Int64?
+        /// Hidden by reports now: everyone but its author is told it is gone.
         let onlyNotTo: Int64?
+        /// Under a post hidden by reports: only that post's author may hear it.
+        let onlyTo: Int64?
         let bytes: [UInt8]
+    }
+
+    /// What decides who may hear of a reply: the post it is under.
+    struct Conversation: Sendable {
+        let author: Int64?
+        let hidden: Bool
+        let removed: Bool
     }
 
     /// A page listening.
@@ -40,7 +52,9 @@ final class LiveBoards: Sendable {
 
         func mayHear(_ event: Sent) -> Bool {
             if let author = event.author, blocked.contains(author) { return false }
+            if let author = event.conversationAuthor, blocked.contains(author) { return false }
             if let hidden = event.onlyNotTo, hidden == viewer { return false }
+            if let only = event.onlyTo, only != viewer { return false }
             return true
         }
     }
@@ -58,15 +72,20 @@ final class LiveBoards: Sendable {
     /// This node's prefix of event ids.
     let node: String
     private let clock: @Sendable () -> Date
+    /// The post a reply is under, as it stands (read once per event, not per listener).
+    private let conversation: @Sendable (Int64) -> Conversation?
     /// How long events are kept for replay, and how many at most.
     static let keptFor: TimeInterval = 300
     static let keptAtMost = 5_000
     /// A comment line this often keeps proxies from closing an idle stream.
     static let heartbeat: TimeInterval = 25
+    /// The most a replay sends (half of a stream's unread budget, `maxStreamBufferedBytes`).
+    static let longestReplay = 32 * 1024
 
-    init(node: String, clock: @escaping @Sendable () -> Date) {
+    init(node: String, clock: @escaping @Sendable () -> Date, conversation: @escaping @Sendable (Int64) -> Conversation? = { _ in nil }) {
         self.node = String(node.prefix(8)).lowercased()
         self.clock = clock
+        self.conversation = conversation
     }
 
     /// Streams open now (tests and the benchmark read it).
@@ -104,20 +123,22 @@ final class LiveBoards: Sendable {
         var missed: [UInt8] = []
         for sent in state.kept where sent.serial > last && sent.topics.contains(topic) && listener.mayHear(sent) {
             missed += sent.bytes
+            // More than the stream may hold unread: a reload is cheaper, and it always fits.
+            if missed.count > Self.longestReplay { return Self.encode(serial: nil, json: #"{"type":"reload"}"#) }
         }
         return missed
     }
 
     // MARK: - Publishing
 
-    /// Follows the change stream: posts' events go to their pages; a change to everything (a
-    /// ban, an account deleted, or a reconnection that may have missed notices) asks every page
-    /// to reload.
+    /// Follows the change stream: posts' events go to their pages; after a reconnection that may
+    /// have missed other nodes' notices, every page is asked to reload. (A change to everything,
+    /// such as a rename or a role, changes names on pages, not what a page holds: no reload.)
     func consume(_ change: PageChange) {
         switch change {
         case .post(let event): publish(event)
-        case .everything: reloadEveryone()
-        case .city, .weather: break
+        case .missed: reloadEveryone()
+        case .city, .weather, .everything: break
         }
     }
 
@@ -130,13 +151,31 @@ final class LiveBoards: Sendable {
                     return false
                 }
                 state.countSentAt[event.id] = now
+                state.pendingCounts[event.id] = nil // this count is newer than any held back
                 return true
             }
             guard due else { return }
         }
+        deliver(event, now: now)
+    }
+
+    /// Sends the event to whoever may hear it.
+    private func deliver(_ event: PostEvent, now: Double) {
         guard let json = Self.json(event) else { return }
+        var conversationAuthor = event.author, onlyTo: Int64? = nil
+        if let parent = event.parent {
+            guard let under = conversation(parent) else {
+                if event.kind != .gone { return } // under a post deleted since: nobody shows it
+                send(json, topics: [.board(event.city), .conversation(parent)], author: event.author, conversationAuthor: nil,
+                     onlyNotTo: nil, onlyTo: nil, now: now)
+                return
+            }
+            if under.removed { return } // nobody reads the replies of a removed post
+            conversationAuthor = under.author
+            if under.hidden { onlyTo = under.author ?? -1 }
+        }
         send(json, topics: [.board(event.city), .conversation(event.conversation)], author: event.author,
-             onlyNotTo: event.kind == .hidden ? event.author : nil, now: now)
+             conversationAuthor: conversationAuthor, onlyNotTo: event.kind == .hidden ? event.author : nil, onlyTo: onlyTo, now: now)
     }
 
     /// Agreement counts held back by the once-a-second rule, once their second has passed.
@@ -151,12 +190,7 @@ final class LiveBoards: Sendable {
             state.countSentAt = state.countSentAt.filter { now - $0.value < 2 || state.pendingCounts[$0.key] != nil }
             return due
         }
-        for event in due { publish(event, bypassingCoalescing: now) }
-    }
-
-    private func publish(_ event: PostEvent, bypassingCoalescing now: Double) {
-        guard let json = Self.json(event) else { return }
-        send(json, topics: [.board(event.city), .conversation(event.conversation)], author: event.author, onlyNotTo: nil, now: now)
+        for event in due { deliver(event, now: now) }
     }
 
     /// A comment line to every stream (kept alive through proxies), and held counts sent.
@@ -174,12 +208,13 @@ final class LiveBoards: Sendable {
 
     /// Numbers and keeps the event, then writes the same bytes to every listener of its topics
     /// who may hear it (outside the lock: writing only hands bytes to the event loops).
-    private func send(_ json: String, topics: [Topic], author: Int64?, onlyNotTo: Int64?, now: Double) {
+    private func send(_ json: String, topics: [Topic], author: Int64?, conversationAuthor: Int64?, onlyNotTo: Int64?, onlyTo: Int64?,
+                      now: Double) {
         let (listeners, bytes) = state.withLock { state -> ([Listener], [UInt8]) in
             let serial = state.nextSerial
             state.nextSerial += 1
-            let sent = Sent(serial: serial, at: now, topics: topics, author: author, onlyNotTo: onlyNotTo,
-                            bytes: Self.encode(serial: "\(node)-\(serial)", json: json))
+            let sent = Sent(serial: serial, at: now, topics: topics, author: author, conversationAuthor: conversationAuthor,
+                            onlyNotTo: onlyNotTo, onlyTo: onlyTo, bytes: Self.encode(serial: "\(node)-\(serial)", json: json))
             state.kept.append(sent)
             let expired = state.kept.prefix { now - $0.at > Self.keptFor }.count
             let over = max(0, state.kept.count - Self.keptAtMost)

@@ -57,7 +57,7 @@ final class ChangeFeed: Sendable { // the listening thread owns its connection
                 let connection = try PostgresConnection(url: database.url, library: try LibPQ.shared.get(),
                                                         applicationName: Self.applicationName(node: node))
                 try connection.simple("LISTEN \(ChangeStream.channel)")
-                if !firstConnection { received(.everything) } // what was missed while away
+                if !firstConnection { received(.missed) } // what was missed while away
                 if let reason = outage { logger.notice("change feed: listening again (it was down: \(reason))") }
                 outage = nil
                 firstConnection = false
