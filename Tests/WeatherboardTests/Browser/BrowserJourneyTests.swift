@@ -105,35 +105,39 @@ import Testing
         try Self.expectCleanConsole(browser)
     }
 
-    /// Two people: one writes through the forms (the test's own HTTP browser), the other watches
-    /// the board in Chromium and never reloads.
+    /// Two people in two browsers: one on a phone, in Korean, writes through the forms; the other
+    /// watches Seoul's board on a desktop and never reloads.
     @Test func aBoardMovesWithoutAReload() throws {
         guard let site = try Self.start(configure: { $0.limits.secondsBetweenPosts = 0 }) else { return }
         defer { withExtendedLifetime(site) {} }
-        let (app, browser, base) = (site.app, site.browser, site.base)
-        let writer = app.browser()
-        try writer.signUp("writer")
-        try writer.postOnBoard("seoul", "Clouds over Namsan")
+        let (app, watcher, base) = (site.app, site.browser, site.base)
+        let phone = try WebDriver(width: 375, height: 800, acceptLanguage: "ko-KR,ko")
+        try Self.signUp(phone, base, "writer")
+        try Self.post(phone, base, city: "seoul", "남산에 구름")
         let first = try app.count("SELECT max(id) FROM posts")
-        try browser.go(base + "/city/seoul")
-        try browser.wait("the page listening") { app.application.live.listenerCount == 1 }
-        _ = try browser.script("window.sameDocument = 42") // gone if the page ever reloads
+        try phone.go(base + "/") // a page without a stream: the one stream open next is the watcher's
+        try watcher.wait("the phone's board closed") { app.application.live.listenerCount == 0 }
+        try watcher.go(base + "/city/seoul")
+        try watcher.wait("the page listening") { app.application.live.listenerCount == 1 }
+        _ = try watcher.script("window.sameDocument = 42") // gone if the page ever reloads
 
         // A new post gathers in the bar, and shows when asked
-        try writer.postOnBoard("seoul", "Snow starting in Mapo")
+        try Self.post(phone, base, city: "seoul", "마포에 눈이 오기 시작해요")
         let second = try app.count("SELECT max(id) FROM posts")
-        try browser.wait("the bar") { try browser.findAll("button.live-bar").count == 1 }
-        #expect(try browser.text("button.live-bar") == "1 new post — show")
-        #expect(try browser.findAll("#post-\(second)").isEmpty, "not inserted until asked")
-        try browser.click("button.live-bar")
-        try browser.wait("the new post on the board") { try browser.findAll("#post-\(second)").count == 1 }
-        #expect(try browser.text("#post-\(second) .post-body") == "Snow starting in Mapo")
-        #expect(try browser.findAll("button.live-bar").isEmpty)
+        try watcher.wait("the bar") { try watcher.findAll("button.live-bar").count == 1 }
+        #expect(try watcher.text("button.live-bar") == "1 new post — show")
+        #expect(try watcher.findAll("#post-\(second)").isEmpty, "not inserted until asked")
+        try watcher.click("button.live-bar")
+        try watcher.wait("the new post on the board") { try watcher.findAll("#post-\(second)").count == 1 }
+        #expect(try watcher.text("#post-\(second) .post-body") == "마포에 눈이 오기 시작해요")
+        #expect(try watcher.findAll("button.live-bar").isEmpty)
 
-        // A reply appears under its post
-        try ConversationTests.reply(writer, to: Int64(first), "It is reaching Itaewon too")
-        try browser.wait("the reply under its post") {
-            try browser.findAll("#post-\(first) article[data-parent-id='\(first)']").count == 1
+        // A reply from the phone appears under its post
+        try phone.go(base + "/posts/\(first)")
+        try phone.type("#reply-body", "이태원까지 왔어요")
+        try phone.click("form.reply-composer button[type=submit]")
+        try watcher.wait("the reply under its post") {
+            try watcher.findAll("#post-\(first) article[data-parent-id='\(first)']").count == 1
         }
 
         // A removed post disappears
@@ -142,9 +146,10 @@ import Testing
         try app.promoteToAdmin("chief")
         try chief.get("/admin")
         #expect(try chief.post("/admin/posts/\(second)/remove", [("reason", "Off topic")]).0.status == 303)
-        try browser.wait("the removed post gone") { try browser.findAll("#post-\(second)").isEmpty }
-        #expect(try browser.script("return window.sameDocument") as? Int == 42, "never reloaded")
-        try Self.expectCleanConsole(browser)
+        try watcher.wait("the removed post gone") { try watcher.findAll("#post-\(second)").isEmpty }
+        #expect(try watcher.script("return window.sameDocument") as? Int == 42, "never reloaded")
+        try Self.expectCleanConsole(watcher)
+        try Self.expectCleanConsole(phone)
     }
 
     @Test func searchingForSeoulLeadsToItsPage() throws {
