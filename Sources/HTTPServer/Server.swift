@@ -70,7 +70,7 @@ public typealias ImmediateResponder = @Sendable (Request) -> Response?
 /// The HTTP/1.1 server: event loops for I/O, a worker pool for handlers.
 public final class Server: @unchecked Sendable {
     // Safe to share: configuration, responder and pool are set in init and only read after;
-    // the counters are atomics and `perAddress` has its lock; `loops`, `threads` and `port` are
+    // the counters are atomics or behind a Mutex; `loops`, `threads` and `port` are
     // filled by `start`, which the owner calls once before anything else uses the server.
     public let configuration: ServerConfiguration
     let responder: Responder
@@ -86,31 +86,19 @@ public final class Server: @unchecked Sendable {
     var overBudget: Bool { bufferedBytes.load(ordering: .relaxed) > configuration.maxBufferedBytes }
     /// Connections open now, across all loops.
     public var openConnections: Int { connectionCount.load(ordering: .relaxed) }
-    // Guarded by `perAddressLock`: open connections per client address, across every loop.
-    private let perAddressLock = NSLock()
-    private var perAddress: [String: Int] = [:]
+    /// Open connections and open streams per client (an IPv6 client is its /64, `ClientKey`),
+    /// across every loop.
+    private let perClient = Mutex((connections: PerClientCount(), streams: PerClientCount()))
 
-    /// Counts a new connection from `address`; false (and nothing counted) when the address
-    /// already holds its share.
-    /// Counts a connection from `address` against its client's cap (an IPv6 client is its /64,
-    /// `ClientKey`); false when the cap is reached.
+    /// Counts a connection from `address` against its client's cap (none for `uncappedAddresses`);
+    /// false (nothing counted) when the cap is reached.
     func admit(_ address: String) -> Bool {
-        let client = ClientKey.of(address)
-        let capped = !configuration.uncappedAddresses.contains(address)
-        return perAddressLock.withLock {
-            let open = perAddress[client, default: 0]
-            guard open < configuration.maxConnectionsPerAddress || !capped else { return false }
-            perAddress[client] = open + 1
-            return true
-        }
+        let cap = configuration.uncappedAddresses.contains(address) ? nil : configuration.maxConnectionsPerAddress
+        return perClient.withLock { $0.connections.take(ClientKey.of(address), cap: cap) }
     }
 
     func release(_ address: String) {
-        let client = ClientKey.of(address)
-        perAddressLock.withLock {
-            let open = perAddress[client, default: 1] - 1
-            perAddress[client] = open > 0 ? open : nil
-        }
+        perClient.withLock { $0.connections.give(ClientKey.of(address)) }
     }
     let draining = Atomic<Bool>(false)
     private var loops: [EventLoop] = []
@@ -200,32 +188,19 @@ public final class Server: @unchecked Sendable {
         return (head, body, close)
     }
 
-    // Guarded by `perAddressLock`: open streams per client.
-    private var streamsPerClient: [String: Int] = [:]
-    let streamCount = Atomic<Int>(0)
     /// Streamed responses open now, across all loops.
-    public var openStreams: Int { streamCount.load(ordering: .relaxed) }
+    public var openStreams: Int { perClient.withLock { $0.streams.total } }
 
     /// Counts a new stream for `client`; false (nothing counted) past either cap.
     func admitStream(for client: String) -> Bool {
-        let key = ClientKey.of(client)
-        return perAddressLock.withLock {
-            let open = streamsPerClient[key, default: 0]
-            guard open < configuration.maxStreamsPerAddress, streamCount.load(ordering: .relaxed) < configuration.maxStreams
-            else { return false }
-            streamsPerClient[key] = open + 1
-            streamCount.add(1, ordering: .relaxed)
-            return true
+        perClient.withLock { counts in
+            counts.streams.total < configuration.maxStreams
+                && counts.streams.take(ClientKey.of(client), cap: configuration.maxStreamsPerAddress)
         }
     }
 
     func releaseStream(for client: String) {
-        let key = ClientKey.of(client)
-        perAddressLock.withLock {
-            let open = streamsPerClient[key, default: 1] - 1
-            streamsPerClient[key] = open > 0 ? open : nil
-            streamCount.subtract(1, ordering: .relaxed)
-        }
+        perClient.withLock { $0.streams.give(ClientKey.of(client)) }
     }
 
     /// The immediate responder's answer, logged; nil when the request is for the workers.
@@ -250,5 +225,27 @@ extension Duration {
     var milliseconds: UInt64 {
         let (seconds, attoseconds) = components
         return UInt64(max(0, seconds)) * 1000 + UInt64(max(0, attoseconds)) / 1_000_000_000_000_000
+    }
+}
+
+/// How many of something (connections, streams) each client holds open.
+struct PerClientCount {
+    private var open: [String: Int] = [:]
+    /// All clients together.
+    private(set) var total = 0
+
+    /// One more for `client`, unless it holds `cap` already (nil: no cap).
+    mutating func take(_ client: String, cap: Int?) -> Bool {
+        let held = open[client, default: 0]
+        if let cap, held >= cap { return false }
+        open[client] = held + 1
+        total += 1
+        return true
+    }
+
+    mutating func give(_ client: String) {
+        guard let held = open[client] else { return }
+        open[client] = held > 1 ? held - 1 : nil
+        total -= 1
     }
 }
