@@ -300,6 +300,10 @@ final class EventLoop: @unchecked Sendable {
     private func refuseIfOverBudget(_ connection: Connection) -> Bool {
         account(connection)
         guard connection.accounted > Self.largeHolding && server.overBudget else { return false }
+        if connection.stream != nil {
+            close(connection) // mid-body: no room for a 503; the stream ends with its connection
+            return true
+        }
         connection.input = []
         connection.inputIndex = 0
         connection.parser = RequestParser(limits: server.configuration.limits)

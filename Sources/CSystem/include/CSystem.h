@@ -18,6 +18,8 @@ int csystem_spawn_add_closefrom(posix_spawn_file_actions_t *actions, int from);
 #include <malloc.h>
 /// malloc_trim(3): gives free memory at the heap's top back to the system (glibc only).
 static inline int csystem_malloc_trim(size_t pad) { return malloc_trim(pad); }
+/// mallopt(M_ARENA_MAX, count): at most `count` malloc arenas.
+static inline int csystem_limit_malloc_arenas(int count) { return mallopt(M_ARENA_MAX, count); }
 
 #include <stdio.h>
 /// Standard output flushed at every line end, even to a file or a pipe (C's default holds a
