@@ -153,7 +153,9 @@ extension Browser {
         #expect(try viaQuery.next().data == #"{"type":"post","id":\#(two)}"#)
         // An id this node never gave (another node's, or from before a restart): reload
         let stranger = try app.browser().listen("/city/seoul/live", lastEventID: "0000abcd-5")
-        #expect(try stranger.next().data == #"{"type":"reload"}"#)
+        let reload = try stranger.next()
+        #expect(reload.data == #"{"type":"reload"}"#)
+        #expect(reload.id == "\(app.application.live.node)-3", "numbered as the last event, so that the reloaded page misses nothing after it")
     }
 
     @Test func aPostPageHearsItsOwnConversationOnly() throws {

@@ -119,12 +119,12 @@ final class LiveBoards: Sendable {
         let parts = lastEventID.split(separator: "-")
         guard parts.count == 2, parts[0] == node, let last = UInt64(parts[1]), last < state.nextSerial,
               let oldest = state.kept.first?.serial ?? Optional(state.nextSerial), last + 1 >= oldest
-        else { return Self.encode(serial: nil, json: #"{"type":"reload"}"#) }
+        else { return reload(state) }
         var missed: [UInt8] = []
         for sent in state.kept where sent.serial > last && sent.topics.contains(topic) && listener.mayHear(sent) {
             missed += sent.bytes
             // More than the stream may hold unread: a reload is cheaper, and it always fits.
-            if missed.count > Self.longestReplay { return Self.encode(serial: nil, json: #"{"type":"reload"}"#) }
+            if missed.count > Self.longestReplay { return reload(state) }
         }
         return missed
     }
@@ -200,9 +200,16 @@ final class LiveBoards: Sendable {
         for stream in everyone { stream.write(comment) }
     }
 
+    /// `reload`, numbered as the last event sent: a page that reloads and reconnects with it
+    /// misses nothing after it.
+    private func reload(_ state: State) -> [UInt8] {
+        Self.encode(serial: "\(node)-\(state.nextSerial - 1)", json: #"{"type":"reload"}"#)
+    }
+
     private func reloadEveryone() {
-        let everyone = state.withLock { $0.listeners.values.flatMap { $0.values.map(\.stream) } }
-        let reload = Self.encode(serial: nil, json: #"{"type":"reload"}"#)
+        let (everyone, reload) = state.withLock { state in
+            (state.listeners.values.flatMap { $0.values.map(\.stream) }, self.reload(state))
+        }
         for stream in everyone { stream.write(reload) }
     }
 
@@ -267,7 +274,8 @@ final class LiveBoards: Sendable {
         }
     }
 
-    static func encode(serial: String?, json: String) -> [UInt8] {
-        Array(((serial.map { "id: \($0)\n" } ?? "") + "data: \(json)\n\n").utf8)
+    /// One event: its id and its data (every event has an id, `reload` too).
+    static func encode(serial: String, json: String) -> [UInt8] {
+        Array("id: \(serial)\ndata: \(json)\n\n".utf8)
     }
 }
