@@ -37,10 +37,17 @@ func fail(_ message: String) -> Never {
     exit(1)
 }
 
-let port = UInt16(argument("--port") ?? "8080")!
-let count = Int(argument("--streams") ?? "1000")!
+/// A numeric argument, or the default; anything else ends the run with a message.
+func number<T: FixedWidthInteger>(_ name: String, _ fallback: T) -> T {
+    guard let text = argument(name) else { return fallback }
+    guard let value = T(text), value > 0 else { fail("\(name) wants a positive number, not \(text)") }
+    return value
+}
+
+let port: UInt16 = number("--port", 8080)
+let count: Int = number("--streams", 1000)
 let path = argument("--path") ?? "/city/seoul/live"
-let perAddress = Int(argument("--per-address") ?? "50")!
+let perAddress: Int = number("--per-address", 50)
 let hold = argument("--hold").flatMap(Double.init)
 
 func address(_ ip: String, _ port: UInt16) -> sockaddr_in {
@@ -114,7 +121,7 @@ let marker = Array("data:".utf8)
                 break
             }
             buffers[fd, default: []].append(contentsOf: scratch[0..<got])
-            let text = buffers[fd]!
+            let text = buffers[fd, default: []]
             if !opened.contains(fd), text.count >= 4, String(decoding: text, as: UTF8.self).contains(": open") {
                 opened.insert(fd)
                 if !String(decoding: text, as: UTF8.self).contains(" 200 ") { fail("a stream was refused: \(String(decoding: text.prefix(80), as: UTF8.self))") }
@@ -142,7 +149,7 @@ if let hold {
 
 // 2. One post through the form, on its own connection.
 guard let cookie = argument("--cookie"), let token = argument("--token") else { fail("--cookie and --token are needed to post") }
-let postPort = UInt16(argument("--post-port") ?? String(port))!
+let postPort: UInt16 = number("--post-port", port)
 let postPath = argument("--post-path") ?? "/city/seoul/posts"
 let text = argument("--body") ?? "Live bench \(now())"
 let form = "body=" + (text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "x") + "&csrf_token=" + token

@@ -77,7 +77,8 @@ struct GuessingBrake: Sendable {
         let seconds = now.timeIntervalSince1970
         let (count, last) = try db.one("SELECT count(*), max(at) FROM rate_events WHERE bucket = ? AND at > ?",
                                        [bucket, seconds - window]) { ($0.int(0), $0.isNull(1) ? 0 : $0.double(1)) } ?? (0, 0)
-        let wait = pause(after: count) - (seconds - last)
+        // At most the longest pause (a clock moved back would otherwise ask for more).
+        let wait = min(longestPause, pause(after: count) - (seconds - last))
         if count >= freeAttempts && wait > 0 {
             throw HTTPError(.tooManyRequests, headers: HTTPHeaders([("Retry-After", String(max(1, Int(wait.rounded(.up)))))]))
         }
