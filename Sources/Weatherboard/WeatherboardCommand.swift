@@ -71,23 +71,73 @@ extension WeatherboardCommand {
 
         /// A node started before its PostgreSQL (both rebooting, the server still recovering, its
         /// connection slots full) waits for it rather than exiting: each attempt is logged, 1, 2, 4
-        /// … at most 30 seconds apart. Anything else (a migration that fails, a bad setting) ends
-        /// the command at once.
+        /// … at most 30 seconds apart, and meanwhile its port answers every request 503 with
+        /// `Retry-After` (`/healthz` included), so a balancer sees a node that is not ready rather
+        /// than one that is gone. Anything else (a migration that fails, a bad setting) ends the
+        /// command at once.
+        /// - Parameter waiting: told the port the waiting node answers on (tests).
         static func startWhenTheDatabaseAnswers(_ configuration: AppConfiguration, maximumDelay: Double = 30,
-                                                log: (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) })
-            throws -> Application {
+                                                log: (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) },
+                                                waiting: (Int) -> Void = { _ in }) throws -> Application {
+            var configuration = configuration
             var delay = 1.0
             var attempt = 1
+            var standIn: Server?
+            defer { standIn.map(NotReadyYet.stop) }
             while true {
                 do {
-                    return try Application(configuration: configuration)
+                    let application = try Application(configuration: configuration)
+                    standIn.map(NotReadyYet.stop) // the port is the application's from here
+                    standIn = nil
+                    return application
                 } catch let error as SQLError where configuration.databaseURL != nil && (error.kind == .connection || error.kind == .unavailable) {
                     log("database not answering (attempt \(attempt)): \(error.message); trying again in \(Int(delay)) s")
+                    if standIn == nil {
+                        let server = try NotReadyYet.serve(configuration)
+                        configuration.port = server.port // the same port once ready (it matters with port 0)
+                        waiting(server.port)
+                        standIn = server
+                    }
                     Thread.sleep(forTimeInterval: delay)
                     delay = min(maximumDelay, delay * 2)
                     attempt += 1
                 }
             }
+        }
+    }
+
+    /// What a node's port answers while it waits for its database: 503 to everything, at once,
+    /// on the event loop (nothing here blocks), with a page a person can read.
+    enum NotReadyYet {
+        static let page = Array("""
+            <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Starting · Weatherboard</title>\
+            <meta name="viewport" content="width=device-width, initial-scale=1"></head><body><main>\
+            <h1>Weatherboard is starting</h1><p>Its database is not answering yet. Please try again in a few seconds.</p>\
+            <p lang="ko">사이트가 시작하는 중입니다. 잠시 후 다시 시도해 주세요.</p></main></body></html>
+            """.utf8)
+
+        static func serve(_ configuration: AppConfiguration) throws -> Server {
+            var settings = configuration.server
+            settings.host = configuration.host
+            settings.port = configuration.port
+            settings.serverName = "weatherboard"
+            settings.workerThreads = 1
+            settings.shutdownTimeout = .seconds(1)
+            let answer: @Sendable (Request) -> Response = { request in
+                var response = request.path == "/healthz" ? Response.text("database not answering\n", status: .serviceUnavailable)
+                                                          : Response.html(page, status: .serviceUnavailable)
+                response.headers.set("Retry-After", "5")
+                response.headers.set("Cache-Control", "no-store")
+                return response
+            }
+            let server = Server(configuration: settings, logger: Logger(label: "weatherboard.waiting"), immediate: answer, responder: answer)
+            try server.start()
+            return server
+        }
+
+        static func stop(_ server: Server) {
+            server.shutdown()
+            server.wait()
         }
     }
 

@@ -166,17 +166,26 @@ import Testing
         configuration.weatherProviders = ["demo"]
         configuration.passwordCost = 1 << 10
         let attempts = Locked<[String]>([])
+        let waitingPort = Locked<Int?>(nil)
         let started = Locked<Application?>(nil)
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread { [configuration] in
-            let application = try? WeatherboardCommand.Serve.startWhenTheDatabaseAnswers(configuration, maximumDelay: 1) { line in
-                attempts.update { $0.append(line) }
-            }
+            let application = try? WeatherboardCommand.Serve.startWhenTheDatabaseAnswers(
+                configuration, maximumDelay: 1, log: { line in attempts.update { $0.append(line) } },
+                waiting: { port in waitingPort.update { $0 = port } })
             started.update { $0 = application }
             done.signal()
         }
-        try waitUntil("a first attempt is logged", timeout: 10) { !attempts.value.isEmpty }
+        try waitUntil("a first attempt is logged", timeout: 10) { !attempts.value.isEmpty && waitingPort.value != nil }
         #expect(attempts.value.first?.hasPrefix("database not answering (attempt 1)") == true)
+        // Meanwhile its port says it is not ready: 503 with Retry-After, /healthz too, a page a person can read.
+        let port = try #require(waitingPort.value)
+        let health = try TestClient.request(port: port, "GET", "/healthz")
+        #expect(health.status == 503)
+        #expect(health.headers["Retry-After"] == "5")
+        let page = try TestClient.request(port: port, "GET", "/city/seoul")
+        #expect(page.status == 503)
+        #expect(String(decoding: page.body, as: UTF8.self).contains("Weatherboard is starting"))
         // The database arrives: the waiting node starts on it.
         let admin = try PostgresDatabase(url: postgres.url("postgres"), maximumConnections: 1)
         try admin.withConnection { try $0.simple("CREATE DATABASE \(name) TEMPLATE wb_template") }
@@ -184,9 +193,49 @@ import Testing
         #expect(done.wait(timeout: .now() + 20) == .success)
         let application = try #require(started.value)
         try application.start()
+        #expect(application.server.port == port, "the node serves on the port it answered 503 on")
         #expect(try TestClient.request(port: application.server.port, "GET", "/healthz").status == 200)
         application.server.shutdown()
         application.server.wait()
         application.close()
+    }
+}
+
+/// Issue 27 #5: the pool has a maximum the operator sets and gives back what it does not use.
+@Suite(.serialized) struct PoolSizeTests {
+    @Test func unusedConnectionsCloseButOneAndTheMaximumIsASetting() throws {
+        let configuration = try AppConfiguration.resolve(arguments: ["--database-connections", "3"], environment: [:])
+        #expect(configuration.poolSize == 3)
+        #expect(AppConfiguration().poolSize == AppConfiguration().server.workerThreads + WeatherService.fetchThreads + 2)
+        #expect(throws: Setting.Problem.self) { try AppConfiguration.resolve(arguments: ["--database-connections", "0"], environment: [:]) }
+        guard TestEngine.enabled.contains(.postgres) else { return }
+        let postgres = try TestPostgres.require()
+        let url = try postgres.freshDatabase()
+        defer { postgres.drop(url) }
+        let pool = try PostgresDatabase(url: url, maximumConnections: 3, timeouts: PostgresTimeouts())
+        defer { try? pool.close() }
+        let backends = { () throws -> Int in
+            try pool.withConnection { try $0.integer("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()") }
+        }
+        // Three at once: the pool's maximum.
+        try pool.withConnection { _ in try pool.withConnection { _ in try pool.withConnection { _ in } } }
+        #expect(pool.openConnections == 3)
+        #expect(try backends() == 3)
+        // A fourth waits for one to be free, and gives up at the checkout deadline.
+        var quick = PostgresTimeouts()
+        quick.checkout = 0.2
+        let full = try PostgresDatabase(url: url, maximumConnections: 1, timeouts: quick)
+        try full.withConnection { _ in
+            _ = #expect(throws: SQLError.self) { try full.withConnection { _ in } }
+        }
+        try full.close()
+        // A minute unused: all but one are closed, on the server too.
+        pool.closeIdleConnections(now: Date().addingTimeInterval(PostgresTimeouts().idle + 1))
+        #expect(pool.openConnections == 1)
+        try waitUntil("the server sees two backends go", timeout: 5) { try backends() == 1 }
+        // Used within the minute: kept.
+        try pool.withConnection { _ in try pool.withConnection { _ in } }
+        pool.closeIdleConnections()
+        #expect(pool.openConnections == 2)
     }
 }

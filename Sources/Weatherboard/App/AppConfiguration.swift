@@ -44,6 +44,13 @@ public struct AppConfiguration: Sendable {
     public var pageCacheMaximumAge: TimeInterval = 30
     /// How long anything waits on PostgreSQL (connect, statement, lock, pool, answer).
     public var databaseTimeouts = PostgresTimeouts()
+    /// PostgreSQL connections the node's pool opens at most; nil: one for every thread that may
+    /// use the database at once (request workers, weather fetches, the change feed's notices and a
+    /// spare), so none waits for another's. Fewer is allowed: requests then wait up to
+    /// `databaseTimeouts.checkout` for one, then get a 503.
+    public var databaseConnections: Int?
+    /// The pool's maximum as used (the LISTEN connection comes on top of it).
+    public var poolSize: Int { databaseConnections ?? server.workerThreads + WeatherService.fetchThreads + 2 }
     /// Upstream fetches a minute for the node, and cold fetches one client may cause.
     public var weatherFetchBudget = WeatherService.FetchBudget()
     /// Abuse limits (documented in the README).

@@ -33,7 +33,7 @@ public final class Application: Sendable {
         logger.notice("database: \(configuration.databaseDescription)")
         (database, appliedMigrations) = try AppDatabase.open(
             configuration.database, migrationsDirectory: configuration.migrationsDirectory,
-            connections: configuration.server.workerThreads + WeatherService.fetchThreads + 2, // + the change feed's notices, a spare
+            connections: configuration.poolSize,
             timeouts: configuration.databaseTimeouts)
         let providers = try Application.makeProviders(configuration)
         pages = Pages(renderer: try Renderer(templatesDirectory: configuration.templatesDirectory),

@@ -52,6 +52,11 @@ struct Setting {
             .number("database-statement-timeout", "PostgreSQL: seconds a statement may run (the client gives up 2 s later).",
                     \.databaseTimeouts.statement),
             .number("database-lock-timeout", "PostgreSQL: seconds a statement may wait for a lock.", \.databaseTimeouts.lock),
+            Setting(name: "database-connections", help: "PostgreSQL: connections the node's pool opens at most (plus one for LISTEN); unused ones close after a minute.",
+                    apply: { configuration, text in
+                guard let count = Int(text), count >= 1 else { throw Problem(description: "--database-connections must be a whole number, at least 1") }
+                configuration.databaseConnections = count
+            }, shown: { "workers + \(WeatherService.fetchThreads + 2) (\($0.poolSize) here)" }),
             Setting(name: "trusted-proxies", help: "Comma-separated addresses of proxies in front (nginx); their X-Forwarded-For names the client.",
                     apply: { configuration, text in
                 configuration.trustedProxies = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }

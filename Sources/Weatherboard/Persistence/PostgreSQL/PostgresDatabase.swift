@@ -16,6 +16,9 @@ public struct PostgresTimeouts: Sendable, Equatable {
     public var lock: Int = 2
     /// Seconds to wait for a pooled connection to be free.
     public var checkout: Double = 5
+    /// Seconds a pooled connection may sit unused before it is closed (one is kept open), so a
+    /// quiet node gives its connection slots back to the operator's `psql`, `backup` and `migrate`.
+    public var idle: Double = 60
     public init() {}
 
     /// For the commands (`migrate`, `backup`, `copy-to`): statements as long as they take, no
@@ -40,11 +43,14 @@ final class PostgresDatabase: SQLDatabase, @unchecked Sendable { // state guarde
     let url: String
     private let library: LibPQ
     private let condition = NSCondition()
-    private var idle: [PostgresConnection] = []
+    /// Free connections, the one returned last at the end (used first, so the others age out).
+    private var idle: [(connection: PostgresConnection, since: Date)] = []
     private var open = 0
     private var closed = false
     let maximumConnections: Int
     let timeouts: PostgresTimeouts
+    /// Closes connections unused for `timeouts.idle` seconds, even on a node nobody asks anything.
+    private var idleSweep: DispatchSourceTimer?
 
     var dialect: SQLDialect { .postgres }
 
@@ -60,6 +66,33 @@ final class PostgresDatabase: SQLDatabase, @unchecked Sendable { // state guarde
         self.library = try LibPQ.shared.get()
         self.maximumConnections = maximumConnections
         self.timeouts = timeouts
+        let sweep = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+        sweep.schedule(deadline: .now() + timeouts.idle / 2, repeating: timeouts.idle / 2, leeway: .seconds(1))
+        sweep.setEventHandler { [weak self] in self?.closeIdleConnections() }
+        sweep.resume()
+        idleSweep = sweep
+    }
+
+    deinit { idleSweep?.cancel() }
+
+    /// Connections open now, in use or free (for tests and metrics).
+    var openConnections: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return open
+    }
+
+    /// Closes the free connections unused for `timeouts.idle` seconds but the newest.
+    func closeIdleConnections(now: Date = Date()) {
+        condition.lock()
+        let cutoff = now.addingTimeInterval(-timeouts.idle)
+        // The oldest sit first; the last one stays whatever its age.
+        let stale = idle.dropLast().prefix { $0.since < cutoff }.map(\.connection)
+        idle.removeFirst(stale.count)
+        open -= stale.count
+        if !stale.isEmpty { condition.broadcast() }
+        condition.unlock()
+        stale.forEach { $0.close() }
     }
 
     /// Connects, and applies the pending migrations of `migrationsDirectory` in order, each in its
@@ -135,7 +168,7 @@ final class PostgresDatabase: SQLDatabase, @unchecked Sendable { // state guarde
             condition.unlock()
             throw SQLError(.connection, "the database is closed")
         }
-        if let connection = idle.popLast() {
+        if let (connection, _) = idle.popLast() {
             condition.unlock()
             return connection
         }
@@ -155,7 +188,7 @@ final class PostgresDatabase: SQLDatabase, @unchecked Sendable { // state guarde
     private func checkIn(_ connection: PostgresConnection) {
         let usable = connection.isUsable
         condition.lock()
-        if usable && !closed { idle.append(connection) } else { open -= 1 }
+        if usable && !closed { idle.append((connection, Date())) } else { open -= 1 }
         condition.signal()
         condition.unlock()
         if !usable || closed { connection.close() }
@@ -196,7 +229,8 @@ final class PostgresDatabase: SQLDatabase, @unchecked Sendable { // state guarde
     func close() throws {
         condition.lock()
         closed = true
-        let connections = idle
+        idleSweep?.cancel()
+        let connections = idle.map(\.connection)
         idle = []
         open -= connections.count
         condition.broadcast()
