@@ -101,7 +101,7 @@ func asciiLower(_ byte: UInt8) -> UInt8 { byte >= 65 && byte <= 90 ? byte | 0x20
 /// A complete request: head and body. Handlers receive it on a worker thread.
 ///
 /// Sendable because handlers see it only finished: the event loop sets `remoteAddress` and the
-/// router sets `parameters` (both only inside this library) before any handler runs, on the
+/// router sets `parameters` and `route` (only inside this library) before any handler runs, on the
 /// thread that then runs the handlers; after that nothing changes it.
 public final class Request: @unchecked Sendable {
     public let method: String
@@ -118,6 +118,9 @@ public final class Request: @unchecked Sendable {
     public internal(set) var remoteAddress: String
     /// Path parameters filled by the router (`/city/{slug}` → `slug`).
     public internal(set) var parameters: [String: String] = [:]
+    /// The route that answered, as registered (`/city/{slug}`), set by the router with
+    /// `parameters`; nil when none matched. A bounded name for a request (logs, metrics).
+    public internal(set) var route: String?
 
     public init(method: String, target: String, version: HTTPVersion = .http11, headers: HTTPHeaders = HTTPHeaders(),
                 body: [UInt8] = [], remoteAddress: String = "") {

@@ -82,6 +82,7 @@ public final class Router<Context: RequestContext>: @unchecked Sendable {
         }
         precondition(node.handlers[method] == nil, "duplicate route \(method) \(path)")
         node.handlers[method] = handler
+        node.pattern = path
         routes.append((method, path))
     }
 
@@ -168,6 +169,7 @@ public final class Router<Context: RequestContext>: @unchecked Sendable {
         var parameters: [String: String] = [:]
         guard let node = root.match(segments[...], &parameters) else { throw HTTPError(.notFound) }
         request.parameters = parameters
+        request.route = node.pattern
         if let handler = node.handlers[request.method] ?? (request.method == "HEAD" ? node.handlers["GET"] : nil) {
             return try handler(request, context)
         }
@@ -182,6 +184,8 @@ public final class Router<Context: RequestContext>: @unchecked Sendable {
         var parameter: (name: String, node: Node)?
         var catchAll: (name: String, node: Node)?
         var handlers: [String: Handler] = [:]
+        /// The path as registered (one per node: every method's route here has the same shape).
+        var pattern: String?
 
         /// Literal segments win over parameters, parameters over catch-alls.
         func match(_ segments: ArraySlice<String>, _ parameters: inout [String: String]) -> Node? {

@@ -16,6 +16,8 @@ public struct AppConfiguration: Sendable {
     /// Addresses of proxies in front of this node (nginx): their requests count as the client
     /// address they append to `X-Forwarded-For`.
     public var trustedProxies: [String] = []
+    /// Client addresses that may read `/metrics` (through a trusted proxy, the client it names).
+    public var metricsAddresses = ["127.0.0.1", "::1"]
     /// Mark cookies `Secure` (when served behind HTTPS).
     public var secureCookies = false
     public var logLevel = Logger.Level.info

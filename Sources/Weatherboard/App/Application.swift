@@ -25,6 +25,8 @@ public final class Application: Sendable {
     let changeFeed: ChangeFeed?
     /// The boards' event streams, fed by the change stream.
     let live: LiveBoards
+    /// What the operator scrapes at `/metrics`.
+    public let metrics = SiteMetrics()
 
     public init(configuration: AppConfiguration, logger: Logger? = nil) throws {
         var logger = logger ?? Logger(label: "weatherboard")
@@ -34,7 +36,7 @@ public final class Application: Sendable {
         (database, appliedMigrations) = try AppDatabase.open(
             configuration.database, migrationsDirectory: configuration.migrationsDirectory,
             connections: configuration.poolSize,
-            timeouts: configuration.databaseTimeouts)
+            timeouts: configuration.databaseTimeouts, metrics: metrics.factory)
         let providers = try Application.makeProviders(configuration)
         pages = Pages(renderer: try Renderer(templatesDirectory: configuration.templatesDirectory),
                       weatherSources: Set(providers.map(\.id)))
@@ -45,7 +47,7 @@ public final class Application: Sendable {
                                  freshFor: configuration.weatherFreshFor, firstFetchBudget: configuration.weatherFirstFetchBudget,
                                  memoryLimit: configuration.forecastsInMemory,
                                  budget: configuration.weatherFetchBudget, logger: logger,
-                                 clock: configuration.clock)
+                                 clock: configuration.clock, metrics: metrics.factory)
         database.changes.subscribe { [pageVersions, weather] change, origin in
             pageVersions.apply(change)
             // This node's forecasts are in memory already; another node's are read from the database.
@@ -56,7 +58,8 @@ public final class Application: Sendable {
             case .city, .post, .everything: break
             }
         }
-        pageCache = PageCache(versions: pageVersions, maximumAge: configuration.pageCacheMaximumAge, clock: configuration.clock)
+        pageCache = PageCache(versions: pageVersions, maximumAge: configuration.pageCacheMaximumAge, clock: configuration.clock,
+                              metrics: metrics.factory)
         let conversations = BoardStore(database: database)
         live = LiveBoards(node: database.changes.node, clock: configuration.clock,
                           conversation: { try? conversations.conversationState(of: $0) })
@@ -70,7 +73,7 @@ public final class Application: Sendable {
             changeFeed = nil
         }
         router = Application.makeRouter(configuration: configuration, database: database, pages: pages,
-                                        cities: cities, weather: weather, cache: pageCache, live: live, logger: logger)
+                                        cities: cities, weather: weather, cache: pageCache, live: live, metrics: metrics, logger: logger)
         var serverConfiguration = configuration.server
         serverConfiguration.host = configuration.host
         serverConfiguration.port = configuration.port
@@ -78,6 +81,22 @@ public final class Application: Sendable {
         // Behind a proxy, every visitor arrives from it: its connections are not one client's.
         serverConfiguration.uncappedAddresses = Set(configuration.trustedProxies)
         server = Server(configuration: serverConfiguration, logger: logger, responder: router.responder)
+        sampleGauges(providers: providers.map(\.id))
+    }
+
+    /// What is open now, read when `/metrics` is scraped.
+    private func sampleGauges(providers: [String]) {
+        metrics.sample("weatherboard_open_connections") { [server] in Double(server.openConnections) }
+        metrics.sample("weatherboard_open_streams") { [server] in Double(server.openStreams) }
+        metrics.sample("weatherboard_buffered_bytes") { [server] in Double(server.heldBytes) }
+        if let pool = database.engine as? PostgresDatabase {
+            metrics.sample("weatherboard_db_connections_open") { Double(pool.openConnections) }
+        }
+        for provider in providers {
+            metrics.sample("weatherboard_weather_breaker_open", dimensions: [("provider", provider)]) { [weather] in
+                weather.isBreakerOpen(provider) ? 1 : 0
+            }
+        }
     }
 
     static func makeProviders(_ configuration: AppConfiguration) throws -> [WeatherProvider] {
@@ -97,10 +116,12 @@ public final class Application: Sendable {
 
     static func makeRouter(configuration: AppConfiguration, database: AppDatabase, pages: Pages,
                            cities: CityIndex, weather: WeatherService, cache: PageCache, live: LiveBoards,
-                           logger: Logger) -> Router<AppContext> {
+                           metrics: SiteMetrics, logger: Logger) -> Router<AppContext> {
         let router = Router<AppContext>()
         let errors = ErrorPages(pages: pages, logger: logger)
-        // Outermost first: headers go on every response, error pages included.
+        // Outermost first: the time and status of everything below; headers go on every response,
+        // error pages included.
+        router.use(metrics.middleware)
         router.use(ResponseCompression().middleware)
         router.use(Middleware.securityHeaders)
         router.use(Middleware.languageCookie(secure: configuration.secureCookies))
@@ -112,6 +133,8 @@ public final class Application: Sendable {
         // Browsers ask for /favicon.ico whatever the page links; the icon is an SVG.
         router.get("/favicon.ico") { _, _ in .redirect(to: "/static/favicon.svg", status: .movedPermanently) }
         HealthController(database: database).addRoutes(to: router)
+        let clientAddress = ClientAddress(trustedProxies: Set(configuration.trustedProxies))
+        MetricsController(metrics: metrics, allowed: Set(configuration.metricsAddresses), clientAddress: clientAddress).addRoutes(to: router)
         let clock = configuration.clock
         let sessions = SessionStore(database: database)
         let identity = Identity(sessions: sessions, secureCookies: configuration.secureCookies, clock: clock,
@@ -124,7 +147,6 @@ public final class Application: Sendable {
         bookmarks.addRoutes(to: router)
         HomeController(pages: pages, index: cities, weather: weather, bookmarks: bookmarks, cache: cache, clock: clock).addRoutes(to: router)
         CitiesController(pages: pages, index: cities).addRoutes(to: router)
-        let clientAddress = ClientAddress(trustedProxies: Set(configuration.trustedProxies))
         let cityPage = CityPageController(pages: pages, index: cities, weather: weather, board: board, bookmarks: bookmarks,
                                           cache: cache, clientAddress: clientAddress, clock: clock)
         cityPage.addRoutes(to: router)

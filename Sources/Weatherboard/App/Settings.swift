@@ -61,6 +61,11 @@ struct Setting {
                     apply: { configuration, text in
                 configuration.trustedProxies = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             }, shown: { $0.trustedProxies.isEmpty ? "none" : $0.trustedProxies.joined(separator: ",") }),
+            Setting(name: "metrics-from", help: "Comma-separated client addresses that may read /metrics (Prometheus text format); 'none' turns it off.",
+                    apply: { configuration, text in
+                configuration.metricsAddresses = text == "none" ? []
+                    : text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            }, shown: { $0.metricsAddresses.isEmpty ? "none" : $0.metricsAddresses.joined(separator: ",") }),
             .text("migrations", "Folder of the migrations: sqlite/ and postgres/, NNNN_name.sql in each.", \.migrationsDirectory),
             .text("public", "Folder of static files served under /static/.", \.publicDirectory),
             .text("templates", "Folder of the string catalogs (strings/en.json, strings/ko.json).", \.templatesDirectory),

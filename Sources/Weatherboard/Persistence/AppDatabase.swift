@@ -1,4 +1,5 @@
 import Foundation
+import Metrics
 import Synchronization
 
 /// Why the database could not be opened or migrated; the message names the database and the cause.
@@ -28,36 +29,59 @@ public final class AppDatabase: Sendable {
     ///   use the database at once (request workers, weather fetches), so none waits for another's.
     /// - Returns: the database and the names of the migrations applied now.
     public static func open(_ location: Location, migrationsDirectory: String,
-                            connections: Int = 12, timeouts: PostgresTimeouts = PostgresTimeouts()) throws -> (AppDatabase, [String]) {
+                            connections: Int = 12, timeouts: PostgresTimeouts = PostgresTimeouts(),
+                            metrics: any MetricsFactory = NOOPMetricsHandler.instance) throws -> (AppDatabase, [String]) {
         switch location {
         case .sqlite(let path):
             let (engine, applied) = try SQLiteDatabase.open(path: path, migrationsDirectory: migrationsDirectory + "/sqlite")
-            return (AppDatabase(engine), applied)
+            return (AppDatabase(engine, metrics: metrics), applied)
         case .postgres(let url):
             let (engine, applied) = try PostgresDatabase.open(url: url, migrationsDirectory: migrationsDirectory + "/postgres",
-                                                                 connections: connections, timeouts: timeouts)
-            return (AppDatabase(engine), applied)
+                                                                 connections: connections, timeouts: timeouts, metrics: metrics)
+            return (AppDatabase(engine, metrics: metrics), applied)
         }
     }
 
-    init(_ engine: any SQLDatabase) {
+    init(_ engine: any SQLDatabase, metrics: any MetricsFactory = NOOPMetricsHandler.instance) {
         self.engine = engine
+        let kind = { Counter(label: "weatherboard_db_errors_total", dimensions: [("kind", $0)], factory: metrics) }
+        troubles = Troubles(connection: kind("connection"), unavailable: kind("unavailable"), full: kind("full"))
     }
+
+    /// The database's passing troubles, counted for the operator as they reach the features:
+    /// unreachable or gone, answered but not now (busy, locked, read-only, a timeout), full.
+    private struct Troubles {
+        let connection, unavailable, full: Counter
+
+        func count<T>(_ work: () throws -> T) rethrows -> T {
+            do {
+                return try work()
+            } catch let error as SQLError where error.isTemporary {
+                switch error.kind {
+                case .connection: connection.increment()
+                case .full: full.increment()
+                default: unavailable.increment()
+                }
+                throw error
+            }
+        }
+    }
+    private let troubles: Troubles
 
     public var dialect: SQLDialect { engine.dialect }
 
     public func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
-        try engine.read { try body(CountedConnection($0, self)) }
+        try troubles.count { try engine.read { try body(CountedConnection($0, self)) } }
     }
 
     public func readStatement<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
-        try engine.readStatement { try body(CountedConnection($0, self)) }
+        try troubles.count { try engine.readStatement { try body(CountedConnection($0, self)) } }
     }
 
     /// A write that changes nothing pages show (sessions, rate limits, blocks, leases).
     @discardableResult
     public func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
-        try engine.write { try body(CountedConnection($0, self)) }
+        try troubles.count { try engine.write { try body(CountedConnection($0, self)) } }
     }
 
     /// A write that changes what pages show: `body` emits each change into the log where it
@@ -66,13 +90,13 @@ public final class AppDatabase: Sendable {
     @discardableResult
     public func write<T>(_ body: (any SQLConnection, ChangeLog) throws -> T) throws -> T {
         var committed: [PageChange] = []
-        let value = try engine.write { engineConnection in
+        let value = try troubles.count { try engine.write { engineConnection in
             let db = CountedConnection(engineConnection, self)
             let log = ChangeLog(db, notifyingAs: dialect == .postgres ? changes.node : nil)
             let value = try body(db, log)
             committed = log.changes
             return value
-        }
+        } }
         changes.deliver(committed, from: .here)
         return value
     }

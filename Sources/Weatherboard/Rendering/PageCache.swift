@@ -1,4 +1,5 @@
 import Foundation
+import Metrics
 import HTTPServer
 import Synchronization
 
@@ -79,8 +80,10 @@ final class PageCache: Sendable {
     static let tokenPlaceholder = "csrf" + (0..<4).map { _ in String(UInt64.random(in: .min ... .max), radix: 36) }.joined()
 
     init(versions: PageVersions, maximumAge: TimeInterval = 30, maximumEntries: Int = 2_000, maximumBytes: Int = 16 << 20,
-         clock: @escaping @Sendable () -> Date = { Date() }) {
+         clock: @escaping @Sendable () -> Date = { Date() }, metrics: any MetricsFactory = NOOPMetricsHandler.instance) {
         self.versions = versions
+        let outcome = { Counter(label: "weatherboard_page_cache_total", dimensions: [("outcome", $0)], factory: metrics) }
+        (hits, misses, waits) = (outcome("hit"), outcome("miss"), outcome("waited"))
         self.maximumAge = maximumAge
         self.clock = clock
         kept = Mutex(Kept(entries: LRUCache(maximumCount: maximumEntries, maximumCost: maximumBytes)))
@@ -88,6 +91,8 @@ final class PageCache: Sendable {
 
     /// Pages rendered for the cache so far (tests count them).
     let renders = Atomic<Int>(0)
+    /// For the operator: served from the cache, rendered, waited for another's render.
+    private let hits, misses, waits: Counter
 
     /// The page for `key` from the cache, or rendered by `render` (with the token placeholder)
     /// and kept; then completed for this visitor. `cities` are the cities the page shows. Keys
@@ -117,8 +122,10 @@ final class PageCache: Sendable {
             }
             switch next {
             case .use(let entry):
+                hits.increment()
                 return entry
             case .wait(let flight):
+                waits.increment()
                 flight.wait()
                 continue // the page just kept (or, had its render failed, this one's turn)
             case .render(let flight):
@@ -127,6 +134,7 @@ final class PageCache: Sendable {
                     flight.leave()
                 }
                 renders.add(1, ordering: .relaxed)
+                misses.increment()
                 let bytes = try render(Self.tokenPlaceholder)
                 let page = SplicedPage(bytes, hole: Array(Self.tokenPlaceholder.utf8))
                 return kept.withLock { kept in

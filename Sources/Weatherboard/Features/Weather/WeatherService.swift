@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 
 /// What a page shows: a forecast and where it came from.
 public struct WeatherReport: Sendable {
@@ -74,6 +75,10 @@ public final class WeatherService: @unchecked Sendable {
     private var inFlight: [Int64: Pending<Forecast>] = [:]
     private var breakerOpenUntil: [String: Date] = [:]
     private var lastRefreshFailed: Set<Int64> = []
+    /// Upstream fetches by provider and outcome, for the operator: a usable answer, an answer
+    /// refused as implausible (that city only), a failure (the breaker opens).
+    private struct FetchOutcomes { let answered, unusable, failed: Counter }
+    private let fetchOutcomes: [String: FetchOutcomes]
     /// The newest cached forecast per city, decoded: SQLite keeps them across restarts, but
     /// decoding the JSON on every page view cost more than the rest of the page's work. Bounded
     /// (a crawl of every city must not hold every forecast): least recently shown go first, each
@@ -90,8 +95,14 @@ public final class WeatherService: @unchecked Sendable {
     public init(providers: [WeatherProvider], database: AppDatabase, freshFor: TimeInterval = 1800,
                 breakerOpenFor: TimeInterval = 60, firstFetchBudget: TimeInterval = 0.3, fetchThreads: Int = WeatherService.fetchThreads,
                 memoryLimit: MemoryLimit = MemoryLimit(), budget: FetchBudget = FetchBudget(),
-                logger: Logger = Logger(label: "weather"), clock: @escaping @Sendable () -> Date = { Date() }) {
+                logger: Logger = Logger(label: "weather"), clock: @escaping @Sendable () -> Date = { Date() },
+                metrics: any MetricsFactory = NOOPMetricsHandler.instance) {
         self.providers = providers
+        fetchOutcomes = Dictionary(uniqueKeysWithValues: providers.map { provider in
+            let outcome = { Counter(label: "weatherboard_weather_fetches_total", dimensions: [("provider", provider.id), ("outcome", $0)],
+                                    factory: metrics) }
+            return (provider.id, FetchOutcomes(answered: outcome("answered"), unusable: outcome("unusable"), failed: outcome("failed")))
+        })
         self.budget = budget
         fetchTokens = Double(budget.perMinute)
         tokensCountedAt = clock()
@@ -104,6 +115,12 @@ public final class WeatherService: @unchecked Sendable {
         self.breakerOpenFor = breakerOpenFor
         self.logger = logger
         self.clock = clock
+    }
+
+    /// Whether `provider` is being skipped after a failure now (its circuit breaker is open).
+    func isBreakerOpen(_ provider: String) -> Bool {
+        let now = clock()
+        return lock.withLock { (breakerOpenUntil[provider] ?? .distantPast) > now }
     }
 
     /// How long data from a fallback provider (demo, when Open-Meteo failed) is served before the
@@ -229,6 +246,7 @@ public final class WeatherService: @unchecked Sendable {
                 let forecast = try provider.forecast(for: city, now: now).checked()
                 if let problem = forecast.problem(for: city, now: now) { throw UpstreamError.answer("\(provider.id): \(problem)") }
                 store(forecast, for: city)
+                fetchOutcomes[provider.id]?.answered.increment()
                 lock.withLock {
                     breakerOpenUntil[provider.id] = nil
                     lastRefreshFailed.remove(city.id)
@@ -238,7 +256,9 @@ public final class WeatherService: @unchecked Sendable {
                 logger.warning("weather provider \(provider.id) failed for \(city.slug): \(error)")
                 // One place's bad answer says nothing about the others: only a failing provider
                 // is skipped for a while.
-                if (error as? UpstreamError)?.isAboutTheAnswer != true {
+                let aboutTheAnswer = (error as? UpstreamError)?.isAboutTheAnswer == true
+                (aboutTheAnswer ? fetchOutcomes[provider.id]?.unusable : fetchOutcomes[provider.id]?.failed)?.increment()
+                if !aboutTheAnswer {
                     lock.withLock { breakerOpenUntil[provider.id] = clock().addingTimeInterval(breakerOpenFor) }
                 }
             }

@@ -1,4 +1,5 @@
 import Foundation
+import Metrics
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -49,6 +50,8 @@ final class PostgresDatabase: SQLDatabase, @unchecked Sendable { // state guarde
     private var closed = false
     let maximumConnections: Int
     let timeouts: PostgresTimeouts
+    /// Checkouts that found every connection in use and waited; those that gave up.
+    private let poolWaits, poolTimeouts: Counter
     /// Closes connections unused for `timeouts.idle` seconds, even on a node nobody asks anything.
     private var idleSweep: DispatchSourceTimer?
 
@@ -61,7 +64,10 @@ final class PostgresDatabase: SQLDatabase, @unchecked Sendable { // state guarde
     /// Held while migrating, so two nodes starting together do not both apply a migration.
     static let migrationLock: Int64 = 0x5745_4154_4D49 // "WEATMI"
 
-    init(url: String, maximumConnections: Int = 12, timeouts: PostgresTimeouts = .forCommands) throws {
+    init(url: String, maximumConnections: Int = 12, timeouts: PostgresTimeouts = .forCommands,
+         metrics: any MetricsFactory = NOOPMetricsHandler.instance) throws {
+        poolWaits = Counter(label: "weatherboard_db_pool_waits_total", factory: metrics)
+        poolTimeouts = Counter(label: "weatherboard_db_pool_timeouts_total", factory: metrics)
         self.url = url
         self.library = try LibPQ.shared.get()
         self.maximumConnections = maximumConnections
@@ -98,8 +104,9 @@ final class PostgresDatabase: SQLDatabase, @unchecked Sendable { // state guarde
     /// Connects, and applies the pending migrations of `migrationsDirectory` in order, each in its
     /// own transaction, recorded in `schema_migrations`.
     static func open(url: String, migrationsDirectory: String, connections: Int,
-                     timeouts: PostgresTimeouts = .forCommands) throws -> (PostgresDatabase, [String]) {
-        let database = try PostgresDatabase(url: url, maximumConnections: connections, timeouts: timeouts)
+                     timeouts: PostgresTimeouts = .forCommands,
+                     metrics: any MetricsFactory = NOOPMetricsHandler.instance) throws -> (PostgresDatabase, [String]) {
+        let database = try PostgresDatabase(url: url, maximumConnections: connections, timeouts: timeouts, metrics: metrics)
         let applied = try database.migrate(directory: migrationsDirectory)
         return (database, applied)
     }
@@ -158,9 +165,11 @@ final class PostgresDatabase: SQLDatabase, @unchecked Sendable { // state guarde
     private func checkOut(wait: Double) throws -> PostgresConnection {
         condition.lock()
         let deadline = Date().addingTimeInterval(wait)
+        if idle.isEmpty && open >= maximumConnections && !closed { poolWaits.increment() }
         while idle.isEmpty && open >= maximumConnections && !closed {
             if !condition.wait(until: deadline) && idle.isEmpty && open >= maximumConnections && !closed {
                 condition.unlock()
+                poolTimeouts.increment()
                 throw SQLError(.unavailable, "no PostgreSQL connection free within \(wait) s (\(maximumConnections) in use)")
             }
         }

@@ -1,0 +1,71 @@
+import Foundation
+import HTTPServer
+import HTTPTestSupport
+import Testing
+@testable import Weatherboard
+
+/// Issue 27 #7: `/metrics` in Prometheus's text format, for the configured addresses only.
+@Suite(.serialized, .onEveryEngine) struct MetricsTests {
+    /// The value of one sample line (`name{labels} value`), nil when absent.
+    private func value(_ exposition: String, _ sample: String) -> Double? {
+        for line in exposition.split(separator: "\n") where line.hasPrefix(sample + " ") {
+            return Double(line.dropFirst(sample.count + 1))
+        }
+        return nil
+    }
+
+    @Test func requestsCacheAndWhatIsOpenAreCountedForTheOperator() throws {
+        let app = try AppHarness()
+        let before = try app.get("/metrics")
+        #expect(before.status == 200)
+        #expect(before.headers["Content-Type"]?.hasPrefix("text/plain; version=0.0.4") == true)
+        let route = #"weatherboard_http_request_duration_seconds_count{method="GET",route="/city/{slug}",status="200"}"#
+        let counted = value(before.text, route) ?? 0
+        for _ in 0..<3 { #expect(try app.get("/city/seoul").status == 200) }
+        #expect(try app.get("/no/such/page").status == 404)
+        let after = try app.get("/metrics").text
+        #expect(value(after, route) == counted + 3, "three city pages counted under their route")
+        #expect(value(after, #"weatherboard_http_request_duration_seconds_count{method="GET",route="unmatched",status="404"}"#) ?? 0 >= 1)
+        // The first render may be without its forecast, which then replaces it: at least one kept page served.
+        let hits = value(after, #"weatherboard_page_cache_total{outcome="hit"}"#) ?? 0
+        let misses = value(after, #"weatherboard_page_cache_total{outcome="miss"}"#) ?? 0
+        #expect(hits >= 1 && misses >= 1 && hits + misses >= 3)
+        #expect(value(after, "weatherboard_open_connections") ?? 0 >= 1, "the scrape's own connection")
+        #expect(value(after, "weatherboard_open_streams") == 0)
+        #expect(value(after, #"weatherboard_weather_breaker_open{provider="demo"}"#) == 0)
+        #expect(value(after, #"weatherboard_weather_fetches_total{provider="demo",outcome="answered"}"#) ?? 0 >= 1)
+        if app.engine == .postgres {
+            #expect(value(after, "weatherboard_db_connections_open") ?? 0 >= 1)
+            #expect(value(after, "weatherboard_db_pool_timeouts_total") == 0)
+        }
+    }
+
+    @Test func onlyTheConfiguredAddressesReadThemNotVisitorsThroughAProxy() throws {
+        let app = try AppHarness { $0.trustedProxies = ["127.0.0.1"] }
+        #expect(try app.get("/metrics").status == 200, "this machine, directly")
+        #expect(try app.get("/metrics", headers: [("X-Forwarded-For", "203.0.113.9")]).status == 404,
+                "a visitor nginx forwards from this machine is not this machine")
+        #expect(try app.get("/metrics", headers: [("X-Forwarded-For", "127.0.0.1")]).status == 200,
+                "the proxy names a client on this machine")
+
+        let untrusted = try AppHarness()
+        #expect(try untrusted.get("/metrics", headers: [("X-Forwarded-For", "127.0.0.1")]).status == 404,
+                "a forwarded request from a proxy not trusted: nobody can say who asked")
+
+        let off = try AppHarness { $0.metricsAddresses = [] }
+        #expect(try off.get("/metrics").status == 404)
+        let elsewhere = try AppHarness { $0.metricsAddresses = ["10.0.0.9"] }
+        #expect(try elsewhere.get("/metrics").status == 404)
+    }
+
+    @Test func databaseTroubleIsCountedByKind() throws {
+        let app = try AppHarness()
+        // A write the engine refuses as temporary trouble, through the application's database.
+        #expect(throws: SQLError.self) {
+            try app.application.database.write { _ in throw SQLError(.unavailable, "a lock wait passed its limit") }
+        }
+        let exposition = try app.get("/metrics").text
+        #expect(value(exposition, #"weatherboard_db_errors_total{kind="unavailable"}"#) == 1)
+        #expect(value(exposition, #"weatherboard_db_errors_total{kind="full"}"#) == 0)
+    }
+}
