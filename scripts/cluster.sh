@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
-# scripts/cluster.sh start|stop [DIR]
+# scripts/cluster.sh start|restart|stop [DIR]
 #
 # Several Weatherboard nodes on one PostgreSQL, behind nginx, all on loopback: what
 # docs/operations.md describes, small enough to run on one machine.
-#   start: initdb a PostgreSQL into DIR (default /tmp/weatherboard-cluster) on PG_PORT (55432),
-#          migrate it and import the cities, start one node per port in NODE_PORTS ("8091 8092")
-#          and nginx on PORT (8080) balancing over them; returns when nginx answers /healthz.
-#   stop:  stops nginx, the nodes and PostgreSQL, and removes DIR.
+#   start:   initdb a PostgreSQL into DIR (default /tmp/weatherboard-cluster) on PG_PORT (55432),
+#            create the site's own role and database (owned by the role, as on PostgreSQL 15),
+#            migrate it and import the cities as that role, start one node per port in NODE_PORTS
+#            ("8091 8092") and nginx on PORT (8080) balancing over them; returns when nginx
+#            answers /healthz.
+#   restart: the documented rolling restart: one node at a time, the next only once the
+#            restarted one answers /healthz and nginx's fail_timeout has passed.
+#   node P:  starts the node of port P again (after it was killed) and waits for its /healthz.
+#   stop:    stops nginx, the nodes and PostgreSQL, and removes DIR.
 # Environment: NODE_ARGS (extra `serve` settings, e.g. "--weather demo"), NODE_PREFIX (e.g.
 # "taskset -c 0" to pin the nodes), BIN (a built weatherboard; default: builds release).
 # As root, PostgreSQL runs as the `postgres` user (it refuses root).
 # Needs: postgresql, nginx, curl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-COMMAND=${1:?usage: $0 start|stop [DIR]}
+COMMAND=${1:?usage: $0 start|restart|node PORT|stop [DIR]}
+if [[ $COMMAND == node ]]; then NODE=${2:?usage: $0 node PORT [DIR]}; shift; fi
 DIR=${2:-/tmp/weatherboard-cluster}
 PORT=${PORT:-8080}
 PG_PORT=${PG_PORT:-55432}
@@ -21,10 +27,16 @@ read -r -a NODE_PORTS <<<"${NODE_PORTS:-8091 8092}"
 read -r -a EXTRA <<<"${NODE_ARGS:-}"
 read -r -a PREFIX <<<"${NODE_PREFIX:-}"
 PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-URL="postgresql://postgres@127.0.0.1:$PG_PORT/weatherboard"
+URL="postgresql://weatherboard@127.0.0.1:$PG_PORT/weatherboard"
+FAIL_TIMEOUT=10 # nginx's fail_timeout for each node, as docs/operations.md has it
 
 as_postgres() { # pinned like the nodes (NODE_PREFIX): affinity passes on to the server
     if [[ $(id -u) == 0 ]]; then "${PREFIX[@]}" su postgres -s /bin/sh -c "$*"; else "${PREFIX[@]}" sh -c "$*"; fi
+}
+
+start_node() { # PORT: one node, its pid in DIR/node-PORT.pid, its log in DIR/node-PORT.log
+    "${PREFIX[@]}" "$(cat "$DIR/bin")" serve --database-url "$URL" --port "$1" --trusted-proxies 127.0.0.1 "${EXTRA[@]}" >>"$DIR/node-$1.log" 2>&1 &
+    echo $! >"$DIR/node-$1.pid"
 }
 
 wait_healthy() { # URL
@@ -41,7 +53,8 @@ start)
     [[ $(id -u) != 0 ]] || chown postgres "$DIR" # the server runs as postgres: its folder must be reachable
     as_postgres "$PG_BIN/initdb -D $DIR/pg --no-locale -E UTF8 -A trust -U postgres" >/dev/null
     as_postgres "$PG_BIN/pg_ctl -D $DIR/pg -l $DIR/pg.log -w -o '-p $PG_PORT -k $DIR -c listen_addresses=127.0.0.1 -c max_connections=200' start" >/dev/null
-    as_postgres "$PG_BIN/createdb -h 127.0.0.1 -p $PG_PORT -U postgres weatherboard"
+    # The site's own role, never the superuser (docs/operations.md, section 2; trust auth on loopback here).
+    as_postgres "$PG_BIN/psql -h 127.0.0.1 -p $PG_PORT -U postgres -v ON_ERROR_STOP=1 -q -c 'CREATE ROLE weatherboard LOGIN' -c 'CREATE DATABASE weatherboard OWNER weatherboard'"
 
     if [[ -z ${BIN:-} ]]; then
         swift build -c release --product weatherboard >/dev/null
@@ -50,10 +63,10 @@ start)
     "$BIN" migrate --database-url "$URL"
     "$BIN" import-cities --database-url "$URL"
     upstreams=""
+    echo "$BIN" >"$DIR/bin"
     for node in "${NODE_PORTS[@]}"; do
-        "${PREFIX[@]}" "$BIN" serve --database-url "$URL" --port "$node" --trusted-proxies 127.0.0.1 "${EXTRA[@]}" >"$DIR/node-$node.log" 2>&1 &
-        echo $! >>"$DIR/node.pids"
-        upstreams+="        server 127.0.0.1:$node;"$'\n'
+        start_node "$node"
+        upstreams+="        server 127.0.0.1:$node max_fails=3 fail_timeout=${FAIL_TIMEOUT}s;"$'\n'
     done
     cat >"$DIR/nginx/nginx.conf" <<CONF
 daemon on;
@@ -93,17 +106,36 @@ CONF
     wait_healthy "http://127.0.0.1:$PORT"
     echo "cluster up: http://127.0.0.1:$PORT → nodes ${NODE_PORTS[*]} → $URL"
     ;;
+restart)
+    # SIGTERM drains a node (it stops accepting, finishes what is in flight, ends its streams);
+    # nginx sends new requests to the others. The next node waits until this one is healthy and
+    # nginx has forgotten its failures (fail_timeout): restarting it sooner can leave nginx with
+    # no node it believes alive, and every request a 502.
+    for node in "${NODE_PORTS[@]}"; do
+        pid=$(cat "$DIR/node-$node.pid")
+        kill -TERM "$pid"
+        while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+        start_node "$node"
+        wait_healthy "http://127.0.0.1:$node"
+        echo "node $node restarted; waiting ${FAIL_TIMEOUT}s for nginx to count it in again"
+        sleep $((FAIL_TIMEOUT + 1))
+    done
+    ;;
+node)
+    start_node "$NODE"
+    wait_healthy "http://127.0.0.1:$NODE"
+    ;;
 stop)
     [[ -d $DIR ]] || exit 0
     [[ ! -f $DIR/nginx/nginx.pid ]] || nginx -p "$DIR/nginx" -c "$DIR/nginx/nginx.conf" -s stop 2>/dev/null || true
-    if [[ -f $DIR/node.pids ]]; then
-        while read -r pid; do kill -TERM "$pid" 2>/dev/null || true; done <"$DIR/node.pids"
-        sleep 1
-    fi
+    for file in "$DIR"/node-*.pid; do
+        [[ -f $file ]] && { kill -TERM "$(cat "$file")" 2>/dev/null || true; }
+    done
+    sleep 1
     [[ -z $PG_BIN || ! -d $DIR/pg ]] || as_postgres "$PG_BIN/pg_ctl -D $DIR/pg -m fast -w stop" >/dev/null 2>&1 || true
     rm -rf "$DIR"
     ;;
 *)
-    echo "usage: $0 start|stop [DIR]" >&2; exit 2
+    echo "usage: $0 start|restart|node PORT|stop [DIR]" >&2; exit 2
     ;;
 esac

@@ -239,3 +239,38 @@ import Testing
         #expect(pool.openConnections == 2)
     }
 }
+
+/// Issue 27 #2: `/healthz` tells the truth fast. A frozen PostgreSQL still completes TCP
+/// handshakes (the kernel does that) but never answers: connecting then waits out libpq's connect
+/// timeout, which the health check must not.
+@Suite struct HealthDeadlineTests {
+    /// A listening socket nobody accepts on: connections complete and are never answered.
+    private func silentListener() throws -> (fd: Int32, port: Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 64) == 0
+                && getsockname(fd, $0, &length) == 0 }
+        }
+        guard fd >= 0, bound else { throw TestClientError("cannot listen") }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    @Test func aServerThatAcceptsButNeverAnswersIsUnhealthyWithinTheDeadline() throws {
+        guard TestEngine.enabled.contains(.postgres) else { return }
+        let silent = try silentListener()
+        defer { close(silent.fd) }
+        let database = try PostgresDatabase(url: "postgres://nobody@127.0.0.1:\(silent.port)/frozen", maximumConnections: 4,
+                                            timeouts: PostgresTimeouts())
+        defer { try? database.close() }
+        for _ in 0..<3 {
+            let started = Date()
+            #expect(!database.isHealthy())
+            let waited = Date().timeIntervalSince(started)
+            #expect(waited < 3, "a hang detector, not a benchmark: \(waited) s (connecting alone waits 5 s)")
+        }
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import Metrics
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -222,10 +223,39 @@ final class PostgresDatabase: SQLDatabase, @unchecked Sendable { // state guarde
         }
     }
 
-    /// Answers within about two seconds whatever the server does: a short wait for a connection
-    /// and for the answer. A pooled connection that died with a restart is dropped and one fresh
-    /// connection tried at once, so health returns as soon as the server does.
+    /// Answers within `healthDeadline` whatever the server does. The check runs on a thread of
+    /// its own, and whoever asks meanwhile waits for that same check: connecting to a frozen
+    /// server waits out libpq's connect timeout (at least 2 s, 5 s here), which no caller should
+    /// wait for, and a flood of health checks must not open a connection each.
     func isHealthy() -> Bool {
+        let check = healthCheck.withLock { state -> DispatchGroup in
+            if let running = state.running { return running }
+            let running = DispatchGroup()
+            running.enter()
+            state.running = running
+            Thread.detachNewThread { [weak self] in
+                let healthy = self?.checkHealth() ?? false
+                self?.healthCheck.withLock { $0 = HealthCheck(running: nil, lastAnswer: healthy) }
+                running.leave()
+            }
+            return running
+        }
+        guard check.wait(timeout: .now() + Self.healthDeadline) == .success else { return false }
+        return healthCheck.withLock { $0.lastAnswer }
+    }
+
+    /// Seconds `/healthz` waits for the database's answer.
+    static let healthDeadline = 1.5
+    private struct HealthCheck {
+        var running: DispatchGroup?
+        var lastAnswer = false
+    }
+    private let healthCheck = Mutex(HealthCheck())
+
+    /// A short wait for a connection and for the answer. A pooled connection that died with a
+    /// restart is dropped and one fresh connection tried at once, so health returns as soon as
+    /// the server does.
+    private func checkHealth() -> Bool {
         for _ in 0..<2 {
             let answer = try? withConnection(wait: 1) { connection -> Int in
                 try connection.withAnswerDeadline(1) { try connection.integer("SELECT 1") }
