@@ -8,8 +8,9 @@
 #            migrate it and import the cities as that role, start one node per port in NODE_PORTS
 #            ("8091 8092") and nginx on PORT (8080) balancing over them; returns when nginx
 #            answers /healthz.
-#   restart: the documented rolling restart: one node at a time, the next only once the
-#            restarted one answers /healthz and nginx's fail_timeout has passed.
+#   restart: the documented rolling restart: one node at a time, drained at nginx first (marked
+#            `down`, nginx reloaded), stopped with SIGTERM, started, and marked up again once
+#            it answers /healthz.
 #   node P:  starts the node of port P again (after it was killed) and waits for its /healthz.
 #   stop:    stops nginx, the nodes and PostgreSQL, and removes DIR.
 # Environment: NODE_ARGS (extra `serve` settings, e.g. "--weather demo"), NODE_PREFIX (e.g.
@@ -107,18 +108,22 @@ CONF
     echo "cluster up: http://127.0.0.1:$PORT → nodes ${NODE_PORTS[*]} → $URL"
     ;;
 restart)
-    # SIGTERM drains a node (it stops accepting, finishes what is in flight, ends its streams);
-    # nginx sends new requests to the others. The next node waits until this one is healthy and
-    # nginx has forgotten its failures (fail_timeout): restarting it sooner can leave nginx with
-    # no node it believes alive, and every request a 502.
+    # nginx first stops sending the node anything (`down`, then a reload: old workers finish their
+    # requests and close their own keepalive connections to it). Stopping a node nginx still uses
+    # races nginx's reuse of an idle connection against the node closing it, and a POST caught in
+    # that race is a 502 (nginx never resends a POST). SIGTERM then drains what is left.
     for node in "${NODE_PORTS[@]}"; do
+        sed -i "s/server 127.0.0.1:$node max_fails/server 127.0.0.1:$node down max_fails/" "$DIR/nginx/nginx.conf"
+        nginx -p "$DIR/nginx" -c "$DIR/nginx/nginx.conf" -s reload
+        sleep 1
         pid=$(cat "$DIR/node-$node.pid")
         kill -TERM "$pid"
         while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
         start_node "$node"
         wait_healthy "http://127.0.0.1:$node"
-        echo "node $node restarted; waiting ${FAIL_TIMEOUT}s for nginx to count it in again"
-        sleep $((FAIL_TIMEOUT + 1))
+        sed -i "s/server 127.0.0.1:$node down max_fails/server 127.0.0.1:$node max_fails/" "$DIR/nginx/nginx.conf"
+        nginx -p "$DIR/nginx" -c "$DIR/nginx/nginx.conf" -s reload
+        echo "node $node restarted"
     done
     ;;
 node)

@@ -153,6 +153,97 @@ import Testing
     }
 }
 
+/// Issue 27 #1: one transaction holding the site's write lock (a long `psql` session, a stuck
+/// migration) costs writes a 503 within the lock timeout, with the text kept; reads, static
+/// files and `/healthz` go on; nothing is written behind the writer's back once it gave up.
+@Suite(.serialized, .onEveryEngine) struct HeldWriteLockTests {
+    @Test func writesAre503WithinTheLockTimeoutAndReadsGoOn() throws {
+        let app = try AppHarness { $0.databaseTimeouts.lock = 1 }
+        guard app.engine == .postgres, let url = app.application.configuration.databaseURL else { return }
+        let person = app.browser()
+        try person.signUp("waiting")
+        // Advisory locks belong to one database: this holds only the harness's own.
+        let holder = try PostgresDatabase(url: url, maximumConnections: 1)
+        defer { try? holder.close() }
+        let text = "Is the bridge open? Asking before I leave"
+        try holder.withConnection { connection in
+            try connection.simple("BEGIN")
+            try connection.execute("SELECT pg_advisory_xact_lock(?)", [.integer(PostgresDatabase.writeLock)])
+            defer { try? connection.simple("ROLLBACK") }
+
+            try person.get("/city/seoul")
+            let started = Date()
+            let (refused, page) = try person.post("/city/seoul/posts", [("body", text)])
+            let waited = Date().timeIntervalSince(started)
+            #expect(refused.status == 503)
+            #expect(refused.headers["Retry-After"] != nil)
+            #expect(page?.text("//textarea[@name='body']") == text, "the typed text comes back")
+            #expect(waited < 10, "a hang detector, not a benchmark: \(waited) s")
+            #expect(try person.get("/city/seoul").0.status == 200, "a signed-in read does not wait for the write lock")
+            #expect(try app.get("/static/css/site.css").status == 200)
+            #expect(try app.get("/healthz").status == 200)
+        }
+        #expect(try app.count("SELECT count(*) FROM posts WHERE body = ?", [text]) == 0, "the refused post was rolled back")
+        #expect(try person.post("/city/seoul/posts", [("body", text)]).0.status == 303, "once the lock is free, the same post goes through")
+    }
+}
+
+/// Issue 27 #2: while every request worker waits on the database (here: writes waiting for a
+/// lock another session holds), `/healthz` still answers at once: from the health monitor's
+/// verdict, on the event loop, not queued behind the workers.
+@Suite(.serialized, .onEveryEngine) struct HealthBesideStuckWorkersTests {
+    @Test func healthAnswersWhileEveryWorkerWaitsOnTheDatabase() throws {
+        let app = try AppHarness {
+            $0.server.workerThreads = 2
+            $0.databaseTimeouts.lock = 5 // a write holds its worker 5 s
+        }
+        guard app.engine == .postgres, let url = app.application.configuration.databaseURL else { return }
+        let people = [app.browser(), app.browser()]
+        for (number, person) in people.enumerated() {
+            try person.signUp("stuck\(number)")
+            try person.get("/city/seoul")
+        }
+        try waitUntil("the monitor has a verdict", timeout: 10) { try app.get("/healthz").status == 200 }
+        let holder = try PostgresDatabase(url: url, maximumConnections: 1)
+        defer { try? holder.close() }
+        try holder.withConnection { connection in
+            try connection.simple("BEGIN")
+            try connection.execute("SELECT pg_advisory_xact_lock(?)", [.integer(PostgresDatabase.writeLock)])
+            defer { try? connection.simple("ROLLBACK") }
+            // Both workers wait for the write lock.
+            let posts = people.map { person in
+                (cookie: person.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; "), token: person.csrfToken ?? "")
+            }
+            let port = app.port
+            let sent = Locked(0)
+            let done = DispatchGroup()
+            for post in posts {
+                done.enter()
+                Thread.detachNewThread {
+                    sent.update { $0 += 1 }
+                    let body = Array("csrf_token=\(post.token)&body=Waiting+for+the+lock".utf8)
+                    _ = try? TestClient.request(port: port, "POST", "/city/seoul/posts",
+                                                headers: [("Cookie", post.cookie), ("Content-Type", "application/x-www-form-urlencoded")],
+                                                body: body, timeout: 20)
+                    done.leave()
+                }
+            }
+            try waitUntil("both posts are sent", timeout: 5) { sent.value == 2 }
+            let observer = try PostgresDatabase(url: url, maximumConnections: 1)
+            defer { try? observer.close() }
+            try waitUntil("both workers wait for the lock", timeout: 5) {
+                try observer.withConnection { try $0.integer("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted") } == 2
+            }
+            let started = Date()
+            let health = try app.get("/healthz")
+            let waited = Date().timeIntervalSince(started)
+            #expect(health.status == 200, "the database answers; only the lock is held")
+            #expect(waited < 2.5, "answered beside the stuck workers, not behind them: \(waited) s")
+            done.wait()
+        }
+    }
+}
+
 /// Issue 27 #5: a node started before its database waits for it, logging each attempt.
 @Suite(.serialized) struct StartBeforeTheDatabaseTests {
     @Test func aNodeStartedBeforeItsDatabaseWaitsForIt() throws {
@@ -272,5 +363,29 @@ import Testing
             let waited = Date().timeIntervalSince(started)
             #expect(waited < 3, "a hang detector, not a benchmark: \(waited) s (connecting alone waits 5 s)")
         }
+    }
+}
+
+/// Issue 27 #8: after a clean stop the SQLite file alone holds every commit (they sat in the
+/// `-wal` before, and a copy of the `.sqlite` alone missed them).
+@Suite struct CleanStopTests {
+    @Test func afterACleanStopTheDatabaseFileAloneHoldsEveryPost() throws {
+        guard TestEngine.enabled.contains(.sqlite) else { return }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wb-stop-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/site.sqlite"
+        try FileManager.default.copyItem(atPath: AppHarness.templateDatabase, toPath: path)
+        let (database, _) = try AppDatabase.open(.sqlite(path: path), migrationsDirectory: AppConfiguration.repositoryFolder("Migrations"))
+        try database.write { db in
+            _ = try db.execute("CREATE TABLE stop_check (note TEXT NOT NULL)", [])
+            for note in 0..<50 { _ = try db.execute("INSERT INTO stop_check (note) VALUES (?)", [.text("note \(note)")]) }
+        }
+        try database.close()
+        // The file alone, as an operator would copy it.
+        try FileManager.default.copyItem(atPath: path, toPath: folder + "/copy.sqlite")
+        let (copy, _) = try AppDatabase.open(.sqlite(path: folder + "/copy.sqlite"), migrationsDirectory: AppConfiguration.repositoryFolder("Migrations"))
+        defer { try? copy.close() }
+        #expect(try copy.readStatement { try $0.integer("SELECT count(*) FROM stop_check") } == 50)
     }
 }

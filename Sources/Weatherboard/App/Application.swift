@@ -27,6 +27,8 @@ public final class Application: Sendable {
     let live: LiveBoards
     /// What the operator scrapes at `/metrics`.
     public let metrics = SiteMetrics()
+    /// `/healthz`, answered on the event loop from a monitor's verdict while a balancer watches.
+    let health: HealthController
 
     public init(configuration: AppConfiguration, logger: Logger? = nil) throws {
         var logger = logger ?? Logger(label: "weatherboard")
@@ -72,15 +74,19 @@ public final class Application: Sendable {
         } else {
             changeFeed = nil
         }
+        let health = HealthController(database: database)
+        self.health = health
         router = Application.makeRouter(configuration: configuration, database: database, pages: pages,
-                                        cities: cities, weather: weather, cache: pageCache, live: live, metrics: metrics, logger: logger)
+                                        cities: cities, weather: weather, cache: pageCache, live: live, metrics: metrics,
+                                        health: health, logger: logger)
         var serverConfiguration = configuration.server
         serverConfiguration.host = configuration.host
         serverConfiguration.port = configuration.port
         serverConfiguration.serverName = "weatherboard"
         // Behind a proxy, every visitor arrives from it: its connections are not one client's.
         serverConfiguration.uncappedAddresses = Set(configuration.trustedProxies)
-        server = Server(configuration: serverConfiguration, logger: logger, responder: router.responder)
+        server = Server(configuration: serverConfiguration, logger: logger,
+                        immediate: { health.immediateResponse(to: $0) }, responder: router.responder)
         sampleGauges(providers: providers.map(\.id))
     }
 
@@ -116,7 +122,7 @@ public final class Application: Sendable {
 
     static func makeRouter(configuration: AppConfiguration, database: AppDatabase, pages: Pages,
                            cities: CityIndex, weather: WeatherService, cache: PageCache, live: LiveBoards,
-                           metrics: SiteMetrics, logger: Logger) -> Router<AppContext> {
+                           metrics: SiteMetrics, health: HealthController, logger: Logger) -> Router<AppContext> {
         let router = Router<AppContext>()
         let errors = ErrorPages(pages: pages, logger: logger)
         // Outermost first: the time and status of everything below; headers go on every response,
@@ -132,7 +138,7 @@ public final class Application: Sendable {
         router.get("/static/{path...}") { request, _ in try files.response(for: request.parameters["path"] ?? "", request: request) }
         // Browsers ask for /favicon.ico whatever the page links; the icon is an SVG.
         router.get("/favicon.ico") { _, _ in .redirect(to: "/static/favicon.svg", status: .movedPermanently) }
-        HealthController(database: database).addRoutes(to: router)
+        health.addRoutes(to: router)
         let clientAddress = ClientAddress(trustedProxies: Set(configuration.trustedProxies))
         MetricsController(metrics: metrics, allowed: Set(configuration.metricsAddresses), clientAddress: clientAddress).addRoutes(to: router)
         let clock = configuration.clock
@@ -187,6 +193,7 @@ public final class Application: Sendable {
 
     /// After the server stopped: stops listening to other nodes and closes the database.
     public func close() {
+        health.stop()
         live.stopTicking()
         changeFeed?.stop()
         try? database.close()

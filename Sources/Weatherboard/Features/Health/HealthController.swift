@@ -1,12 +1,89 @@
+import Foundation
 import HTTPServer
+import Synchronization
 
-/// `GET /healthz`: 200 only when the database answers.
-struct HealthController {
+/// `GET /healthz`: 200 only when the database answers, and an answer within about a second and a
+/// half whatever the database does.
+///
+/// A balancer asks every few seconds. While it does, a monitor thread checks the database every
+/// second and `/healthz` is answered from its latest verdict on the event loop, so the answer
+/// never queues behind request workers that are all waiting on a frozen database. When nobody has
+/// asked for a minute the monitor stops (an unwatched node sends the database nothing), and the
+/// first question after that is answered by a check of its own on a worker.
+final class HealthController: Sendable {
     let database: AppDatabase
+    private struct State {
+        var healthy = false
+        /// When the verdict was reached (DispatchTime nanoseconds); 0: never.
+        var checkedAt: UInt64 = 0
+        var askedAt: UInt64 = 0
+        var monitoring = false
+        var stopped = false
+    }
+    private let state = Mutex(State())
+    /// A verdict older than this is not given on the event loop.
+    static let verdictLifetime: UInt64 = 3_000_000_000
+    /// The monitor stops after this long without a question.
+    static let monitorIdle: UInt64 = 60_000_000_000
+
+    init(database: AppDatabase) {
+        self.database = database
+    }
 
     func addRoutes(to router: Router<AppContext>) {
-        router.get("/healthz") { _, _ in
-            database.isHealthy() ? .text("ok") : .text("database unavailable\n", status: .serviceUnavailable)
+        router.get("/healthz") { [self] _, _ in Self.response(healthy: check()) }
+    }
+
+    /// For the server's immediate responder: the answer from a recent verdict, or nil (the route
+    /// above then checks on a worker).
+    func immediateResponse(to request: Request) -> Response? {
+        guard request.path == "/healthz", request.method == "GET" || request.method == "HEAD" else { return nil }
+        let now = DispatchTime.now().uptimeNanoseconds
+        let (verdict, startMonitor) = state.withLock { state -> (Bool?, Bool) in
+            state.askedAt = now
+            let start = !state.monitoring && !state.stopped
+            if start { state.monitoring = true }
+            let fresh = state.checkedAt != 0 && now &- state.checkedAt < Self.verdictLifetime
+            return (fresh ? state.healthy : nil, start)
         }
+        if startMonitor {
+            let thread = Thread { [self] in monitor() }
+            thread.name = "health-monitor"
+            thread.start()
+        }
+        return verdict.map(Self.response(healthy:))
+    }
+
+    /// Stops the monitor (when the application closes).
+    func stop() {
+        state.withLock { $0.stopped = true }
+    }
+
+    private func check() -> Bool {
+        let healthy = database.isHealthy()
+        state.withLock {
+            $0.healthy = healthy
+            $0.checkedAt = DispatchTime.now().uptimeNanoseconds
+        }
+        return healthy
+    }
+
+    private func monitor() {
+        while true {
+            let keepGoing = state.withLock { state -> Bool in
+                let asked = DispatchTime.now().uptimeNanoseconds &- state.askedAt < Self.monitorIdle
+                if !asked || state.stopped { state.monitoring = false }
+                return state.monitoring
+            }
+            guard keepGoing else { return }
+            _ = check()
+            Thread.sleep(forTimeInterval: 1)
+        }
+    }
+
+    private static func response(healthy: Bool) -> Response {
+        var response = healthy ? Response.text("ok") : Response.text("database unavailable\n", status: .serviceUnavailable)
+        response.headers.set("Cache-Control", "no-store")
+        return response
     }
 }
