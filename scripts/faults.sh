@@ -154,7 +154,7 @@ stored=$(wc -l <"$WORK/stored")
 {
     echo "Fault drill, $(date -u +%F), $(nproc) cores, PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}'), $WRITERS writers, $READERS readers (scripts/faults.sh)."
     echo
-    echo "| phase | posts acknowledged | writes refused 503/507 | other write answers | slowest write (s) | page/static not 200 | slowest page (s) | slowest static (s) | node /healthz 503 | slowest /healthz (s) |"
+    echo "| phase | posts acknowledged | writes refused 503/507 | other write answers | slowest write (s) | page/static not 200 | slowest page (s) | slowest static (s) | node one's /healthz not 200 | slowest /healthz (s) |"
     echo "|---|---|---|---|---|---|---|---|---|---|"
     awk '
         { status = $(NF-1); seconds = $NF; kind = $(NF-2); $(NF-2) = $(NF-1) = $NF = ""; sub(/ +$/, ""); phase = $0
