@@ -18,8 +18,12 @@
 # repeat on a noisy machine: the city page (anonymous and signed in) and the home page, then the
 # city page again once every post of its first page has 3 replies and 2 agreements.
 #
+# Real traffic (issue 24): city slugs Zipf-distributed over the 2,000 largest cities, gzip, 20 %
+# signed in, forecasts fresh for 1 minute, posts on the 50 largest boards, every city opened
+# once before (scripts/city-mix-zipf.lua; SKIP_REAL=1 leaves it out); under callgrind, the
+# signed-in page over 40 cities with gzip and the anonymous page whose kept copy expired.
 # Environment: PEER (the peer's sources), PEER_BUILD (a writable copy, built here if needed),
-# DURATION=8s WARMUP=2s REPS=3 CONNS=64 CALLGRIND_REQUESTS=200 SKIP_PEER=1 SKIP_CALLGRIND=1 CLUSTER=1,
+# DURATION=8s WARMUP=2s REPS=3 CONNS=64 CALLGRIND_REQUESTS=200 SKIP_PEER=1 SKIP_CALLGRIND=1 CLUSTER=1, BIN,
 # PLAINTEXT_ROUNDS=5, ONLY_PLAINTEXT=1 (the bare server against nginx and nothing else).
 # Needs: wrk, valgrind, curl, taskset, nginx (and postgresql for CLUSTER=1).
 set -euo pipefail
@@ -141,8 +145,10 @@ if [[ -n ${ONLY_PLAINTEXT:-} ]]; then
 fi
 
 # --- ours ------------------------------------------------------------------------------------
-swift build -c release --product weatherboard >/dev/null
-BIN=.build/release/weatherboard
+if [[ -z ${BIN:-} ]]; then # BIN: another build to measure (an older one, for a before/after)
+    swift build -c release --product weatherboard >/dev/null
+    BIN=.build/release/weatherboard
+fi
 SERVE_ARGS=(serve --port "$PORT" --db "$WORK/ours.sqlite" --weather demo --log-level "${LOG_LEVEL:-warning}"
             --seconds-between-posts 0 --posts-per-day 100000000 --sign-ups-per-hour 1000000)
 taskset -c 0 "$BIN" "${SERVE_ARGS[@]}" >"$OUT/ours-server.log" 2>&1 &
@@ -179,10 +185,41 @@ measure ours-home "$BASE/"
 SESSIONS="$WORK/sessions.tsv" SLUG=seoul POST_PCT=10 measure ours-mix "$BASE" -s scripts/post-mix-signed-in.lua
 stop_server
 
+# --- ours under real traffic (issue 24) ----------------------------------------------------------
+# City slugs Zipf-distributed (s = 1) over the 2,000 largest cities, gzip on every request, 20 %
+# signed in with the 20 members above, forecasts fresh for 1 minute (about the refresh rate of a
+# site whose visitors open 30,000 cities each half hour), posts on the 50 largest boards, every
+# city opened once before. The fetch budgets are lifted: one client opens every city here.
+REAL_ARGS=("${SERVE_ARGS[@]}" --weather-fresh-minutes 1 --weather-fetches-per-minute 100000000
+           --weather-cold-fetches-per-client 100000000)
+sqlite3 "$WORK/ours.sqlite" "SELECT slug FROM cities ORDER BY population DESC, id LIMIT 2000" >"$WORK/slugs.txt"
+seed_real_traffic() { # posts on the 50 largest boards (3 each, by the members above), every city opened once
+    local person=0 cookie token
+    for slug in $(head -50 "$WORK/slugs.txt"); do
+        for _ in 1 2 3; do
+            person=$(( person % 20 + 1 ))
+            IFS=$'\t' read -r cookie token < <(sed -n "${person}p" "$WORK/sessions.tsv")
+            curl -fsS -o /dev/null -H "Cookie: $cookie" --data-urlencode "csrf_token=$token" \
+                --data-urlencode "body=What is it like in $slug right now? Person $person asks (run $RANDOM)" "$BASE/city/$slug/posts"
+        done
+    done
+    while read -r slug; do echo "url = \"$BASE/city/$slug\""; done <"$WORK/slugs.txt" >"$WORK/every-city.curl"
+    curl -fsS -o /dev/null -H "Accept-Encoding: gzip" -K "$WORK/every-city.curl"
+}
+if [[ -z ${SKIP_REAL:-} ]]; then
+    taskset -c 0 "$BIN" "${REAL_ARGS[@]}" >"$OUT/ours-real-server.log" 2>&1 &
+    SERVER_PID=$!
+    wait_healthy "$BASE" 300
+    seed_real_traffic
+    SLUGS="$WORK/slugs.txt" SESSIONS="$WORK/sessions.tsv" SIGNED_IN_PCT=20 measure ours-real-traffic "$BASE" -s scripts/city-mix-zipf.lua
+    stop_server
+fi
+
 # --- instructions per request ----------------------------------------------------------------
 if [[ -z ${SKIP_CALLGRIND:-} ]] && command -v valgrind >/dev/null; then
     cp "$BIN" "$BIN-stripped" && strip "$BIN-stripped"
     valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.%p" "$BIN-stripped" "${SERVE_ARGS[@]}" \
+        --weather-fetches-per-minute 100000000 --weather-cold-fetches-per-client 100000000 \
         >"$OUT/callgrind-server.log" 2>&1 &
     SERVER_PID=$!
     wait_healthy "$BASE" 600
@@ -201,6 +238,24 @@ if [[ -z ${SKIP_CALLGRIND:-} ]] && command -v valgrind >/dev/null; then
     count city-anonymous "$BASE/city/seoul"
     count city-signed-in "$BASE/city/seoul" -H "Cookie: $COOKIE"
     count home "$BASE/"
+    # Issue 24's two: the signed-in page over 40 cities with gzip, and the anonymous page whose
+    # kept copy expired (30 s) while its forecast is in memory, over the same 40, with gzip.
+    head -40 "$WORK/slugs.txt" | while read -r slug; do echo "url = \"$BASE/city/$slug\""; done >"$WORK/forty.curl"
+    count_forty() { # NAME [curl args...]: one request to each of the 40 cities after a warm-up
+        local name=$1; shift
+        curl -fsS -o /dev/null "$@" -K "$WORK/forty.curl"
+        [[ -z ${EXPIRE:-} ]] || sleep 31 # past the page cache's 30 s
+        callgrind_control -z "$SERVER_PID" >/dev/null
+        for _ in $(seq 1 "${ROUNDS:-5}"); do curl -fsS -o /dev/null "$@" -K "$WORK/forty.curl"; done
+        callgrind_control -d "$SERVER_PID" >/dev/null
+        sleep 1
+        local dump total
+        dump=$(ls -t "$WORK"/callgrind.* | head -1)
+        total=$(awk '/^(summary|totals):/ {print $2; exit}' "$dump")
+        echo "instructions $name $(( total / (40 * ${ROUNDS:-5}) ))" | tee -a "$OUT/results.txt"
+    }
+    count_forty city-signed-in-40-cities-gzip -H "Accept-Encoding: gzip" -H "Cookie: $COOKIE"
+    EXPIRE=1 ROUNDS=1 count_forty city-anonymous-expired-40-cities-gzip -H "Accept-Encoding: gzip"
     # Then a conversation under every post of the first page: 3 replies (people 2–4) and 2
     # agreements (people 5 and 6) each, through the forms, and the signed-in page again.
     ids=$(curl -fsS -H "Cookie: $COOKIE" "$BASE/city/seoul" | grep -o 'data-post-id="[0-9]*" data-author' | grep -o '[0-9]\+')

@@ -268,3 +268,36 @@ func gunzip(_ data: [UInt8]) throws -> [UInt8] {
         #expect(app.application.pageCache.renders.load(ordering: .relaxed) - before == 1)
     }
 }
+
+/// Issue 24 #3: the weather part is rendered once per stored forecast and five minutes, not
+/// again each time a guest page's kept copy expires (30 s).
+@Suite(.serialized, .onEveryEngine) struct WeatherPartLifetimeTests {
+    private func marker(_ app: AppHarness) throws -> String? {
+        let (response, page) = try app.page("/city/seoul")
+        #expect(response.status == 200)
+        return page.nodes("//*[local-name()='line' and contains(@class, 'now-marker')]").first?["x1"]
+    }
+
+    @Test func theWeatherPartOutlivesTheKeptPageUntilTheNextFiveMinuteMark() throws {
+        let app = try AppHarness() // 05:45:00 UTC: a five-minute mark
+        let first = try #require(try marker(app))
+        app.clock.advance(150) // 05:47:30: the kept page expired, the weather part did not
+        #expect(try marker(app) == first, "the part rendered at 05:45 is reused")
+        app.clock.advance(150) // 05:50:00: the next mark
+        let next = try #require(try marker(app))
+        #expect(next != first, "the now marker moved with the new part")
+    }
+
+    @Test func aPartEndsAtTheNextMarkOrWhenItsReadingStopsBeingNow() {
+        let mark = Date(timeIntervalSince1970: 1_795_326_300) // 05:45:00 UTC
+        #expect(WeatherFragments.validUntil(now: mark.addingTimeInterval(132), report: nil) == mark.addingTimeInterval(300))
+        #expect(WeatherFragments.validUntil(now: mark, report: nil) == mark.addingTimeInterval(300))
+        // Kathmandu (UTC+5:45) turns to the next day at 18:15 UTC: a mark, so never a stale date.
+        let kathmanduMidnight = Date(timeIntervalSince1970: 1_795_366_800) // 2026-11-22 18:15 UTC
+        #expect(WeatherFragments.validUntil(now: kathmanduMidnight.addingTimeInterval(-1), report: nil) == kathmanduMidnight)
+        // A reading fetched 2 h 58 min ago stops being "now" in 2 minutes: the part ends then.
+        let forecast = Forecast(source: "demo", fetchedAt: mark.addingTimeInterval(-CityWeatherView.currentReadingLifetime + 120),
+                                current: nil, daily: [], hourly: [])
+        #expect(WeatherFragments.validUntil(now: mark, report: WeatherReport(forecast: forecast, source: "demo")) == mark.addingTimeInterval(120))
+    }
+}

@@ -61,7 +61,8 @@ struct CityPageController {
     }
 
     /// The weather part of the city page, the same for every reader in one language: rendered
-    /// once per forecast, language and half-minute (the chart marks "now").
+    /// once per stored forecast and language, and again every five minutes (the chart marks
+    /// "now"; see `WeatherFragments.validUntil`).
     func weatherFragment(_ city: City, _ language: Language, client: String) -> HTMLFragment {
         let report = weather.report(for: city, client: client)
         let now = clock()
@@ -79,7 +80,9 @@ struct CityPageController {
 }
 
 /// Rendered weather parts of city pages, per city and language, each valid for the forecast it
-/// was rendered from and at most 30 seconds.
+/// was rendered from until the next five-minute mark (or the moment its reading stops being
+/// "now"): rendering one costs several times the rest of a page, and a page cache entry lives
+/// 30 seconds.
 final class WeatherFragments: @unchecked Sendable {
     // Safe to share: `entries` is only touched with `lock` held.
     private struct Entry {
@@ -93,7 +96,24 @@ final class WeatherFragments: @unchecked Sendable {
     private let lock = NSLock()
     /// Least recently shown go first, past a count and a byte budget.
     private var entries = LRUCache<String, Entry>(maximumCount: 4_000, maximumCost: 8 << 20)
-    static let maximumAge: TimeInterval = 30
+    /// How often the part is rendered again for the same forecast.
+    static let step: TimeInterval = 300
+
+    /// Until when a part rendered at `now` from `report` stays true. What in it depends on the
+    /// time: the chart's "now" marker (off by at most the step: a few pixels of three days), the
+    /// provenance's "3 hours ago" (the same), yesterday/today/tomorrow, which change at the
+    /// city's midnight (every UTC offset is a multiple of 15 minutes, so midnight is a step
+    /// boundary: never stale), and the current reading, shown as "now" until it is
+    /// `CityWeatherView.currentReadingLifetime` old (exact: the part ends then).
+    static func validUntil(now: Date, report: WeatherReport?) -> Date {
+        let seconds = now.timeIntervalSince1970
+        var until = Date(timeIntervalSince1970: (seconds / step).rounded(.down) * step + step)
+        if let fetchedAt = report?.forecast.fetchedAt {
+            let readingEnds = fetchedAt.addingTimeInterval(CityWeatherView.currentReadingLifetime)
+            if readingEnds > now { until = min(until, readingEnds) }
+        }
+        return until
+    }
 
     func fragment(city: Int64, language: Language, report: WeatherReport?, now: Date) -> HTMLFragment? {
         guard let entry = lock.withLock({ entries.value(for: "\(city) \(language.rawValue)") }),
@@ -102,7 +122,7 @@ final class WeatherFragments: @unchecked Sendable {
     }
 
     func keep(_ fragment: HTMLFragment, city: Int64, language: Language, report: WeatherReport?, now: Date) {
-        let entry = Entry(fetchedAt: report?.forecast.fetchedAt, source: report?.source, until: now.addingTimeInterval(Self.maximumAge),
+        let entry = Entry(fetchedAt: report?.forecast.fetchedAt, source: report?.source, until: Self.validUntil(now: now, report: report),
                           fragment: fragment)
         lock.withLock {
             entries.set(entry, for: "\(city) \(language.rawValue)", cost: fragment.bytes.count)
