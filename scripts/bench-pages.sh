@@ -203,8 +203,8 @@ seed_real_traffic() { # posts on the 50 largest boards (3 each, by the members a
                 --data-urlencode "body=What is it like in $slug right now? Person $person asks (run $RANDOM)" "$BASE/city/$slug/posts"
         done
     done
-    while read -r slug; do echo "url = \"$BASE/city/$slug\""; done <"$WORK/slugs.txt" >"$WORK/every-city.curl"
-    curl -fsS -o /dev/null -H "Accept-Encoding: gzip" -K "$WORK/every-city.curl"
+    while read -r slug; do printf 'url = "%s"\noutput = "/dev/null"\n' "$BASE/city/$slug"; done <"$WORK/slugs.txt" >"$WORK/every-city.curl"
+    curl -fsS -H "Accept-Encoding: gzip" -K "$WORK/every-city.curl"
 }
 if [[ -z ${SKIP_REAL:-} ]]; then
     taskset -c 0 "$BIN" "${REAL_ARGS[@]}" >"$OUT/ours-real-server.log" 2>&1 &
@@ -240,13 +240,13 @@ if [[ -z ${SKIP_CALLGRIND:-} ]] && command -v valgrind >/dev/null; then
     count home "$BASE/"
     # Issue 24's two: the signed-in page over 40 cities with gzip, and the anonymous page whose
     # kept copy expired (30 s) while its forecast is in memory, over the same 40, with gzip.
-    head -40 "$WORK/slugs.txt" | while read -r slug; do echo "url = \"$BASE/city/$slug\""; done >"$WORK/forty.curl"
+    head -40 "$WORK/slugs.txt" | while read -r slug; do printf 'url = "%s"\noutput = "/dev/null"\n' "$BASE/city/$slug"; done >"$WORK/forty.curl"
     count_forty() { # NAME [curl args...]: one request to each of the 40 cities after a warm-up
         local name=$1; shift
-        curl -fsS -o /dev/null "$@" -K "$WORK/forty.curl"
+        curl -fsS "$@" -K "$WORK/forty.curl"
         [[ -z ${EXPIRE:-} ]] || sleep 31 # past the page cache's 30 s
         callgrind_control -z "$SERVER_PID" >/dev/null
-        for _ in $(seq 1 "${ROUNDS:-5}"); do curl -fsS -o /dev/null "$@" -K "$WORK/forty.curl"; done
+        for _ in $(seq 1 "${ROUNDS:-5}"); do curl -fsS "$@" -K "$WORK/forty.curl"; done
         callgrind_control -d "$SERVER_PID" >/dev/null
         sleep 1
         local dump total

@@ -244,6 +244,88 @@ import Testing
     }
 }
 
+/// Issue 27 #1–#3: the database goes away (here: it refuses this site's connections and ends the
+/// ones it had, as a stopped server does) and comes back (as after a restart). Meanwhile pages
+/// and posts are 503 with `Retry-After` (the text kept), static files 200, `/healthz` 503 at once;
+/// afterwards nothing fails on a pooled connection that died while it waited.
+@Suite(.serialized, .onEveryEngine) struct StoppedAndRestartedDatabaseTests {
+    @Test func awayIs503AndBackIsAtOnceWithoutOneFailedRequest() throws {
+        let app = try AppHarness()
+        guard app.engine == .postgres, let url = app.application.configuration.databaseURL,
+              let name = url.split(separator: "/").last.map(String.init) else { return }
+        let person = app.browser()
+        try person.signUp("patient2")
+        // Several pooled connections, idle afterwards.
+        let port = app.port
+        let cookie = person.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            _ = try? TestClient.request(port: port, "GET", "/city/seoul", headers: [("Cookie", cookie)])
+        }
+        try waitUntil("the monitor has a verdict", timeout: 10) { try app.get("/healthz").status == 200 }
+        try person.get("/city/seoul")
+        let token = try #require(person.csrfToken)
+        let admin = try PostgresDatabase(url: try TestPostgres.require().url("postgres"), maximumConnections: 1)
+        defer { try? admin.close() }
+        func setAllowed(_ allowed: Bool) throws {
+            try admin.withConnection { try $0.simple("ALTER DATABASE \(name) ALLOW_CONNECTIONS \(allowed)") }
+        }
+        try setAllowed(false)
+        defer { try? setAllowed(true) }
+        try admin.withConnection { connection in
+            _ = try connection.all("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ?", [name]) { _ in 0 }
+        }
+
+        // Away.
+        try waitUntil("/healthz says so", timeout: 5) {
+            let started = Date()
+            let health = try app.get("/healthz")
+            #expect(Date().timeIntervalSince(started) < 2.5, "health answers at once")
+            return health.status == 503
+        }
+        let (page, _) = try person.get("/city/seoul")
+        #expect(page.status == 503)
+        #expect(page.headers["Retry-After"] != nil)
+        let text = "Is anyone else's page down? Mine says try again"
+        let (refused, form) = try person.post("/city/seoul/posts", [("body", text)], csrf: token)
+        #expect(refused.status == 503)
+        #expect(form?.text("//textarea[@name='body']") == text)
+        #expect(try app.get("/static/css/site.css").status == 200)
+
+        // Back: the first requests succeed (no pooled connection left from before is used).
+        try setAllowed(true)
+        try waitUntil("/healthz says so", timeout: 5) { try app.get("/healthz").status == 200 }
+        for _ in 0..<4 {
+            #expect(try person.get("/city/seoul").0.status == 200)
+        }
+        #expect(try person.post("/city/seoul/posts", [("body", text)], csrf: token).0.status == 303)
+    }
+
+    @Test func aPooledConnectionEndedWhileIdleIsDroppedUnused() throws {
+        guard TestEngine.enabled.contains(.postgres) else { return }
+        let postgres = try TestPostgres.require()
+        let url = try postgres.freshDatabase()
+        defer { postgres.drop(url) }
+        let pool = try PostgresDatabase(url: url, maximumConnections: 3, timeouts: PostgresTimeouts())
+        defer { try? pool.close() }
+        try pool.withConnection { _ in try pool.withConnection { _ in } }
+        #expect(pool.openConnections == 2)
+        let admin = try PostgresDatabase(url: postgres.url("postgres"), maximumConnections: 1)
+        defer { try? admin.close() }
+        let name = String(url.split(separator: "/").last ?? "")
+        try admin.withConnection { connection in
+            _ = try connection.all("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ?", [name]) { _ in 0 }
+        }
+        try waitUntil("both ended", timeout: 5) {
+            try admin.withConnection { try $0.integer("SELECT count(*) FROM pg_stat_activity WHERE datname = ?", name) } == 0
+        }
+        // Each statement gets a live connection; none fails on a dead one.
+        for _ in 0..<3 {
+            #expect(try pool.withConnection { try $0.integer("SELECT 1") } == 1)
+        }
+        #expect(pool.openConnections == 1)
+    }
+}
+
 /// Issue 27 #5: a node started before its database waits for it, logging each attempt.
 @Suite(.serialized) struct StartBeforeTheDatabaseTests {
     @Test func aNodeStartedBeforeItsDatabaseWaitsForIt() throws {

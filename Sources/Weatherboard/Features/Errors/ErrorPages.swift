@@ -37,7 +37,7 @@ struct ErrorPages {
         let key = [400, 403, 404, 405, 413, 429, 503, 507].contains(code) ? "error_\(code)" : (code >= 500 ? "error_500" : "error_400")
         let language = context.language
         var response = page(context, status: http.status, heading: pages.string("\(key)_title", language),
-                            message: pages.string("\(key)_text", language))
+                            message: pages.string("\(key)_text", language), kept: Self.keptText(after: error, context))
         for field in http.headers { response.headers.add(field.name, field.value) }
         return response
     }
@@ -60,10 +60,19 @@ struct ErrorPages {
         return response
     }
 
+    /// What a person typed, when the database failed before their form could even be read back
+    /// into its page (the session could not be read): given back to copy, with the way back.
+    private static func keptText(after error: Error, _ context: AppContext) -> KeptText? {
+        guard let database = error as? SQLError, database.isTemporary, context.request.method == "POST",
+              let text = (try? context.request.formBody())?["body"], !text.isEmpty else { return nil }
+        return KeptText(text: text, returnTo: context.pageAddress ?? "/")
+    }
+
     private func page(_ context: AppContext, status: HTTPStatus, heading: String, message: String = "",
-                      ban: BanNotice? = nil) -> Response {
-        let view = ErrorPage(layout: pages.layout(context, title: heading), status: status.code, heading: heading,
+                      ban: BanNotice? = nil, kept: KeptText? = nil) -> Response {
+        var view = ErrorPage(layout: pages.layout(context, title: heading), status: status.code, heading: heading,
                              message: message, ban: ban)
+        view.kept = kept
         return pages.html(context, status: status) { Templates.error(view, &$0, $1) }
     }
 }
@@ -76,4 +85,11 @@ struct ErrorPage {
     var message: String
     /// For a banned person's refused action: the ban instead of `message`.
     var ban: BanNotice?
+    /// A refused form's text, when its own page could not be shown.
+    var kept: KeptText?
+}
+
+struct KeptText {
+    var text: String
+    var returnTo: String
 }

@@ -178,7 +178,16 @@ final class PostgresDatabase: SQLDatabase, @unchecked Sendable { // state guarde
             condition.unlock()
             throw SQLError(.connection, "the database is closed")
         }
-        if let (connection, _) = idle.popLast() {
+        // Connections ended while they sat idle (a restart, a terminated backend) are dropped
+        // here, unused: after a restart no request fails on one of them.
+        var ended: [PostgresConnection] = []
+        defer { ended.forEach { $0.close() } }
+        while let (connection, _) = idle.popLast() {
+            if connection.endedWhileIdle {
+                ended.append(connection)
+                open -= 1
+                continue
+            }
             condition.unlock()
             return connection
         }
@@ -379,6 +388,16 @@ final class PostgresConnection: SQLConnection {
 
     /// The socket, for waiting on notifications.
     var socket: Int32 { library.socket(connection) }
+
+    /// Whether an idle connection was ended while it waited in the pool. A server that stops,
+    /// restarts or ends a backend tells the client and closes the socket, which makes it
+    /// readable; an idle pooled connection has nothing else to read (it listens to nothing, and
+    /// notices are turned off). One `poll` that does not wait: no round trip, no statement.
+    var endedWhileIdle: Bool {
+        guard connection != nil else { return true }
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, 0) != 0
+    }
 
     /// Runs `body` between `begin` and COMMIT; rolls back when it throws.
     func transaction<T>(_ begin: String, _ body: () throws -> T) throws -> T {
