@@ -15,6 +15,21 @@
     box.addEventListener("input", update);
     update();
   });
+  // A city page still waiting for its first forecast looks again by itself: a reload every 20 s,
+  // at most 6 times for one address (the count is kept for this tab only), so a page left open
+  // while the weather service is down does not reload forever.
+  if (document.querySelector("[data-weather-pending]")) {
+    var key = "weather-pending " + location.pathname;
+    var tries = Number(sessionStorage.getItem(key) || "0");
+    if (tries < 6) {
+      setTimeout(function () {
+        sessionStorage.setItem(key, String(tries + 1));
+        location.reload();
+      }, 20000);
+    }
+  } else {
+    sessionStorage.removeItem("weather-pending " + location.pathname);
+  }
   // Esc closes an open report menu and puts the focus back on its summary.
   document.addEventListener("keydown", function (event) {
     if (event.key !== "Escape") return;

@@ -4,6 +4,35 @@ import HTTPTestSupport
 @testable import Weatherboard
 
 @Suite(.serialized, .onEveryEngine) struct AccountTests {
+    /// Issue 26 #1: from a board to sign-in, over to sign-up and back, the way back is kept; the
+    /// newcomer lands on the board with a one-line welcome; signing in lands on the board too.
+    @Test func theWayBackSurvivesSignInToSignUpAndLandsOnTheBoardWithAWelcome() throws {
+        let app = try AppHarness()
+        let newcomer = app.browser()
+        let (_, signIn) = try newcomer.get("/login?next=/city/seoul")
+        let signUpHref = try #require(signIn.nodes("//section[@class='account-form']//a[contains(@href, '/signup')]").first?["href"])
+        #expect(signUpHref == "/signup?next=%2Fcity%2Fseoul")
+        let (_, signUp) = try newcomer.get(signUpHref)
+        #expect(signUp.nodes("//form[@action='/signup']//input[@name='next']").first?["value"] == "/city/seoul")
+        #expect(signUp.nodes("//section[@class='account-form']//a[contains(@href, '/login')]").first?["href"] == "/login?next=%2Fcity%2Fseoul")
+        let (created, _) = try newcomer.post("/signup", [("username", "newcomer"), ("display_name", "Newcomer"),
+                                                         ("password", "correct horse battery"), ("next", "/city/seoul")])
+        #expect(created.status == 303)
+        #expect(created.headers["Location"] == "/city/seoul#board")
+        let (_, board) = try newcomer.get("/city/seoul")
+        #expect(board.text("//div[@class='flash']") == "Welcome to Weatherboard! You can write on the board now.")
+        #expect(board.count("//form[@action='/city/seoul/posts']") == 1)
+
+        try newcomer.post("/logout", [])
+        try newcomer.get("/login?next=/city/busan")
+        let (returning, _) = try newcomer.post("/login", [("username", "newcomer"), ("password", "correct horse battery"),
+                                                          ("next", "/city/busan")])
+        #expect(returning.headers["Location"] == "/city/busan#board")
+        // Elsewhere, where the person was, as it was.
+        let (_, plain) = try app.browser().get("/login")
+        #expect(plain.nodes("//section[@class='account-form']//a[contains(@href, '/signup')]").first?["href"] == "/signup")
+    }
+
     @Test func signUpValidationExplainsEachFieldInBothLanguagesAndKeepsWhatWasTyped() throws {
         let app = try AppHarness()
         let browser = app.browser()
@@ -31,7 +60,7 @@ import HTTPTestSupport
         let (response, _) = try browser.post("/signup", [("username", "Alice_1"), ("display_name", "  Ａlice  "),
                                                          ("password", "correct horse battery"), ("next", "/city/busan")])
         #expect(response.status == 303)
-        #expect(response.headers["Location"] == "/city/busan")
+        #expect(response.headers["Location"] == "/city/busan#board", "back where the person came to write")
         let cookie = try #require(response.headers.values("Set-Cookie").first { $0.hasPrefix("session=") })
         for attribute in ["HttpOnly", "SameSite=Lax", "Path=/", "Secure"] { #expect(cookie.contains(attribute), "\(cookie)") }
         #expect(try app.count("SELECT count(*) FROM sessions") == 1)

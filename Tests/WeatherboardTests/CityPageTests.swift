@@ -4,6 +4,38 @@ import HTTPTestSupport
 @testable import Weatherboard
 
 @Suite(.serialized, .onEveryEngine) struct CityPageTests {
+    /// Issue 26 #3: a link at the top of the page down to the board, saying what is there.
+    @Test func aLinkAtTheTopLeadsDownToTheBoardAndCountsItsPosts() throws {
+        let app = try AppHarness()
+        let (_, empty) = try app.page("/city/busan")
+        #expect(empty.text("//p[@class='board-jump']/a[@href='#board']") == "Board · no posts yet ↓")
+        let writer = app.browser()
+        try writer.signUp("jumper")
+        for text in ["Foggy over the harbour bridge", "Clearing up by noon, it seems"] {
+            app.clock.advance(120) // past the seconds between two posts
+            try writer.get("/city/busan")
+            #expect(try writer.post("/city/busan/posts", [("body", text)]).0.status == 303)
+        }
+        let (_, two) = try app.page("/city/busan")
+        #expect(two.text("//p[@class='board-jump']/a") == "Board · 2 posts ↓")
+        #expect(two.count("//*[@id='board']") == 1, "the link's target")
+        let (_, korean) = try app.page("/city/busan?lang=ko")
+        #expect(korean.text("//p[@class='board-jump']/a") == "게시판 · 글 2개 ↓")
+    }
+
+    /// Issue 25 #5: the heading names the country (and the region where it tells cities apart)
+    /// in the reader's language, as search results do; the code stays for tools.
+    @Test func theHeadingNamesTheCountryInTheReadersLanguage() throws {
+        let app = try AppHarness()
+        let (_, seoul) = try app.page("/city/seoul")
+        #expect(seoul.text("//h1/span[@class='country']") == "South Korea")
+        #expect(seoul.nodes("//h1/span[@class='country']").first?["data-country"] == "KR")
+        let (_, korean) = try app.page("/city/seoul?lang=ko")
+        #expect(korean.text("//h1/span[@class='country']") == "대한민국")
+        let (_, chicago) = try app.page("/city/chicago")
+        #expect(chicago.text("//h1/span[@class='country']") == "Illinois, United States")
+    }
+
     @Test func cityPageShowsTheRecordedProviderDataInTheMarkupContract() throws {
         let stub = try UpstreamStub()
         let app = try AppHarness { $0.weatherProviders = ["open-meteo"]; $0.openMeteoURL = stub.url }
@@ -19,7 +51,7 @@ import HTTPTestSupport
         #expect(page.text("//section[@data-day='today']//p[@class='now']/span[@class='value']") == "12°")
         #expect(page.text("//section[@data-day='yesterday']//span[@class='low']") == "Low -1°")
         #expect(page.text("//p[@class='headline']") == "4° warmer than yesterday")
-        #expect(page.text("//p[@class='basis']") == "Comparing the days' highs: today 12.5°, yesterday 9°.")
+        #expect(page.text("//p[@class='basis']") == "Comparing the days' highs: today 13°, yesterday 9°.", "the basis in the headline's whole degrees: 13 − 9 = 4")
         #expect(page.count("//svg[@class='hourly-chart']//polyline") == 3)
         #expect(page.count("//svg[@class='hourly-chart']//line[@class='now-marker']") == 1)
         #expect(page.count("//section[@class='strip']//li") == 5)
@@ -36,7 +68,7 @@ import HTTPTestSupport
         let stub = try UpstreamStub()
         let app = try AppHarness { $0.weatherProviders = ["open-meteo"]; $0.openMeteoURL = stub.url }
         let (_, page) = try app.page("/city/seoul?lang=ko")
-        #expect(page.text("//h1") == "서울 KR")
+        #expect(page.text("//h1") == "서울 대한민국")
         #expect(page.text("//p[@class='headline']") == "어제보다 4° 높아요")
         #expect(page.text("//section[@data-day='today']/h2")?.hasPrefix("오늘") == true)
     }

@@ -113,6 +113,31 @@ import HTTPTestSupport
         #expect(footer.contains("Open-Meteo") && footer.contains("Demo data") && !footer.contains("Korea Meteorological"))
     }
 
+    /// Issue 25 #6 and #2: when the weather service is down the home page says so in words (not
+    /// grey dots alone) and a city page waiting for its first forecast is marked to look again;
+    /// beside "now", the day's change says it compares the highs.
+    @Test func weatherDownIsSaidInWordsAndTheChangeSaysWhatItCompares() throws {
+        let stub = try UpstreamStub()
+        stub.mode = .unavailable
+        let down = try AppHarness { $0.weatherProviders = ["open-meteo"]; $0.openMeteoURL = stub.url }
+        let (_, home) = try down.page("/")
+        let rows = home.nodes("//li[@class='city-row']")
+        #expect(rows.count == 5)
+        #expect(home.nodes("//li[@class='city-row']//span[@class='city-temp missing']").map(\.text).allSatisfy { $0 == "No weather right now" })
+        #expect(home.count("//li[@class='city-row']//span[@class='city-temp missing']") == 5)
+        let (_, korean) = try down.page("/?lang=ko")
+        #expect(korean.text("//li[@data-slug='seoul']//span[@class='city-temp missing']") == "지금은 날씨를 가져오지 못했어요")
+        let (_, city) = try down.page("/city/busan")
+        #expect(city.count("//p[@class='weather-unavailable'][@data-weather-pending]") == 1)
+
+        let up = try AppHarness()
+        let (_, fine) = try up.page("/")
+        #expect(fine.count("//span[@class='city-temp missing']") == 0)
+        #expect(fine.text("//li[@data-slug='seoul']//span[@class='city-change']")?.hasSuffix("(daily highs)") == true)
+        let (_, seoul) = try up.page("/city/seoul")
+        #expect(seoul.count("//*[@data-weather-pending]") == 0)
+    }
+
     @Test func withoutAFreshReadingTheHomePageShowsTodaysHighAndSaysSo() throws {
         let stub = try UpstreamStub()
         stub.mode = .answer(try UpstreamStub.recorded { $0["current"] = nil })

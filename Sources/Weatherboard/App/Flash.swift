@@ -8,7 +8,7 @@ struct Flash: Equatable {
     enum Kind: String, CaseIterable {
         case blocked, unblocked, reported, reportWithdrawn = "report_withdrawn", postDeleted = "post_deleted"
         case postEdited = "post_edited", postAlreadySaved = "post_already_saved", bookmarked, bookmarkLimit = "bookmark_limit", unbookmarked, settingsSaved = "settings_saved"
-        case banned, unbanned, postRemoved = "post_removed", postRestored = "post_restored", purged
+        case banned, unbanned, postRemoved = "post_removed", postRestored = "post_restored", purged, welcome
     }
 
     let kind: Kind

@@ -31,8 +31,10 @@ struct AccountsController {
     }
 
     private func signUpPage(_ context: AppContext, values: [String: String], errors: [String: String], status: HTTPStatus = .ok) -> Response {
+        let next = values["next"] ?? "/"
         let view = SignUpPage(layout: pages.layout(context, title: pages.string("sign_up", context.language)), hasErrors: !errors.isEmpty,
-                              next: values["next"] ?? "/", username: values["username"] ?? "", displayName: values["display_name"] ?? "",
+                              next: next, signInHref: Self.address("/login", keeping: next),
+                              username: values["username"] ?? "", displayName: values["display_name"] ?? "",
                               usernameError: errors["username"], displayNameError: errors["display_name"], passwordError: errors["password"])
         return pages.html(context, status: status) { Templates.signup(view, &$0, $1) }
     }
@@ -68,9 +70,22 @@ struct AccountsController {
             return signUpPage(context, values: values, errors: errors, status: .unprocessableContent)
         }
         if let old = context.sessionTokenHash { try identity.sessions.revoke(tokenHash: old) }
-        var response = Response.redirect(to: next)
+        var response = Response.redirect(to: Self.landing(next))
         response.setCookie(identity.sessionCookie(token))
+        context.nextFlash = Flash(.welcome)
         return response
+    }
+
+    /// `/signup` or `/login` carrying where the person was going, so that switching between the
+    /// two forms does not lose the way back.
+    static func address(_ form: String, keeping next: String) -> String {
+        next == "/" ? form : form + "?next=" + percentEncode(next)
+    }
+
+    /// Where a person lands after signing up or in: where they were, and on a city page its
+    /// board (where they came to write), not the top of the weather.
+    static func landing(_ next: String) -> String {
+        next.hasPrefix("/city/") && !next.contains("#") ? next + "#board" : next
     }
 
     // MARK: - Sign-in
@@ -81,7 +96,7 @@ struct AccountsController {
 
     private func signInPage(_ context: AppContext, username: String, next: String, error: String?, status: HTTPStatus = .ok) -> Response {
         let view = SignInPage(layout: pages.layout(context, title: pages.string("sign_in", context.language)), error: error,
-                              next: next, username: username)
+                              next: next, signUpHref: Self.address("/signup", keeping: next), username: username)
         return pages.html(context, status: status) { Templates.login(view, &$0, $1) }
     }
 
@@ -108,12 +123,13 @@ struct AccountsController {
         // A banned person may sign in to read; the sign-in page tells them why and until when.
         if let ban = try store.activeBan(userID: user.id, now: now) {
             let view = SignInPage(layout: pages.layout(context, title: pages.string("sign_in", context.language)),
-                                  banNotice: ban.notice(pages, context.language), continueHref: next, next: next, username: username)
+                                  banNotice: ban.notice(pages, context.language), continueHref: next, next: next,
+                                  signUpHref: Self.address("/signup", keeping: next), username: username)
             var response = pages.html(context) { Templates.login(view, &$0, $1) }
             response.setCookie(identity.sessionCookie(token))
             return response
         }
-        var response = Response.redirect(to: next)
+        var response = Response.redirect(to: Self.landing(next))
         response.setCookie(identity.sessionCookie(token))
         return response
     }
@@ -246,6 +262,8 @@ struct SignUpPage {
     var layout: LayoutView
     var hasErrors: Bool
     var next: String
+    /// "Already have an account?": the sign-in form, with the same way back.
+    var signInHref: String
     var username: String
     var displayName: String
     var usernameError: String?
@@ -260,6 +278,8 @@ struct SignInPage {
     var banNotice: BanNotice?
     var continueHref = ""
     var next: String
+    /// "New here?": the sign-up form, with the same way back.
+    var signUpHref: String
     var username: String
 }
 

@@ -104,6 +104,18 @@ struct BoardView {
         return section
     }
 
+    /// The link at the top of a city page down to its board, with how many posts this page of it
+    /// shows ("20+" when there are older ones).
+    func jumpLabel(_ rows: Rows, _ language: Language) -> String {
+        let shown = min(rows.posts.count, BoardQueries.pageSize)
+        switch shown {
+        case 0: return pages.string("board_jump_none", language)
+        case 1: return pages.string("board_jump_one", language)
+        default:
+            return pages.string(rows.posts.count > BoardQueries.pageSize ? "board_jump_more" : "board_jump_many", language, ["n": String(shown)])
+        }
+    }
+
     /// The line beside today's weather: what people in the city said it is like outside.
     func observations(_ tally: ObservationTally, _ language: Language) -> ObservationsView {
         ObservationsView(

@@ -37,7 +37,7 @@ struct CitiesController {
         let found = index.search(query)
         let results = found.cities.map { city in
             SearchPage.Result(slug: city.slug, name: city.name(language), otherName: language == .ko ? city.nameEn : city.nameKo,
-                              place: Self.place(of: city, language), country: city.country)
+                              place: city.place(language), country: city.country)
         }
         var layout = pages.layout(context, title: pages.string("search_title", language))
         layout.searchQuery = query
@@ -46,26 +46,6 @@ struct CitiesController {
             view.count = pages.string("search_count", language, ["shown": String(results.count), "total": String(found.total)])
         }
         return pages.html(context) { Templates.search(view, &$0, $1) }
-    }
-
-    /// Where a city is, to tell same-named ones apart: its region's name and the country's name
-    /// in the reader's language ("Illinois, United States"). The region is left out when it is
-    /// the city itself (Seoul, Tokyo) or unnamed; an unnamed region whose code is a readable
-    /// abbreviation is shown as that.
-    static func place(of city: City, _ language: Language) -> String {
-        let country = Locale(identifier: language.rawValue).localizedString(forRegionCode: city.country) ?? city.country
-        let code = city.admin1
-        let readableCode = (code.count == 2 || code.count == 3) && code.allSatisfy { $0.isASCII && $0.isUppercase }
-        let region = RegionNames.name(country: city.country, code: code) ?? (readableCode ? code : nil)
-        guard let region, !Self.sameName(region, city.nameEn) else { return country }
-        return "\(region), \(country)"
-    }
-
-    /// "Seoul" and "Seoul", or "Tokyo" and "Tokyo-to", "Shanghai" and "Shanghai Shi": a region
-    /// named after its city (compared as search compares names).
-    private static func sameName(_ region: String, _ city: String) -> Bool {
-        let (region, city) = (CityIndex.fold(region), CityIndex.fold(city))
-        return region == city || region.hasPrefix(city + " ")
     }
 
     /// `GET /nearest?lat=&lon=` → 302 to the nearest city.

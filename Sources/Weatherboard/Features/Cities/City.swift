@@ -44,3 +44,25 @@ extension City {
 
     static func count(_ db: any SQLConnection) throws -> Int { try db.integer("SELECT count(*) FROM cities") }
 }
+
+extension City {
+    /// Where a city is, to tell same-named ones apart: its region's name and the country's name
+    /// in the reader's language ("Illinois, United States"). The region is left out when it is
+    /// the city itself (Seoul, Tokyo) or unnamed; an unnamed region whose code is a readable
+    /// abbreviation is shown as that.
+    func place(_ language: Language) -> String {
+        let countryName = Locale(identifier: language.rawValue).localizedString(forRegionCode: country) ?? country
+        let code = admin1
+        let readableCode = (code.count == 2 || code.count == 3) && code.allSatisfy { $0.isASCII && $0.isUppercase }
+        let region = RegionNames.name(country: country, code: code) ?? (readableCode ? code : nil)
+        guard let region, !Self.sameName(region, nameEn) else { return countryName }
+        return "\(region), \(countryName)"
+    }
+
+    /// "Seoul" and "Seoul", or "Tokyo" and "Tokyo-to", "Shanghai" and "Shanghai Shi": a region
+    /// named after its city (compared as search compares names).
+    private static func sameName(_ region: String, _ city: String) -> Bool {
+        let (region, city) = (CityIndex.fold(region), CityIndex.fold(city))
+        return region == city || region.hasPrefix(city + " ")
+    }
+}

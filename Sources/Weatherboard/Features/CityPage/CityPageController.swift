@@ -56,6 +56,7 @@ struct CityPageController {
         layout.csrfToken = csrfToken
         let view = CityPage(layout: layout, slug: city.slug, weather: weatherFragment(city, language, client: clientAddress.of(context.request)),
                             observations: board.observations(posts.observations, language), bookmarked: isBookmarked,
+                            boardJump: board.jumpLabel(posts, language),
                             board: board.section(city: city, context: context, before: before, composer: composer, posts: posts))
         return pages.renderer.page(language) { Templates.city(view, &$0, $1) }
     }
@@ -67,7 +68,7 @@ struct CityPageController {
         let report = weather.report(for: city, client: client)
         let now = clock()
         if let kept = fragments.fragment(city: city.id, language: language, report: report, now: now) { return kept }
-        var view = CityWeather(cityName: city.name(language), country: city.country, hasWeather: false)
+        var view = CityWeather(cityName: city.name(language), country: city.place(language), countryCode: city.country, hasWeather: false)
         if let report {
             view = CityWeatherView(city: city, report: report, now: now, language: language) { key, arguments in
                 pages.string(key, language, arguments)
@@ -138,5 +139,7 @@ struct CityPage {
     /// Always there (an optional view is what opens a template scope).
     var observations: ObservationsView?
     var bookmarked: Bool
+    /// "Board · 7 posts ↓": the board is two phone screens below the headline.
+    var boardJump: String
     var board: BoardSection
 }

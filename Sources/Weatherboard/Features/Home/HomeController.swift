@@ -54,12 +54,15 @@ struct HomeController {
                 row.icon = condition.icon
                 row.condition = pages.string(condition.key, language)
                 if let high = today.high, let yesterday = forecast.day(local.dateString(now, offset: -1))?.high {
+                    // Beside "now 0°", say that the comparison is of the days' highs.
                     let (key, degrees) = Comparison.phrase(today: high, reference: yesterday)
-                    row.change = pages.string(key, language, ["n": String(degrees)])
+                    row.change = pages.string("home_change", language, ["change": pages.string(key, language, ["n": String(degrees)])])
                 }
                 row.source = forecast.source
                 row.isDemo = forecast.source == "demo"
                 row.provenance = CityWeatherView.provenance(report, city: city, now: now) { pages.string($0, language, $1) }
+            } else {
+                row.missing = pages.string("home_weather_missing", language)
             }
             return row
         }
@@ -83,6 +86,8 @@ struct HomePage {
         var icon: String?
         var condition = ""
         var change: String?
+        /// Words instead of figures when there are none (the weather service is down).
+        var missing: String?
         /// Where the figures come from and how old they are; demo figures say so.
         var provenance: String?
         var source = ""

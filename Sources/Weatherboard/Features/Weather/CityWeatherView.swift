@@ -15,13 +15,14 @@ struct CityWeatherView {
         let forecast = report.forecast
         let dates = (-1...1).map { local.dateString(now, offset: $0) }
         let days = dates.map { forecast.day($0) }
-        var view = CityWeather(cityName: city.name(language), country: city.country, hasWeather: true)
+        var view = CityWeather(cityName: city.name(language), country: city.place(language), countryCode: city.country, hasWeather: true)
         let names = ["yesterday", "today", "tomorrow"]
         view.cards = zip(names, zip(dates, days)).map { name, pair in card(name, date: pair.0, day: pair.1) }
         if let today = days[1], let yesterday = days[0], let t = today.high, let y = yesterday.high {
             let (key, degrees) = Comparison.phrase(today: t, reference: y)
             view.headline = strings(key, ["n": String(degrees)])
-            view.comparisonBasis = strings("compare_basis", ["today": format(t), "yesterday": format(y)])
+            // In the whole degrees the headline subtracts, so that the two add up (12.5° and 9° read "4°").
+            view.comparisonBasis = strings("compare_basis", ["today": rounded(t), "yesterday": rounded(y)])
         }
         if let today = days[1]?.high, let tomorrow = days[2]?.high {
             let (key, degrees) = Comparison.phrase(today: tomorrow, reference: today)
@@ -234,7 +235,10 @@ struct CityWeather {
     }
 
     var cityName: String
+    /// Where the city is, in the reader's language ("South Korea", "Illinois, United States").
     var country: String
+    /// ISO 3166-1 alpha-2, for tools (`data-country`).
+    var countryCode: String
     var hasWeather: Bool
     var headerClass = ""
     var headline: String?
