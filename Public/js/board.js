@@ -4,13 +4,26 @@
   // A live count under boxes with a limit: "12 / 500", counted as the server counts (code points:
   // an emoji is one, where `maxlength` and `value.length` count two UTF-16 units and stopped
   // emoji posts well short of the limit).
+  // The visible count changes silently; a screen reader hears it only near the limit (the last
+  // 50) and past it, once per step, not at every keystroke.
   document.querySelectorAll("textarea[data-limit][data-count]").forEach(function (box) {
     var out = document.getElementById(box.dataset.count);
     if (!out) return;
+    var alert = document.createElement("span");
+    alert.className = "visually-hidden";
+    alert.setAttribute("aria-live", "polite");
+    out.after(alert);
+    var said = "";
     var update = function () {
       var used = Array.from(box.value).length;
+      var limit = Number(box.dataset.limit);
       out.textContent = used + " / " + box.dataset.limit;
-      out.classList.toggle("over", used > Number(box.dataset.limit));
+      out.classList.toggle("over", used > limit);
+      var step = used > limit ? "over" : (used >= limit - 50 ? "near" : "");
+      if (step !== said) {
+        said = step;
+        alert.textContent = step ? out.textContent : "";
+      }
     };
     box.addEventListener("input", update);
     update();
@@ -30,6 +43,20 @@
   } else {
     sessionStorage.removeItem("weather-pending " + location.pathname);
   }
+  // A form sends once: its button is disabled while the next page loads (a double tap on a slow
+  // link sent the post twice), and enabled again when the page comes back from the cache.
+  document.addEventListener("submit", function (event) {
+    var button = event.target.querySelector("button[type=submit]");
+    if (button) setTimeout(function () { button.disabled = true; }, 0);
+  });
+  window.addEventListener("pageshow", function () {
+    document.querySelectorAll("form button[type=submit][disabled]").forEach(function (button) { button.disabled = false; });
+  });
+  // Relative times ("3 min ago") show the moment itself on hover, in the reader's language.
+  document.querySelectorAll("time[datetime]:not([title])").forEach(function (time) {
+    var moment = new Date(time.getAttribute("datetime"));
+    if (!isNaN(moment)) time.title = moment.toLocaleString(document.documentElement.lang || undefined);
+  });
   // Esc closes an open report menu and puts the focus back on its summary.
   document.addEventListener("keydown", function (event) {
     if (event.key !== "Escape") return;

@@ -3,6 +3,34 @@ import Testing
 import HTTPTestSupport
 @testable import Weatherboard
 
+/// Issue 26 #8 and #11: each post's actions say whom they are about to a screen reader, each
+/// post has an accessible name (its author and time), and the report form chooses no reason
+/// for the reporter.
+@Suite(.serialized, .onEveryEngine) struct PostActionsForEveryoneTests {
+    @Test func actionsNameTheirPersonPostsHaveANameAndNoReasonIsPreselected() throws {
+        let app = try AppHarness()
+        let writer = app.browser()
+        try writer.signUp("wanda", displayName: "Wanda Weather")
+        #expect(try writer.postOnBoard("seoul", "Hail on Jongno, small but loud").0.status == 303)
+        let reader = app.browser()
+        try reader.signUp("rita")
+        let (_, page) = try reader.get("/city/seoul")
+        let post = try #require(page.nodes("//article[@data-author='wanda']").first)
+        let id = try #require(post["data-post-id"])
+        #expect(post["aria-labelledby"] == "post-\(id)-by post-\(id)-time")
+        #expect(page.text("//*[@id='post-\(id)-by']") == "Wanda Weather")
+        #expect(page.count("//*[@id='post-\(id)-time']") == 1)
+        #expect(page.text("//article[@data-author='wanda']//form[contains(@action,'/block')]/button") == "Block this person (Wanda Weather)")
+        #expect(page.text("//article[@data-author='wanda']//details[@class='report-menu']/summary") == "Report (Wanda Weather)")
+        let selected = page.nodes("//article[@data-author='wanda']//select[@name='reason']/option[@selected]")
+        #expect(selected.count == 1 && selected.first?["value"] == "" && selected.first?["disabled"] != nil)
+        // Sent without a choice: refused with the reason, nothing stored.
+        let (refused, _) = try reader.post("/posts/\(id)/report", [("reason", ""), ("detail", "")])
+        #expect(refused.status == 422)
+        #expect(try app.count("SELECT count(*) FROM reports") == 0)
+    }
+}
+
 @Suite(.serialized, .onEveryEngine) struct BoardTests {
     @Test func postsAppearNewestFirstWithTheirMarkupContract() throws {
         let app = try AppHarness()
@@ -304,7 +332,8 @@ import HTTPTestSupport
         #expect(try app.count("SELECT count(*) FROM reports") == 0)
         // the form has a page of its own too
         let (_, form) = try rita.get("/posts/\(id)/report?return_to=/city/seoul")
-        #expect(form.count("//form[@action='/posts/\(id)/report']//select[@name='reason']/option") == ReportReason.allCases.count)
+        #expect(form.count("//form[@action='/posts/\(id)/report']//select[@name='reason']/option[@value!='']") == ReportReason.allCases.count)
+        #expect(form.nodes("//select[@name='reason']/option[@selected]").first?["value"] == "", "no reason is chosen for the reporter")
         #expect(try rita.post("/posts/\(id)/report", [("reason", "other"), ("detail", "weird")]).0.status == 303)
         try rita.get("/city/seoul")
         #expect(try rita.post("/posts/\(id)/report/withdraw", [("return_to", "/city/seoul")]).0.status == 303)

@@ -154,6 +154,8 @@ struct ReportPage {
     var detail: String
     var error: String?
     var reasons: [SelectOption]
+    /// No reason chosen yet: the placeholder is selected (none is chosen for the reporter).
+    var noneChosen: Bool { !reasons.contains { $0.selected } }
 }
 
 struct ProfilePage {
