@@ -130,6 +130,38 @@ import HTTPTestSupport
 }
 
 @Suite(.serialized, .onEveryEngine) struct SearchTests {
+    /// Issue 26 #9: search forgives what people type. Each query reaches its city: straight there
+    /// when the reading is unambiguous, else first in the list or offered as "did you mean".
+    @Test("a forgiving search reaches the city meant", arguments: [
+        ("seol", "seoul"), ("sao paolo", "sao-paulo"), ("서울시", "seoul"), ("서울특별시", "seoul"), ("부산광역시", "busan"),
+        ("Seoul, KR", "seoul"), ("seoul korea", "seoul"), ("münchen", "munich"), ("bombay", "mumbai"), ("nyc", "new-york-city"),
+    ])
+    func forgivingSearch(query: String, slug: String) throws {
+        let app = try AppHarness()
+        let response = try app.get("/search?q=" + percentEncode(query))
+        if response.status == 302 {
+            #expect(response.headers["Location"] == "/city/\(slug)", "\(query)")
+        } else {
+            #expect(response.status == 200)
+            let page = try MarkupDocument(response.body)
+            let first = page.nodes("//ol[@class='results']/li[1]/a").first?["data-slug"]
+            let offered = page.nodes("//p[@class='did-you-mean']/a").first?["data-slug"]
+            #expect(first == slug || offered == slug, "\(query): first \(first ?? "none"), offered \(offered ?? "none")")
+        }
+    }
+
+    @Test func aShortQueryThatIsExactlyASmallTownListsRatherThanJumps() throws {
+        let app = try AppHarness()
+        let (san, page) = try app.page("/search?q=san")
+        #expect(san.status == 200, "San, Mali is exactly 'san', but the people typing it mean San Francisco and the like")
+        #expect(page.count("//ol[@class='results']/li") > 1)
+        #expect(try app.get("/search?q=seoul").status == 302, "an exact name that is the largest of its prefix still jumps")
+        let (_, typo) = try app.page("/search?q=seol")
+        #expect(typo.text("//p[@class='did-you-mean']") == "Did you mean Seoul?")
+        let (_, korean) = try app.page("/search?q=seol&lang=ko")
+        #expect(korean.text("//p[@class='did-you-mean']") == "혹시 찾으신 도시: 서울?")
+    }
+
     @Test func oneExactHitRedirectsToTheCity() throws {
         let app = try AppHarness()
         let response = try app.get("/search?q=%EC%84%9C%EC%9A%B8") // 서울

@@ -5,12 +5,14 @@ import HTTPServer
 struct CitiesController {
     let pages: Pages
     let index: CityIndex
+    let forgiving: ForgivingSearch
     /// The palette stylesheet, generated once; its ETag is a hash of its text.
     let paletteCSS: Response
 
     init(pages: Pages, index: CityIndex) {
         self.pages = pages
         self.index = index
+        forgiving = ForgivingSearch(index: index)
         let css = Palette.stylesheet()
         var response = Response(headers: HTTPHeaders([("Content-Type", "text/css; charset=utf-8"),
                                                       ("Cache-Control", "public, max-age=86400")]), body: Array(css.utf8))
@@ -34,7 +36,12 @@ struct CitiesController {
         let query = (try request.queryItems()["q"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         if let exact = index.exactMatch(query) { return .redirect(to: "/city/\(exact.slug)", status: .found) }
         let language = context.language
-        let found = index.search(query)
+        let reading = forgiving.read(query)
+        let found = reading.results
+        // Read as meant ("서울특별시", "Seoul, KR", "bombay") and unambiguous: straight there.
+        if reading.correction == nil, found.total == 1, let only = found.cities.first, index.search(query).total == 0 {
+            return .redirect(to: "/city/\(only.slug)", status: .found)
+        }
         let results = found.cities.map { city in
             SearchPage.Result(slug: city.slug, name: city.name(language), otherName: language == .ko ? city.nameEn : city.nameKo,
                               place: city.place(language), country: city.country)
@@ -42,6 +49,7 @@ struct CitiesController {
         var layout = pages.layout(context, title: pages.string("search_title", language))
         layout.searchQuery = query
         var view = SearchPage(layout: layout, query: query, results: results, noResults: !query.isEmpty && results.isEmpty)
+        view.correction = reading.correction.map { SearchPage.Correction(slug: $0.slug, name: $0.name(language)) }
         if found.total > results.count {
             view.count = pages.string("search_count", language, ["shown": String(results.count), "total": String(found.total)])
         }
@@ -75,6 +83,12 @@ struct SearchPage {
     var query: String
     var results: [Result]
     var noResults: Bool
+    /// "Did you mean Seoul?": the results are for this spelling.
+    struct Correction {
+        var slug: String
+        var name: String
+    }
+    var correction: Correction?
     /// "20 of 143 cities…" when there are more than shown.
     var count: String?
 }

@@ -92,11 +92,15 @@ public final class CityIndex: Sendable {
         return Results(cities: ordered.prefix(limit).map { cities[$0] }, total: shown.count)
     }
 
-    /// The one city whose name is exactly `query`, when only one is.
+    /// The one city whose name is exactly `query`, when only one is and it is also the largest
+    /// of all the names it begins ("san" is San, Mali, exactly, but people typing it mean one of
+    /// the San Franciscos and San Diegos: a list, not a jump).
     public func exactMatch(_ query: String) -> City? {
         let folded = CityIndex.fold(query)
         let matches = search(query, limit: 50).cities.filter { CityIndex.fold($0.nameEn) == folded || $0.nameKo.map(CityIndex.fold) == folded }
-        return matches.count == 1 ? matches[0] : nil
+        guard matches.count == 1, let largest = search(folded: Array(folded.utf8), limit: 1).first,
+              cities[largest].id == matches[0].id else { return nil }
+        return matches[0]
     }
 
     private func search(folded prefix: [UInt8], limit: Int) -> [Int] {
