@@ -223,17 +223,20 @@ if [[ -z ${SKIP_CALLGRIND:-} ]] && command -v valgrind >/dev/null; then
         >"$OUT/callgrind-server.log" 2>&1 &
     SERVER_PID=$!
     wait_healthy "$BASE" 600
-    count() { # NAME URL [curl args...]
-        local name=$1 url=$2; shift 2
-        for _ in $(seq 1 20); do curl -fsS -o /dev/null "$@" "$url"; done # warm-up
-        callgrind_control -z "$SERVER_PID" >/dev/null
-        for _ in $(seq 1 "$CALLGRIND_REQUESTS"); do curl -fsS -o /dev/null "$@" "$url"; done
+    per_request() { # NAME REQUESTS: dumps the counts since the last zeroing and reports them per request
         callgrind_control -d "$SERVER_PID" >/dev/null
         sleep 1
         local dump total
         dump=$(ls -t "$WORK"/callgrind.* | head -1)
         total=$(awk '/^(summary|totals):/ {print $2; exit}' "$dump")
-        echo "instructions $name $(( total / CALLGRIND_REQUESTS ))" | tee -a "$OUT/results.txt"
+        echo "instructions $1 $(( total / $2 ))" | tee -a "$OUT/results.txt"
+    }
+    count() { # NAME URL [curl args...]
+        local name=$1 url=$2; shift 2
+        for _ in $(seq 1 20); do curl -fsS -o /dev/null "$@" "$url"; done # warm-up
+        callgrind_control -z "$SERVER_PID" >/dev/null
+        for _ in $(seq 1 "$CALLGRIND_REQUESTS"); do curl -fsS -o /dev/null "$@" "$url"; done
+        per_request "$name" "$CALLGRIND_REQUESTS"
     }
     count city-anonymous "$BASE/city/seoul"
     count city-signed-in "$BASE/city/seoul" -H "Cookie: $COOKIE"
@@ -251,12 +254,7 @@ if [[ -z ${SKIP_CALLGRIND:-} ]] && command -v valgrind >/dev/null; then
         [[ -z ${EXPIRE:-} ]] || sleep 31 # past the page cache's 30 s
         callgrind_control -z "$SERVER_PID" >/dev/null
         for _ in $(seq 1 "${ROUNDS:-5}"); do curl -fsS "$@" -K "$WORK/forty.curl"; done
-        callgrind_control -d "$SERVER_PID" >/dev/null
-        sleep 1
-        local dump total
-        dump=$(ls -t "$WORK"/callgrind.* | head -1)
-        total=$(awk '/^(summary|totals):/ {print $2; exit}' "$dump")
-        echo "instructions $name $(( total / (40 * ${ROUNDS:-5}) ))" | tee -a "$OUT/results.txt"
+        per_request "$name" $(( 40 * ${ROUNDS:-5} ))
     }
     count_forty city-signed-in-40-cities-gzip -H "Accept-Encoding: gzip" -H "Cookie: $COOKIE"
     EXPIRE=1 ROUNDS=1 count_forty city-anonymous-expired-40-cities-gzip -H "Accept-Encoding: gzip"

@@ -23,6 +23,35 @@ import HTTPTestSupport
         #expect(korean.text("//p[@class='board-jump']/a") == "게시판 · 글 2개 ↓")
     }
 
+    /// Issue 26 #10: the home page remembers the city opened last (by location or by reading it)
+    /// and puts it first, for guests and members without bookmarks.
+    @Test func theHomePageRemembersTheCityOpenedLast() throws {
+        let app = try AppHarness()
+        let guest = app.browser()
+        let (_, fresh) = try guest.get("/")
+        #expect(fresh.nodes("//li[@class='city-row']").map { $0["data-slug"] ?? "" } == HomeController.defaultCities)
+        let (opened, _) = try guest.get("/city/auckland")
+        #expect(opened.headers.values("Set-Cookie").contains { $0.hasPrefix("last_city=auckland;") && $0.contains("HttpOnly") })
+        let (_, home) = try guest.get("/")
+        #expect(home.nodes("//li[@class='city-row']").map { $0["data-slug"] ?? "" } == ["auckland"] + HomeController.defaultCities)
+        let (again, _) = try guest.get("/city/auckland")
+        #expect(!again.headers.values("Set-Cookie").contains { $0.hasPrefix("last_city=") }, "already remembered: nothing to set")
+        // Found by location: the nearest city's page remembers it.
+        let located = app.browser()
+        let nearest = try app.get("/nearest?lat=35.18&lon=129.07")
+        let place = try #require(nearest.headers["Location"])
+        #expect(place == "/city/busan")
+        try located.get(place)
+        let (_, theirs) = try located.get("/")
+        #expect(theirs.nodes("//li[@class='city-row']").map { $0["data-slug"] ?? "" } == ["busan", "seoul", "tokyo", "new-york-city", "london"],
+                "Busan, one of the defaults, comes first and only once")
+        let member = app.browser()
+        try member.signUp("rememberer")
+        try member.get("/city/tokyo")
+        let (_, signedIn) = try member.get("/")
+        #expect(signedIn.nodes("//li[@class='city-row']").first?["data-slug"] == "tokyo")
+    }
+
     /// Issue 25 #5: the heading names the country (and the region where it tells cities apart)
     /// in the reader's language, as search results do; the code stays for tools.
     @Test func theHeadingNamesTheCountryInTheReadersLanguage() throws {

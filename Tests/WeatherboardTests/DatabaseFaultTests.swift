@@ -303,10 +303,8 @@ import Testing
     @Test func aPooledConnectionEndedWhileIdleIsDroppedUnused() throws {
         guard TestEngine.enabled.contains(.postgres) else { return }
         let postgres = try TestPostgres.require()
-        let url = try postgres.freshDatabase()
-        defer { postgres.drop(url) }
-        let pool = try PostgresDatabase(url: url, maximumConnections: 3, timeouts: PostgresTimeouts())
-        defer { try? pool.close() }
+        let (pool, url) = try freshPool(postgres, connections: 3)
+        defer { try? pool.close(); postgres.drop(url) }
         try pool.withConnection { _ in try pool.withConnection { _ in } }
         #expect(pool.openConnections == 2)
         let admin = try PostgresDatabase(url: postgres.url("postgres"), maximumConnections: 1)
@@ -383,10 +381,8 @@ import Testing
         #expect(throws: Setting.Problem.self) { try AppConfiguration.resolve(arguments: ["--database-connections", "0"], environment: [:]) }
         guard TestEngine.enabled.contains(.postgres) else { return }
         let postgres = try TestPostgres.require()
-        let url = try postgres.freshDatabase()
-        defer { postgres.drop(url) }
-        let pool = try PostgresDatabase(url: url, maximumConnections: 3, timeouts: PostgresTimeouts())
-        defer { try? pool.close() }
+        let (pool, url) = try freshPool(postgres, connections: 3)
+        defer { try? pool.close(); postgres.drop(url) }
         let backends = { () throws -> Int in
             try pool.withConnection { try $0.integer("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()") }
         }
@@ -471,3 +467,10 @@ import Testing
         #expect(try copy.readStatement { try $0.integer("SELECT count(*) FROM stop_check") } == 50)
     }
 }
+
+/// A pool of `connections` on a fresh copy of the test template, with the serving timeouts.
+func freshPool(_ postgres: TestPostgres, connections: Int) throws -> (PostgresDatabase, url: String) {
+    let url = try postgres.freshDatabase()
+    return (try PostgresDatabase(url: url, maximumConnections: connections, timeouts: PostgresTimeouts()), url)
+}
+

@@ -333,6 +333,10 @@ import Testing
         #expect(try browser.script("return document.activeElement.matches('article.post[data-author=someone] summary')") as? Bool == true)
         try browser.press("\u{E007}")
         #expect(try browser.script("return document.querySelector('article.post[data-author=someone] details').open") as? Bool == true)
+        // No reason is chosen for the reporter: the arrow key chooses the first.
+        try tabTo("article.post[data-author=someone] form.report-form select[name=reason]")
+        try browser.press("\u{E015}")
+        #expect(try browser.script("return document.querySelector('article.post[data-author=someone] select[name=reason]').value") as? String == "spam")
         try tabTo("article.post[data-author=someone] form.report-form button")
         try browser.press("\u{E007}")
         try browser.wait("reported") { try browser.findAll("article.post[data-author=someone] p.reported-placeholder").count == 1 }

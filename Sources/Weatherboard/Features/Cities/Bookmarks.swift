@@ -82,3 +82,21 @@ struct Bookmarks {
         SetCookie(name: Self.cookie, value: slugs.joined(separator: "."), maxAge: 365 * 24 * 3600, secure: secureCookies)
     }
 }
+
+/// The city a visitor opened last, found by "use my location" or by search (issue 26 #10): put
+/// first on the home page of anyone without bookmarks. A cookie for guests and members alike, so
+/// that reading a page writes nothing to the database; it holds a slug and nothing else.
+enum LastCity {
+    static let cookie = "last_city"
+
+    static func remembered(_ request: Request, in index: CityIndex) -> City? {
+        request.cookie(cookie).flatMap(index.city(slug:))
+    }
+
+    /// Sets the cookie on the city page's answer when it names another city.
+    static func remember(_ city: City, on response: inout Response, for request: Request, secure: Bool) {
+        guard response.status == .ok || response.status == .notModified, request.cookie(cookie) != city.slug else { return }
+        response.setCookie(SetCookie(name: cookie, value: city.slug, maxAge: 365 * 24 * 3600, secure: secure))
+    }
+}
+

@@ -29,14 +29,20 @@ struct CityPageController {
                                                           selecting: before.map { [("before", String($0))] } ?? []) {
             return elsewhere
         }
-        // Signed-in pages are each viewer's; a page showing a confirmation is this visitor's.
-        guard context.user == nil && context.flash == nil else { return try page(city, context, before: before, composer: nil) }
-        // Guests all see the same page (but for their bookmark and token): kept and reused.
-        let bookmarked = bookmarks.containsForGuest(city, context)
-        let key = "city \(city.id) \(before.map(String.init) ?? "newest") \(context.language.rawValue) \(bookmarked)"
-        return try cache.response(key: key, cities: [city.id], context: context) { token in
-            try render(city, context, before: before, composer: nil, csrfToken: token)
+        var response: Response
+        if context.user != nil || context.flash != nil {
+            // Signed-in pages are each viewer's; a page showing a confirmation is this visitor's.
+            response = try page(city, context, before: before, composer: nil)
+        } else {
+            // Guests all see the same page (but for their bookmark and token): kept and reused.
+            let bookmarked = bookmarks.containsForGuest(city, context)
+            let key = "city \(city.id) \(before.map(String.init) ?? "newest") \(context.language.rawValue) \(bookmarked)"
+            response = try cache.response(key: key, cities: [city.id], context: context) { token in
+                try render(city, context, before: before, composer: nil, csrfToken: token)
+            }
         }
+        LastCity.remember(city, on: &response, for: request, secure: bookmarks.secureCookies)
+        return response
     }
 
     /// The city page; also re-rendered by the board when a post is refused, with the text kept.

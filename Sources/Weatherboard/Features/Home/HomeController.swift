@@ -31,7 +31,11 @@ struct HomeController {
     /// The reader's bookmarked cities, or the default ones when there are none.
     private func shownCities(_ context: AppContext) throws -> (cities: [City], bookmarked: Bool) {
         let bookmarked = try bookmarks.cities(for: context)
-        return bookmarked.isEmpty ? (Self.defaultCities.compactMap(index.city(slug:)), false) : (bookmarked, true)
+        guard bookmarked.isEmpty else { return (bookmarked, true) }
+        // The city opened last comes first (found by location, or simply read last).
+        let last = LastCity.remembered(context.request, in: index)
+        let defaults = Self.defaultCities.compactMap(index.city(slug:)).filter { $0.id != last?.id }
+        return ((last.map { [$0] } ?? []) + defaults, false)
     }
 
     private func render(_ context: AppContext, cities: [City], bookmarked: Bool, csrfToken: String) throws -> [UInt8] {
