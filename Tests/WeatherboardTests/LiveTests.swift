@@ -76,14 +76,22 @@ extension Browser {
         #expect(try app.browser().listen("/posts/999999/live").head.status == 404)
     }
 
-    @Test func eachReaderHearsWhatTheyMaySeeAndNothingElse() throws {
+    /// Three members on a quick board (no wait between posts, one report hides): `author`, one
+    /// who has blocked them, and one who has not.
+    private func sceneWithABlock(blocker blockerName: String, other otherName: String) throws
+        -> (app: AppHarness, author: Browser, blocker: Browser, other: Browser) {
         let app = try AppHarness { $0.limits.secondsBetweenPosts = 0; $0.limits.reportThreshold = 1 }
-        let author = app.browser(), blocker = app.browser(), neighbour = app.browser()
+        let author = app.browser(), blocker = app.browser(), other = app.browser()
         try author.signUp("author")
-        try blocker.signUp("blocker")
-        try neighbour.signUp("neighbour")
+        try blocker.signUp(blockerName)
+        try other.signUp(otherName)
         try blocker.get("/users/author")
         #expect(try blocker.post("/users/author/block", []).0.status == 303)
+        return (app, author, blocker, other)
+    }
+
+    @Test func eachReaderHearsWhatTheyMaySeeAndNothingElse() throws {
+        let (app, author, blocker, neighbour) = try sceneWithABlock(blocker: "blocker", other: "neighbour")
         let guest = try app.browser().listen("/city/seoul/live")
         let blocking = try blocker.listen("/city/seoul/live")
         let own = try author.listen("/city/seoul/live")
@@ -193,13 +201,7 @@ extension Browser {
     // Found by a hostile tester.
 
     @Test func repliesUnderABlockedPersonsPostAndUnderAHiddenPostAreWithheld() throws {
-        let app = try AppHarness { $0.limits.secondsBetweenPosts = 0; $0.limits.reportThreshold = 1 }
-        let author = app.browser(), reader = app.browser(), stranger = app.browser()
-        try author.signUp("author")
-        try reader.signUp("reader")
-        try stranger.signUp("stranger")
-        try reader.get("/users/author")
-        #expect(try reader.post("/users/author/block", []).0.status == 303)
+        let (app, author, reader, stranger) = try sceneWithABlock(blocker: "reader", other: "stranger")
         let blocking = try reader.listen("/city/seoul/live")
         let guest = try app.browser().listen("/city/seoul/live")
         let own = try author.listen("/city/seoul/live")

@@ -39,7 +39,7 @@ struct CitiesController {
         let reading = forgiving.read(query)
         let found = reading.results
         // Read as meant ("서울특별시", "Seoul, KR", "bombay") and unambiguous: straight there.
-        if reading.correction == nil, found.total == 1, let only = found.cities.first, index.search(query).total == 0 {
+        if reading.reread, reading.correction == nil, found.total == 1, let only = found.cities.first {
             return .redirect(to: "/city/\(only.slug)", status: .found)
         }
         let results = found.cities.map { city in

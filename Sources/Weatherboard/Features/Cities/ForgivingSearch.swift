@@ -20,6 +20,9 @@ struct ForgivingSearch: Sendable {
         var results: CityIndex.Results
         /// Set when the results are for a corrected spelling ("Did you mean Seoul?").
         var correction: City?
+        /// Whether the results come from a reading of the query (an ending, a country, another
+        /// name), not from the query as typed.
+        var reread = false
     }
 
     /// Queries longer than this are cut before any of the work below (it is linear in the length).
@@ -53,17 +56,17 @@ struct ForgivingSearch: Sendable {
             country = code
         }
         if let slug = Self.otherNames[folded], let city = index.city(slug: slug) {
-            return Reading(results: CityIndex.Results(cities: [city], total: 1))
+            return Reading(results: CityIndex.Results(cities: [city], total: 1), reread: true)
         }
         for ending in Self.koreanEndings where folded.hasSuffix(ending) && folded.count > ending.count {
             let stem = String(folded.dropLast(ending.count))
             let found = narrowed(index.search(stem), to: country)
-            if found.total > 0 { return Reading(results: found) }
+            if found.total > 0 { return Reading(results: found, reread: true) }
         }
         let named = narrowed(index.search(folded), to: country)
-        if named.total > 0 { return Reading(results: named) }
+        if named.total > 0 { return Reading(results: named, reread: true) }
         if let corrected = closestName(to: folded, in: country) {
-            return Reading(results: narrowed(index.search(CityIndex.fold(corrected.nameEn)), to: country), correction: corrected)
+            return Reading(results: narrowed(index.search(CityIndex.fold(corrected.nameEn)), to: country), correction: corrected, reread: true)
         }
         return Reading(results: plain)
     }
