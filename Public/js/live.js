@@ -43,8 +43,19 @@
       }, 10 * 60 * 1000);
     } else {
       clearTimeout(hideTimer);
-      if (stopped) { stopped = false; connect(); }
+      if (stopped && !source) { stopped = false; connect(); }
     }
+  });
+
+  // A page left for another holds no connection while it is kept in the back-forward cache:
+  // browsers allow six connections to a site over HTTP/1.1, and the streams of the pages kept
+  // would take them all, stalling every next page of the site. Shown again, it catches up.
+  window.addEventListener("pagehide", function () {
+    stopped = true;
+    if (source) { source.close(); source = null; }
+  });
+  window.addEventListener("pageshow", function (event) {
+    if (event.persisted && stopped && !source) { stopped = false; connect(); }
   });
 
   function post(id) { return document.getElementById("post-" + id); }
