@@ -45,6 +45,9 @@ final class AppHarness: Sendable {
         configuration.clock = { clock.read() }
         configuration.passwordCost = 1 << 10 // fast hashes in tests; production uses 2^15
         configure(&configuration)
+        // A test that stubs Open-Meteo stubs its air-quality service too (the stub answers both
+        // paths): no test asks the real one.
+        if configuration.airQualityURL == AppConfiguration().airQualityURL { configuration.airQualityURL = configuration.openMeteoURL }
         application = try Application(configuration: configuration)
         try application.start()
     }

@@ -32,7 +32,8 @@ import HTTPTestSupport
         #expect(page.text("//section[@data-day='today']//span[@class='high']") == "High 12°")
         #expect(page.text("//section[@data-day='tomorrow']//span[@class='high']") == "High 13°")
         #expect(page.text("//p[@class='headline']") == "About the same as yesterday")
-        #expect(page.text("//p[@class='tomorrow-line']") == "Tomorrow: 1° warmer than today")
+        // the recorded tomorrow has rain at 80 %, today none: the line says so (issue 25 #1)
+        #expect(page.text("//p[@class='tomorrow-line']") == "Tomorrow: 1° warmer than today, with rain likely")
     }
 
     @Test func belowZeroHalvesRoundAwayFromZero() {

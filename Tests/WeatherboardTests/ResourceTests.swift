@@ -48,6 +48,10 @@ import Testing
             "sky_": Observation.Sky.allCases.map(\.rawValue), "feels_": Observation.Feels.allCases.map(\.rawValue),
             "tally_": Observation.Feels.allCases.map(\.rawValue),
             "day_": ["yesterday", "today", "tomorrow"], "tomorrow_": ["compare_warmer", "compare_colder", "compare_same"],
+            "precip_": ["rain", "snow", "mixed"],
+            // named through `key` properties and `compassKey`, checked here all the same
+            "air_": AirQualityBand.allCases.map(\.rawValue), "uv_": UVBand.allCases.map(\.rawValue),
+            "wind_": ["n", "ne", "e", "se", "s", "sw", "w", "nw"],
             // ErrorPages: "\(key)_title" and "\(key)_text" for the statuses it words
             "": [400, 403, 404, 405, 413, 429, 500].flatMap { ["error_\($0)_title", "error_\($0)_text"] },
         ]

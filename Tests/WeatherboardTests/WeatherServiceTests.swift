@@ -12,6 +12,15 @@ final class UpstreamStub: @unchecked Sendable {
     private var _mode = Mode.ok
     private var _hits = 0
     private var _delay: TimeInterval = 0
+    private var _airQuality = UpstreamStub.seoulAir
+    private var _airQualityHits = 0
+    /// The air-quality service's answer (`/v1/air-quality`), served in every mode but the failing ones.
+    var airQuality: [UInt8] {
+        get { lock.withLock { _airQuality } }
+        set { lock.withLock { _airQuality = newValue } }
+    }
+    var airQualityHits: Int { lock.withLock { _airQualityHits } }
+    static let seoulAir = Array(#"{"utc_offset_seconds":32400,"current":{"time":"2026-11-22T14:00","interval":3600,"pm10":42.4,"pm2_5":18.1}}"#.utf8)
     let server: Server
     var url: String { "http://127.0.0.1:\(server.port)" }
     static let recorded: [UInt8] = {
@@ -46,13 +55,17 @@ final class UpstreamStub: @unchecked Sendable {
         let this = Locked<UpstreamStub?>(nil)
         server = Server(configuration: configuration) { request in
             guard let stub = this.value else { return .text("not ready", status: .serviceUnavailable) }
-            let (mode, delay) = stub.lock.withLock { () -> (Mode, TimeInterval) in
-                stub._hits += 1
-                return (stub._mode, stub._delay)
+            let json = HTTPHeaders([("Content-Type", "application/json")])
+            // Hits count forecasts: the air is asked beside each, and counted apart.
+            let isAir = request.path == "/v1/air-quality"
+            let (mode, delay, air) = stub.lock.withLock { () -> (Mode, TimeInterval, [UInt8]) in
+                if isAir { stub._airQualityHits += 1 } else { stub._hits += 1 }
+                return (stub._mode, stub._delay, stub._airQuality)
             }
             if delay > 0 { Thread.sleep(forTimeInterval: delay) }
-            let json = HTTPHeaders([("Content-Type", "application/json")])
             switch mode {
+            case .ok where isAir, .answer where isAir:
+                return Response(headers: json, body: air)
             case .ok:
                 guard request.path == "/v1/forecast", (try? request.queryItems()["past_days"]) == "1" else {
                     return Response(status: .badRequest, headers: json, body: Array(#"{"error":true,"reason":"bad query"}"#.utf8))

@@ -33,6 +33,7 @@ public struct AppConfiguration: Sendable {
     public var weatherProviders = ["open-meteo", "demo"]
     public var openMeteoURL = "https://api.open-meteo.com"
     public var kmaURL = "https://apis.data.go.kr"
+    public var airQualityURL = "https://air-quality-api.open-meteo.com"
     /// The KMA service key, from the environment only (`WEATHERBOARD_KMA_KEY`, read with the other
     /// settings in `resolve`); when set, the KMA is asked first for Korean cities.
     public var kmaKey: String?

@@ -45,7 +45,8 @@ public final class Application: Sendable {
         let imported = try CityCatalog.importIfEmpty(into: database)
         if imported > 0 { logger.notice("imported \(imported) cities") }
         cities = CityIndex(cities: try database.readStatement(City.all))
-        weather = WeatherService(providers: providers, database: database,
+        weather = WeatherService(providers: providers, airQualityProviders: Application.makeAirQualityProviders(configuration),
+                                 database: database,
                                  freshFor: configuration.weatherFreshFor, firstFetchBudget: configuration.weatherFirstFetchBudget,
                                  memoryLimit: configuration.forecastsInMemory,
                                  budget: configuration.weatherFetchBudget, logger: logger,
@@ -118,6 +119,18 @@ public final class Application: Sendable {
             default: throw StartupError("unknown weather provider '\(name)' (known: kma, open-meteo, demo)")
             }
         }
+    }
+
+    /// The air's sources follow the forecast's: Open-Meteo's air-quality service where Open-Meteo
+    /// (or KMA, which has no air quality) is asked, the demo's figures where the demo is.
+    static func makeAirQualityProviders(_ configuration: AppConfiguration) -> [AirQualityProvider] {
+        var providers: [AirQualityProvider] = []
+        let names = configuration.weatherProviders
+        if names.contains("open-meteo") || configuration.kmaKey != nil {
+            providers.append(OpenMeteoAirQuality(baseURL: configuration.airQualityURL))
+        }
+        if names.contains("demo") { providers.append(DemoAirQuality()) }
+        return providers
     }
 
     static func makeRouter(configuration: AppConfiguration, database: AppDatabase, pages: Pages,

@@ -92,6 +92,7 @@ struct Setting {
                 configuration.weatherProviders = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
             }, shown: { $0.weatherProviders.joined(separator: ",") }),
             .text("open-meteo-url", "Base URL of the Open-Meteo API, e.g. a proxy.", \.openMeteoURL),
+            .text("air-quality-url", "Base URL of Open-Meteo's air-quality API (PM10 and PM2.5), e.g. a proxy.", \.airQualityURL),
             .text("kma-url", "Base URL of the KMA API gateway (the key comes only from WEATHERBOARD_KMA_KEY).", \.kmaURL),
             Setting(name: "weather-fresh-minutes", help: "Minutes a fetched forecast is served before asking again.", apply: { configuration, text in
                 guard let minutes = Int(text), minutes >= 1 else { throw Problem(description: "--weather-fresh-minutes must be at least 1") }

@@ -152,6 +152,23 @@ import Testing
         try Self.expectCleanConsole(phone)
     }
 
+    /// A page left for another keeps no stream open while the browser keeps it for "back":
+    /// browsers allow six connections to a site over HTTP/1.1, and the kept pages' streams once
+    /// took them all, so that every seventh page of the site waited a minute to load.
+    @Test func pagesLeftBehindHoldNoStream() throws {
+        guard let site = try Self.start() else { return }
+        defer { withExtendedLifetime(site) {} }
+        let (app, browser, base) = (site.app, site.browser, site.base)
+        for slug in ["seoul", "busan", "tokyo", "london"] {
+            try browser.go(base + "/city/" + slug)
+            try browser.wait("\(slug) listening, and only \(slug)") { app.application.live.listenerCount == 1 }
+        }
+        _ = try browser.script("history.back()")
+        try browser.wait("back on Tokyo's page") { (try browser.script("return location.pathname") as? String) == "/city/tokyo" }
+        try browser.wait("Tokyo listening again, London not") { app.application.live.listenerCount == 1 }
+        try Self.expectCleanConsole(browser)
+    }
+
     @Test func searchingForSeoulLeadsToItsPage() throws {
         guard let site = try Self.start() else { return }
         defer { withExtendedLifetime(site) {} }
@@ -424,6 +441,26 @@ import Testing
         try browser.setWindow(width: 1280, height: 900)
         try browser.go(base + "/city/busan?lang=ko")
         try shoot("city-ko")
+        // Today's weather in detail: rain by the hour, the air, sun, wind, humidity and UV, in a
+        // city where the demo's today has rain.
+        let rainy = try ["seoul", "busan", "tokyo", "london", "paris", "sydney", "singapore", "moscow"].first { slug in
+            try app.page("/city/" + slug).1.count("//div[@data-day='today']//li[@data-precip >= 50]") > 0
+        } ?? "seoul"
+        for (width, height, device) in [(1280, 900, ""), (375, 812, "-phone")] {
+            try browser.setWindow(width: width, height: height)
+            for scheme in ["light", "dark"] {
+                try browser.devTools("Emulation.setEmulatedMedia", ["features": [["name": "prefers-color-scheme", "value": scheme]]])
+                for language in ["en", "ko"] {
+                    try browser.go(base + "/city/\(rainy)?lang=\(language)")
+                    try browser.script("document.querySelector('section[data-day=today]').scrollIntoView()")
+                    try shoot("city-today\(device)-\(scheme)-\(language)")
+                    try browser.script("document.querySelector('.rain-hours').scrollIntoView({block: 'center'})")
+                    try shoot("city-rain-air\(device)-\(scheme)-\(language)")
+                }
+            }
+        }
+        try browser.devTools("Emulation.setEmulatedMedia", ["features": [["name": "prefers-color-scheme", "value": "light"]]])
+        try browser.setWindow(width: 1280, height: 900)
         // A conversation: replies under a post on the board, and the post's own page.
         let asked = try app.count("SELECT max(id) FROM posts")
         for (n, text) in ["Same here in Mapo, gloves on.", "@neighbour2 the wind drops after 6 pm, says the forecast."].enumerated() {

@@ -27,11 +27,15 @@ struct CityWeatherView {
         if let today = days[1]?.high, let tomorrow = days[2]?.high {
             let (key, degrees) = Comparison.phrase(today: tomorrow, reference: today)
             view.tomorrowLine = strings("tomorrow_" + key, ["n": String(degrees)])
+                + (RainOutlook.tomorrowChange(today: days[1], tomorrow: days[2]).map { strings($0, [:]) } ?? "")
         }
         if let today = days[1] {
             view.headerClass = gradientClasses(high: today.high, low: today.low)
         }
         view.chart = chart(dates: dates, forecast: forecast, local: local)
+        let rainDays = zip(["today", "tomorrow"], dates.dropFirst()).compactMap { name, date in rainDay(name, date: date, forecast: forecast) }
+        view.rainHours = rainDays.isEmpty ? nil : CityWeather.RainHours(days: rainDays)
+        view.air = air(forecast.airQuality)
         view.strip = (1...5).compactMap { offset -> CityWeather.StripDay? in
             let date = local.dateString(now, offset: offset)
             guard let day = forecast.day(date) else { return nil }
@@ -51,17 +55,21 @@ struct CityWeatherView {
         let forecast = report.forecast
         let local = LocalCalendar(city.timeZone)
         let sourceName = ["open-meteo": "Open-Meteo", "kma": strings("source_kma", [:]), "demo": strings("source_demo", [:])]
-        let when: String
-        if local.dateString(forecast.fetchedAt) == local.dateString(now) {
-            let fetched = local.hourMinute(forecast.fetchedAt)
-            let zone = city.timeZone.abbreviation(for: forecast.fetchedAt) ?? city.timezone
-            when = String(format: "%02d:%02d", fetched.hour, fetched.minute) + " " + zone
-        } else {
-            let hours = max(1, Int(min(1e6, max(0, now.timeIntervalSince(forecast.fetchedAt) / 3600))))
-            when = hours < 24 ? strings("time_hours", ["n": String(hours)]) : strings("time_days", ["n": String(hours / 24)])
-        }
         return strings(report.source == "cache" ? "provenance_cached" : "provenance",
-                       ["source": sourceName[forecast.source] ?? forecast.source, "when": when])
+                       ["source": sourceName[forecast.source] ?? forecast.source,
+                        "when": updated(forecast.fetchedAt, local: local, city: city, now: now, strings: strings)])
+    }
+
+    /// "16:11 GMT+9" for something fetched on the city's today, "2 h ago" otherwise.
+    static func updated(_ fetchedAt: Date, local: LocalCalendar, city: City, now: Date,
+                        strings: (String, [String: String]) -> String) -> String {
+        if local.dateString(fetchedAt) == local.dateString(now) {
+            let fetched = local.hourMinute(fetchedAt)
+            let zone = city.timeZone.abbreviation(for: fetchedAt) ?? city.timezone
+            return LocalCalendar.twoDigits(fetched.hour) + ":" + LocalCalendar.twoDigits(fetched.minute) + " " + zone
+        }
+        let hours = max(1, Int(min(1e6, max(0, now.timeIntervalSince(fetchedAt) / 3600))))
+        return hours < 24 ? strings("time_hours", ["n": String(hours)]) : strings("time_days", ["n": String(hours / 24)])
     }
 
     /// A reading older than this is not shown as "now".
@@ -81,14 +89,93 @@ struct CityWeatherView {
         card.low = rounded(day.low)
         card.icon = condition.icon
         card.condition = strings(condition.key, [:])
-        card.precipitation = day.precipitationProbability.map { String($0) } ?? "–"
+        // A day that is over has no chance of rain left to give.
+        if name != "yesterday" { card.precipitation = day.precipitationProbability.map { String($0) } ?? "–" }
         card.classes = gradientClasses(high: day.high, low: day.low)
-        if name == "today", let current = report.forecast.current,
-           now.timeIntervalSince(report.forecast.fetchedAt) < Self.currentReadingLifetime {
-            card.current = rounded(current.temperature)
-            card.feelsLike = rounded(current.apparentTemperature)
+        if name == "today" {
+            if let current = report.forecast.current, now.timeIntervalSince(report.forecast.fetchedAt) < Self.currentReadingLifetime {
+                card.current = rounded(current.temperature)
+                card.feelsLike = rounded(current.apparentTemperature)
+            }
+            let hour = LocalCalendar(city.timeZone).hourMinute(now).hour
+            let outlook = RainOutlook(hours: report.forecast.hours(on: date), from: hour)
+            card.rainSummary = outlook.sentence(strings: strings)
+            card.details = details(day, date: date, hour: hour)
         }
         return card
+    }
+
+    /// Sun, wind, humidity and UV for today's card; nil when the provider gave none of them.
+    private func details(_ day: Forecast.Day, date: String, hour: Int) -> CityWeather.Details? {
+        var details = CityWeather.Details()
+        // A sunrise on another date (the polar summer's) is no sunrise of this day.
+        func clock(_ time: String?) -> String? {
+            guard let time, time.hasPrefix(date + "T") else { return nil }
+            return String(time.suffix(5))
+        }
+        if let sunrise = clock(day.sunrise), let sunset = clock(day.sunset) {
+            details.sun = CityWeather.Details.Sun(sunrise: sunrise, sunset: sunset,
+                                                  text: strings("details_sun", ["rise": sunrise, "set": sunset]))
+        }
+        if let speed = day.windSpeedMax {
+            let kmh = String(Comparison.wholeDegrees(speed))
+            var text = strings("details_wind", ["speed": kmh])
+            if let direction = day.windDirection { text += " " + strings("details_wind_from", ["direction": strings(Self.compassKey(direction), [:])]) }
+            if let gusts = day.windGustsMax { text += strings("details_gusts", ["speed": String(Comparison.wholeDegrees(gusts))]) }
+            details.wind = CityWeather.Details.Value(raw: format(speed), text: text)
+        }
+        let hourKey = date + "T" + LocalCalendar.twoDigits(hour) + ":00"
+        if let humidity = report.forecast.hourly.first(where: { $0.time == hourKey })?.humidity {
+            details.humidity = CityWeather.Details.Value(raw: String(humidity), text: strings("details_humidity", ["n": String(humidity)]))
+        }
+        if let uv = day.uvIndexMax {
+            let whole = Comparison.wholeDegrees(uv)
+            details.uv = CityWeather.Details.Value(raw: format(uv), text: strings("details_uv", [
+                "n": String(whole), "band": strings(UVBand.of(whole).key, [:]),
+            ]))
+        }
+        return details.isEmpty ? nil : details
+    }
+
+    /// The eight compass points' catalog keys, north first (`wind_n`, `wind_ne`, …).
+    static func compassKey(_ degrees: Int) -> String {
+        let points = ["n", "ne", "e", "se", "s", "sw", "w", "nw"]
+        return "wind_" + points[((degrees % 360 + 360) % 360 * 2 + 45) / 90 % 8]
+    }
+
+    // MARK: - Rain by the hour and the air
+
+    /// One row of hourly chances of rain; nil when the day has none.
+    private func rainDay(_ name: String, date: String, forecast: Forecast) -> CityWeather.RainDay? {
+        let nowHour = LocalCalendar(city.timeZone).hourMinute(now).hour
+        let hours = forecast.hours(on: date).compactMap { hour -> CityWeather.RainDay.Hour? in
+            guard let chance = hour.precipitationProbability else { return nil }
+            let clock = String(hour.time.suffix(5))
+            return CityWeather.RainDay.Hour(time: hour.time, chance: chance, band: min(10, (chance + 5) / 10),
+                                            label: clock.hasSuffix(":00") && Int(clock.prefix(2)).map { $0 % 3 == 0 } == true ? String(clock.prefix(2)) : nil,
+                                            text: strings("rain_hour", ["time": clock, "n": String(chance)]),
+                                            isPast: name == "today" && Int(clock.prefix(2)).map { $0 < nowHour } == true)
+        }
+        return hours.isEmpty ? nil : CityWeather.RainDay(day: name, title: strings("day_" + name, [:]), hours: hours)
+    }
+
+    /// The air's values with their Korean bands, if fetched recently enough to mean anything.
+    private func air(_ values: Forecast.AirQuality?) -> CityWeather.Air? {
+        guard let values, now.timeIntervalSince(values.fetchedAt) < WeatherService.airQualityKeptFor,
+              values.pm10 != nil || values.pm25 != nil else { return nil }
+        func reading(_ value: Double?, band: (Double) -> AirQualityBand) -> CityWeather.Air.Reading? {
+            guard let value else { return nil }
+            let band = band(value)
+            return CityWeather.Air.Reading(raw: format(value), value: String(Comparison.wholeDegrees(value)),
+                                           band: band.rawValue, bandName: strings(band.key, [:]))
+        }
+        let sourceName = ["open-meteo": strings("source_air_open_meteo", [:]), "demo": strings("source_demo", [:])]
+        let local = LocalCalendar(city.timeZone)
+        return CityWeather.Air(
+            pm10: reading(values.pm10, band: AirQualityBand.of(pm10:)), pm25: reading(values.pm25, band: AirQualityBand.of(pm25:)),
+            provenance: strings("provenance", ["source": sourceName[values.source] ?? values.source,
+                                               "when": Self.updated(values.fetchedAt, local: local, city: city, now: now, strings: strings)]),
+            source: values.source, isDemo: values.source == "demo")
     }
 
     /// `hi-N lo-M`: the gradient from the high's colour to the low's (text sits on plates over
@@ -178,10 +265,71 @@ struct CityWeather {
         var low = ""
         var icon = ""
         var condition = ""
-        var precipitation = ""
+        /// None for yesterday (over, no chance left).
+        var precipitation: String?
         var classes = ""
         var current: String?
         var feelsLike = ""
+        /// "Rain likely from 15:00 to 18:00" (today only).
+        var rainSummary: String?
+        var details: Details?
+    }
+
+    /// Today's sun, wind, humidity and UV; each absent when the provider gave none.
+    struct Details {
+        struct Sun {
+            var sunrise: String
+            var sunset: String
+            var text: String
+        }
+        struct Value {
+            /// As the provider gave it, for `data-…` attributes.
+            var raw: String
+            var text: String
+        }
+        var sun: Sun?
+        var wind: Value?
+        var humidity: Value?
+        var uv: Value?
+        var isEmpty: Bool { sun == nil && wind == nil && humidity == nil && uv == nil }
+    }
+
+    /// A day's chance of rain, hour by hour.
+    struct RainDay {
+        struct Hour {
+            var time: String
+            var chance: Int
+            /// 0–10: the bar's height in tenths.
+            var band: Int
+            /// Every third hour's label under the bars ("00", "03", …).
+            var label: String?
+            var text: String
+            var isPast: Bool
+        }
+        var day: String
+        var title: String
+        var hours: [Hour]
+    }
+
+    /// Today's and tomorrow's rows (an optional: only an optional opens a template scope).
+    struct RainHours {
+        var days: [RainDay]
+    }
+
+    /// PM10 and PM2.5 with their bands and where they came from.
+    struct Air {
+        struct Reading {
+            var raw: String
+            var value: String
+            /// `good`, `moderate`, `unhealthy`, `very_unhealthy`.
+            var band: String
+            var bandName: String
+        }
+        var pm10: Reading?
+        var pm25: Reading?
+        var provenance: String
+        var source: String
+        var isDemo: Bool
     }
 
     struct Chart {
@@ -247,5 +395,7 @@ struct CityWeather {
     var cards: [Card] = []
     var chart: Chart?
     var strip: [StripDay] = []
+    var rainHours: RainHours?
+    var air: Air?
     var provenance: Provenance?
 }

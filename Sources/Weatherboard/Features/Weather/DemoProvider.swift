@@ -19,26 +19,38 @@ public struct DemoProvider: WeatherProvider {
             let date = local.dateString(now, offset: offset)
             guard let start = local.startOfDay(date) else { continue }
             let mean = seasonalMean(city, dayOfYear: local.dayOfYear(start)) + anomaly(city, date)
-            let range = 3 + 1.5 * unit(city.id, date, salt: 7) // half the day's swing: a 6–9 °C day
+            let range = 3 + 1.5 * Demo.unit(city.id, date, salt: 7) // half the day's swing: a 6–9 °C day
             let code = weatherCode(city, date, mean: mean)
+            let wet = rainHours(city, date, code: code)
             var temperatures: [Double] = []
+            var chances: [Int] = []
             for hour in 0..<24 {
                 // coldest near 05:00, warmest near 15:00
                 let t = mean + range * cos(2 * Double.pi * Double(hour - 15) / 24)
                 let rounded = (t * 10).rounded() / 10
                 temperatures.append(rounded)
-                hourly.append(Forecast.Hour(time: date + String(format: "T%02d:00", hour), temperature: rounded,
-                                            apparentTemperature: apparent(rounded), precipitationProbability: precipitation(code),
-                                            weatherCode: code))
+                let chance = precipitation(code, wet: wet.contains(hour), city: city, hour: "\(date)T\(hour)")
+                chances.append(chance)
+                // Damper at night and when it rains.
+                let humidity = 55 + Int(15 * cos(2 * Double.pi * Double(hour - 4) / 24)) + (wet.contains(hour) ? 20 : 0)
+                hourly.append(Forecast.Hour(time: date + "T" + LocalCalendar.twoDigits(hour) + ":00", temperature: rounded,
+                                            apparentTemperature: apparent(rounded), precipitationProbability: chance,
+                                            weatherCode: wet.contains(hour) || wet.isEmpty ? code : 2, humidity: min(100, humidity)))
             }
+            let sun = SunTimes.local(date, city: city)
+            let wind = (6 + 22 * Demo.unit(city.id, date, salt: 13)).rounded()
             daily.append(Forecast.Day(date: date, high: temperatures.max(), low: temperatures.min(), weatherCode: code,
-                                      precipitationProbability: precipitation(code)))
+                                      precipitationProbability: chances.max(), sunrise: sun?.sunrise, sunset: sun?.sunset,
+                                      uvIndexMax: uvIndex(city, dayOfYear: local.dayOfYear(start), code: code),
+                                      windSpeedMax: wind, windGustsMax: (wind * 1.7).rounded(),
+                                      windDirection: Int(360 * Demo.unit(city.id, date, salt: 17))))
         }
         let (hour, minute) = local.hourMinute(now)
         let today = local.dateString(now)
-        let current = hourly.first { $0.time == today + String(format: "T%02d:00", hour) }
+        let current = hourly.first { $0.time == today + "T" + LocalCalendar.twoDigits(hour) + ":00" }
         return Forecast(source: id, fetchedAt: now,
-                        current: current.map { Forecast.Current(time: today + String(format: "T%02d:%02d", hour, minute / 15 * 15),
+                        current: current.map { Forecast.Current(time: today + "T" + LocalCalendar.twoDigits(hour) + ":"
+                                                                    + LocalCalendar.twoDigits(minute / 15 * 15),
                                                                 temperature: $0.temperature, apparentTemperature: $0.apparentTemperature,
                                                                 weatherCode: $0.weatherCode) },
                         daily: daily, hourly: hourly)
@@ -84,13 +96,13 @@ public struct DemoProvider: WeatherProvider {
     /// of latitude (weather systems move temperatures more away from the equator).
     func anomaly(_ city: City, _ date: String) -> Double {
         let index = dayIndex(date)
-        func noise(_ i: Int) -> Double { unit(city.id, String(i), salt: 3) * 2 - 1 }
+        func noise(_ i: Int) -> Double { Demo.unit(city.id, String(i), salt: 3) * 2 - 1 }
         let size = 1 + 2 * min(1, abs(city.latitude) / 30)
         return size * (0.5 * noise(index) + 0.25 * noise(index - 1) + 0.25 * noise(index + 1))
     }
 
     func weatherCode(_ city: City, _ date: String, mean: Double) -> Int {
-        let roll = unit(city.id, date, salt: 11)
+        let roll = Demo.unit(city.id, date, salt: 11)
         switch roll {
         case ..<0.35: return 0
         case ..<0.6: return 2
@@ -100,13 +112,35 @@ public struct DemoProvider: WeatherProvider {
         }
     }
 
-    func precipitation(_ code: Int) -> Int {
+    /// On a day of rain or snow, the hours it falls: one spell of three to eight hours starting
+    /// anywhere in the day; none on a dry day.
+    func rainHours(_ city: City, _ date: String, code: Int) -> Range<Int> {
+        guard code >= 51 else { return 0..<0 }
+        let start = Int(20 * Demo.unit(city.id, date, salt: 19))
+        let length = 3 + Int(6 * Demo.unit(city.id, date, salt: 29))
+        return start..<min(24, start + length)
+    }
+
+    /// The hour's chance of rain: high in the day's spell, low around it, by the sky otherwise.
+    func precipitation(_ code: Int, wet: Bool, city: City, hour: String) -> Int {
+        let jitter = Int(10 * Demo.unit(city.id, hour, salt: 31))
+        if wet { return 70 + 2 * jitter }
         switch code {
         case 0: return 0
-        case 2: return 10
-        case 3: return 25
-        default: return 80
+        case 2: return jitter
+        case 3: return 10 + jitter
+        default: return 20 + jitter
         }
+    }
+
+    /// The day's highest UV index: from the noon sun's height (12.5 straight overhead, falling
+    /// off steeply as it sinks), cut by cloud and rain.
+    func uvIndex(_ city: City, dayOfYear: Int, code: Int) -> Double {
+        let declination = 23.44 * sin(2 * Double.pi * Double(dayOfYear - 81) / 365.25)
+        let noonElevation = max(0, 90 - abs(city.latitude - declination))
+        let clearSky = 12.5 * pow(sin(noonElevation * Double.pi / 180), 2.5)
+        let cloud = code == 0 ? 1.0 : (code <= 2 ? 0.8 : (code == 3 ? 0.5 : 0.3))
+        return (clearSky * cloud * 10).rounded() / 10
     }
 
     func apparent(_ t: Double) -> Double {
@@ -118,10 +152,13 @@ public struct DemoProvider: WeatherProvider {
         let parts = date.split(separator: "-").compactMap { Int($0) }
         return parts.count == 3 ? parts[0] * 372 + parts[1] * 31 + parts[2] : 0
     }
+}
 
+/// What the demo's figures are drawn from.
+enum Demo {
     /// A number in [0, 1) from the city, a string and a salt (SplitMix64; stable across runs,
     /// unlike Swift's per-process seeded `Hasher`).
-    private func unit(_ id: Int64, _ text: String, salt: UInt64) -> Double {
+    static func unit(_ id: Int64, _ text: String, salt: UInt64) -> Double {
         var x = UInt64(bitPattern: id) &* 0x9E3779B97F4A7C15 &+ salt
         for byte in text.utf8 { x = (x ^ UInt64(byte)) &* 0x100000001B3 }
         x = (x ^ (x >> 30)) &* 0xBF58476D1CE4E5B9

@@ -9,6 +9,9 @@ public struct Forecast: Codable, Sendable, Equatable {
     public var current: Current?
     public var daily: [Day]
     public var hourly: [Hour]
+    /// Particulate matter near the ground, from its own service; absent when it did not answer
+    /// (the page then says nothing about the air).
+    public var airQuality: AirQuality?
 
     public struct Current: Codable, Sendable, Equatable {
         public var time: String
@@ -23,6 +26,16 @@ public struct Forecast: Codable, Sendable, Equatable {
         public var low: Double?
         public var weatherCode: Int?
         public var precipitationProbability: Int?
+        /// Local `yyyy-MM-ddTHH:mm`; absent on a day the sun does not rise (or set) there.
+        public var sunrise: String?
+        public var sunset: String?
+        /// The day's highest UV index (WHO scale, 0 upwards).
+        public var uvIndexMax: Double?
+        /// The day's strongest wind and gust at 10 m, km/h, and where the wind mostly came from
+        /// (degrees, 0 = north).
+        public var windSpeedMax: Double?
+        public var windGustsMax: Double?
+        public var windDirection: Int?
     }
 
     public struct Hour: Codable, Sendable, Equatable {
@@ -31,6 +44,19 @@ public struct Forecast: Codable, Sendable, Equatable {
         public var apparentTemperature: Double?
         public var precipitationProbability: Int?
         public var weatherCode: Int?
+        /// Relative humidity at 2 m, %.
+        public var humidity: Int?
+    }
+
+    /// PM10 and PM2.5 in µg/m³ at one local hour, as the air-quality service modelled them.
+    public struct AirQuality: Codable, Sendable, Equatable {
+        /// `open-meteo` (Copernicus CAMS through Open-Meteo) or `demo`.
+        public var source: String
+        public var fetchedAt: Date
+        /// Local `yyyy-MM-ddTHH:mm` of the values.
+        public var time: String
+        public var pm10: Double?
+        public var pm25: Double?
     }
 
     public func day(_ date: String) -> Day? { daily.first { $0.date == date } }
@@ -101,6 +127,18 @@ public struct LocalCalendar: Sendable {
         let c = calendar.dateComponents([.year, .month, .day], from: day)
         // Asked-for components are always filled; 0 rather than a trap if that ever changed.
         return String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0)
+    }
+
+    /// `yyyy-MM-ddTHH:mm` of `date` here: the form providers give local times in.
+    public func minuteString(_ date: Date) -> String {
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
+        return "\(c.year ?? 0)-\(Self.twoDigits(c.month))-\(Self.twoDigits(c.day))T\(Self.twoDigits(c.hour)):\(Self.twoDigits(c.minute))"
+    }
+
+    /// 0–99 with a leading zero (`07`).
+    static func twoDigits(_ value: Int?) -> String {
+        let value = value ?? 0
+        return value < 10 && value >= 0 ? "0\(value)" : String(value)
     }
 
     /// The local hour (0–23) and minute of `date`.

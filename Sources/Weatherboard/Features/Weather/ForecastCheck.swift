@@ -21,6 +21,10 @@ extension Forecast {
     static let weatherCodes: ClosedRange<Int> = 0...99
     /// Instants a forecast can have been fetched at (a cached row's clock cannot be in 1900).
     static let plausibleFetchTimes: ClosedRange<Double> = 946_684_800...7_258_118_400 // 2000…2200
+    /// The UV index has reached 43 on the Altiplano; 30 is the index's useful ceiling with a margin.
+    static let plausibleUVIndex: ClosedRange<Double> = 0...50
+    /// Wind and gusts, km/h: the strongest gust measured is 408 km/h.
+    static let plausibleWindSpeed: ClosedRange<Double> = 0...500
     /// The longest provider id a cached row may carry (`open-meteo`, `kma`, `demo`).
     static let maximumSourceLength = 32
 
@@ -55,7 +59,21 @@ extension Forecast {
         }
         try timeline(daily.map(\.date), "a day") { Self.isDate($0[...]) }
         try timeline(hourly.map(\.time), "an hour", isValid: Self.isHour)
+        func within(_ value: Double?, _ range: ClosedRange<Double>, _ what: @autoclosure () -> String) throws {
+            if let value, !range.contains(value) { throw refuse("\(what()) is \(value)") }
+        }
+        /// A sunrise or sunset is a local time like the hours' (on a polar day it may fall on
+        /// another date: the page shows it only when it falls on its own).
+        func sunTime(_ value: String?, _ what: String, of date: String) throws {
+            if let value, !Self.isHour(value) { throw refuse("\(what) of \(date) is \(value.prefix(40).debugDescription)") }
+        }
         for day in daily {
+            try sunTime(day.sunrise, "the sunrise", of: day.date)
+            try sunTime(day.sunset, "the sunset", of: day.date)
+            try within(day.uvIndexMax, Self.plausibleUVIndex, "the UV index of \(day.date)")
+            try within(day.windSpeedMax, Self.plausibleWindSpeed, "the wind of \(day.date) in km/h")
+            try within(day.windGustsMax, Self.plausibleWindSpeed, "the gusts of \(day.date) in km/h")
+            try within(day.windDirection.map(Double.init), 0...360, "the wind's direction on \(day.date)")
             try temperature(day.high, "the high of \(day.date)")
             try temperature(day.low, "the low of \(day.date)")
             try percentage(day.precipitationProbability, "the chance of rain on \(day.date)")
@@ -66,7 +84,9 @@ extension Forecast {
             try temperature(hour.apparentTemperature, "the apparent temperature at \(hour.time)")
             try percentage(hour.precipitationProbability, "the chance of rain at \(hour.time)")
             try code(hour.weatherCode, hour.time)
+            try percentage(hour.humidity, "the humidity at \(hour.time)")
         }
+        if let airQuality { _ = try airQuality.checked() }
         if let current {
             guard Self.isHour(current.time) else { throw refuse("the current reading is dated \(current.time.prefix(40).debugDescription)") }
             try temperature(current.temperature, "the current temperature")

@@ -113,7 +113,8 @@ public struct KMAProvider: WeatherProvider {
         let hours = byHour.keys.sorted().map { time -> Forecast.Hour in
             let v = byHour[time]!
             return Forecast.Hour(time: time, temperature: v["TMP"], apparentTemperature: nil,
-                                 precipitationProbability: v["POP"].map { Int($0) }, weatherCode: weatherCode(sky: v["SKY"], rain: v["PTY"]))
+                                 precipitationProbability: v["POP"].map { Int($0) }, weatherCode: weatherCode(sky: v["SKY"], rain: v["PTY"]),
+                                 humidity: v["REH"].map { Int($0) })
         }
         let dates = Set(hours.map { String($0.time.prefix(10)) }).sorted()
         let daily = dates.map { date -> Forecast.Day in
@@ -123,8 +124,16 @@ public struct KMAProvider: WeatherProvider {
             let high = values.compactMap { $0["TMX"] }.first ?? temperatures.max()
             let low = values.compactMap { $0["TMN"] }.first ?? temperatures.min()
             let codes = dayHours.compactMap(\.weatherCode)
+            // WSD is m/s, VEC degrees; the strongest hour's direction stands for the day's wind.
+            let windiest = values.filter { $0["WSD"] != nil }.max { $0["WSD"]! < $1["WSD"]! }
+            // KMA's short-range forecast has no sun or UV: the sun's times are astronomy, the UV
+            // index is left out.
+            let sun = SunTimes.local(date, city: city)
             return Forecast.Day(date: date, high: high, low: low, weatherCode: codes.max(),
-                                precipitationProbability: dayHours.compactMap(\.precipitationProbability).max())
+                                precipitationProbability: dayHours.compactMap(\.precipitationProbability).max(),
+                                sunrise: sun?.sunrise, sunset: sun?.sunset,
+                                windSpeedMax: windiest?["WSD"].map { ($0 * 3.6).rounded() },
+                                windDirection: windiest?["VEC"].map { (Int($0) % 360 + 360) % 360 })
         }
         let local = LocalCalendar(korea)
         let (hour, _) = local.hourMinute(now)

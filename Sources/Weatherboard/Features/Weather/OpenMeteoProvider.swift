@@ -27,8 +27,9 @@ public struct OpenMeteoProvider: WeatherProvider {
             URLQueryItem(name: "forecast_days", value: "6"),
             URLQueryItem(name: "timezone", value: "auto"),
             URLQueryItem(name: "current", value: "temperature_2m,apparent_temperature,weather_code"),
-            URLQueryItem(name: "hourly", value: "temperature_2m,apparent_temperature,precipitation_probability,weather_code"),
-            URLQueryItem(name: "daily", value: "temperature_2m_max,temperature_2m_min,weather_code,precipitation_probability_max"),
+            URLQueryItem(name: "hourly", value: "temperature_2m,apparent_temperature,precipitation_probability,weather_code,relative_humidity_2m"),
+            URLQueryItem(name: "daily", value: "temperature_2m_max,temperature_2m_min,weather_code,precipitation_probability_max,"
+                         + "sunrise,sunset,uv_index_max,wind_speed_10m_max,wind_gusts_10m_max,wind_direction_10m_dominant"),
         ]
         return components?.url
     }
@@ -72,12 +73,16 @@ public struct OpenMeteoProvider: WeatherProvider {
             },
             daily: daily.time.indices.map { i in
                 Forecast.Day(date: daily.time[i], high: daily.temperature_2m_max[i], low: daily.temperature_2m_min[i],
-                             weatherCode: at(daily.weather_code, i), precipitationProbability: at(daily.precipitation_probability_max, i))
+                             weatherCode: at(daily.weather_code, i), precipitationProbability: at(daily.precipitation_probability_max, i),
+                             sunrise: at(daily.sunrise, i), sunset: at(daily.sunset, i), uvIndexMax: at(daily.uv_index_max, i),
+                             windSpeedMax: at(daily.wind_speed_10m_max, i), windGustsMax: at(daily.wind_gusts_10m_max, i),
+                             windDirection: at(daily.wind_direction_10m_dominant, i))
             },
             hourly: hourly.time.indices.map { i in
                 Forecast.Hour(time: hourly.time[i], temperature: hourly.temperature_2m[i],
                               apparentTemperature: at(hourly.apparent_temperature, i),
-                              precipitationProbability: at(hourly.precipitation_probability, i), weatherCode: at(hourly.weather_code, i))
+                              precipitationProbability: at(hourly.precipitation_probability, i), weatherCode: at(hourly.weather_code, i),
+                              humidity: at(hourly.relative_humidity_2m, i))
             })
     }
 
@@ -100,6 +105,7 @@ public struct OpenMeteoProvider: WeatherProvider {
         var apparent_temperature: [Double?]?
         var precipitation_probability: [Int?]?
         var weather_code: [Int?]?
+        var relative_humidity_2m: [Int?]?
     }
     struct DailyBlock: Decodable {
         var time: [String]
@@ -107,6 +113,12 @@ public struct OpenMeteoProvider: WeatherProvider {
         var temperature_2m_min: [Double?]
         var weather_code: [Int?]?
         var precipitation_probability_max: [Int?]?
+        var sunrise: [String?]?
+        var sunset: [String?]?
+        var uv_index_max: [Double?]?
+        var wind_speed_10m_max: [Double?]?
+        var wind_gusts_10m_max: [Double?]?
+        var wind_direction_10m_dominant: [Int?]?
     }
     struct ErrorBody: Decodable {
         var error: Bool

@@ -28,6 +28,8 @@ public final class WeatherService: @unchecked Sendable {
     // `lastRefreshFailed`, `decoded`, `fetchTokens`, `tokensCountedAt` and `clientFetches` are
     // only touched with `lock` held.
     public let providers: [WeatherProvider]
+    /// Asked beside every forecast fetch, the first that answers wins.
+    let airQualityProviders: [AirQualityProvider]
     /// The cache table and the leases, shared by every node.
     let store: ForecastStore
     let freshFor: TimeInterval
@@ -92,17 +94,20 @@ public final class WeatherService: @unchecked Sendable {
     /// clients are forgotten first (bounded: a crawler with many addresses cannot grow it).
     private var clientFetches: LRUCache<String, (count: Int, since: Date)>
 
-    public init(providers: [WeatherProvider], database: AppDatabase, freshFor: TimeInterval = 1800,
+    public init(providers: [WeatherProvider], airQualityProviders: [AirQualityProvider] = [], database: AppDatabase, freshFor: TimeInterval = 1800,
                 breakerOpenFor: TimeInterval = 60, firstFetchBudget: TimeInterval = 0.3, fetchThreads: Int = WeatherService.fetchThreads,
                 memoryLimit: MemoryLimit = MemoryLimit(), budget: FetchBudget = FetchBudget(),
                 logger: Logger = Logger(label: "weather"), clock: @escaping @Sendable () -> Date = { Date() },
                 metrics: any MetricsFactory = NOOPMetricsHandler.instance) {
         self.providers = providers
-        fetchOutcomes = Dictionary(uniqueKeysWithValues: providers.map { provider in
-            let outcome = { Counter(label: "weatherboard_weather_fetches_total", dimensions: [("provider", provider.id), ("outcome", $0)],
+        self.airQualityProviders = airQualityProviders
+        // The air's providers count under `air-quality/<id>`, beside the forecasts'.
+        let counted = providers.map(\.id) + airQualityProviders.map { Self.airKey($0.id) }
+        fetchOutcomes = Dictionary(counted.map { id in
+            let outcome = { Counter(label: "weatherboard_weather_fetches_total", dimensions: [("provider", id), ("outcome", $0)],
                                     factory: metrics) }
-            return (provider.id, FetchOutcomes(answered: outcome("answered"), unusable: outcome("unusable"), failed: outcome("failed")))
-        })
+            return (id, FetchOutcomes(answered: outcome("answered"), unusable: outcome("unusable"), failed: outcome("failed")))
+        }, uniquingKeysWith: { first, _ in first })
         self.budget = budget
         fetchTokens = Double(budget.perMinute)
         tokensCountedAt = clock()
@@ -238,13 +243,24 @@ public final class WeatherService: @unchecked Sendable {
         if let stored, isFresh(stored, for: city) { return stored }
         guard claimRefresh(city) else { return awaitRefresh(city, newerThan: stored?.fetchedAt) }
         defer { releaseRefresh(city) }
+        // The air is asked at the same time as the forecast, from its own service.
+        let air = Pending<Forecast.AirQuality>()
+        let airAsked = clock()
+        if airQualityProviders.isEmpty {
+            air.finish(nil)
+        } else {
+            DispatchQueue.global().async { air.finish(self.fetchAirQuality(city, now: airAsked)) }
+        }
         for provider in providers where provider.covers(city) {
             let now = clock()
             let open = lock.withLock { (breakerOpenUntil[provider.id] ?? .distantPast) > now }
             if open { continue }
             do {
-                let forecast = try provider.forecast(for: city, now: now).checked()
+                var forecast = try provider.forecast(for: city, now: now).checked()
                 if let problem = forecast.problem(for: city, now: now) { throw UpstreamError.answer("\(provider.id): \(problem)") }
+                // A failed air-quality fetch keeps the last values for a while; they show their age.
+                forecast.airQuality = air.wait(until: Date().addingTimeInterval(Self.airQualityWait))
+                    ?? stored?.airQuality.flatMap { now.timeIntervalSince($0.fetchedAt) < Self.airQualityKeptFor ? $0 : nil }
                 store(forecast, for: city)
                 fetchOutcomes[provider.id]?.answered.increment()
                 lock.withLock {
@@ -264,6 +280,36 @@ public final class WeatherService: @unchecked Sendable {
             }
         }
         lock.withLock { _ = lastRefreshFailed.insert(city.id) }
+        return nil
+    }
+
+    // MARK: - Air quality
+
+    /// How long a forecast that has arrived waits for the air's values (their fetch started with it).
+    static let airQualityWait: TimeInterval = 4
+    /// How long the last air-quality values are shown when their service stops answering.
+    static let airQualityKeptFor: TimeInterval = 6 * 3600
+
+    static func airKey(_ id: String) -> String { "air-quality/" + id }
+
+    /// The first usable answer of the air-quality providers whose breakers are closed, or nil.
+    private func fetchAirQuality(_ city: City, now: Date) -> Forecast.AirQuality? {
+        for provider in airQualityProviders {
+            let key = Self.airKey(provider.id)
+            let open = lock.withLock { (breakerOpenUntil[key] ?? .distantPast) > clock() }
+            if open { continue }
+            do {
+                let values = try provider.airQuality(for: city, now: now)
+                fetchOutcomes[key]?.answered.increment()
+                lock.withLock { breakerOpenUntil[key] = nil }
+                return values
+            } catch {
+                logger.warning("air-quality provider \(provider.id) failed for \(city.slug): \(error)")
+                let aboutTheAnswer = (error as? UpstreamError)?.isAboutTheAnswer == true
+                (aboutTheAnswer ? fetchOutcomes[key]?.unusable : fetchOutcomes[key]?.failed)?.increment()
+                if !aboutTheAnswer { lock.withLock { breakerOpenUntil[key] = clock().addingTimeInterval(breakerOpenFor) } }
+            }
+        }
         return nil
     }
 
