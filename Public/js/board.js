@@ -57,13 +57,29 @@
     var moment = new Date(time.getAttribute("datetime"));
     if (!isNaN(moment)) time.title = moment.toLocaleString(document.documentElement.lang || undefined);
   });
-  // Esc closes an open report menu and puts the focus back on its summary.
+  // Esc closes the innermost open menu (a report form, then the post's menu) and puts the focus
+  // back on its summary.
   document.addEventListener("keydown", function (event) {
     if (event.key !== "Escape") return;
-    document.querySelectorAll("details.report-menu[open]").forEach(function (menu) {
-      menu.open = false;
-      var summary = menu.querySelector("summary");
-      if (summary) summary.focus();
-    });
+    var menu = document.querySelector("details.report-menu[open]") || document.querySelector("details.post-menu[open]");
+    if (!menu) return;
+    menu.open = false;
+    var summary = menu.querySelector("summary");
+    if (summary) summary.focus();
   });
+  // After an action on a post (agree, block, report, Undo) the page it leads back to opens where
+  // the reader was, not at its top: the place is kept in this tab for that one address and used
+  // once; an address with an anchor (#post-12) goes to the anchor instead.
+  var here = location.pathname + location.search;
+  document.addEventListener("submit", function (event) {
+    if (!event.target.closest(".post-actions, .flash")) return;
+    sessionStorage.setItem("place", JSON.stringify({ path: here, y: window.scrollY }));
+  });
+  var place = null;
+  try { place = JSON.parse(sessionStorage.getItem("place") || "null"); } catch (e) { place = null; }
+  sessionStorage.removeItem("place");
+  if (place && place.path === here && !location.hash) window.scrollTo(0, place.y);
+  // The message an action left takes the focus (a screen reader reads it), without moving the page.
+  var flash = document.querySelector(".flash");
+  if (flash) flash.focus({ preventScroll: true });
 })();

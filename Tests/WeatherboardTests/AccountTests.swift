@@ -33,6 +33,53 @@ import HTTPTestSupport
         #expect(plain.nodes("//section[@class='account-form']//a[contains(@href, '/signup')]").first?["href"] == "/signup")
     }
 
+    /// Issue 26 #2: the cities a guest bookmarked become the account's at sign-up and at
+    /// sign-in (after the account's own, each once), and the guest's cookie is cleared.
+    @Test func guestBookmarksFollowIntoTheAccount() throws {
+        let app = try AppHarness()
+        let person = app.browser()
+        func homeSlugs() throws -> [String] { try person.get("/").1.nodes("//li[@class='city-row']").map { $0["data-slug"] ?? "" } }
+        for slug in ["paris", "tokyo"] {
+            try person.get("/city/" + slug)
+            #expect(try person.post("/bookmarks/" + slug, []).0.status == 303)
+        }
+        try person.signUp("collector")
+        #expect(person.cookies["bookmarks"] == nil)
+        #expect(try homeSlugs() == ["paris", "tokyo"])
+
+        try person.post("/logout", [])
+        app.clock.advance(3600)
+        for slug in ["london", "paris"] { // Paris is the account's already
+            try person.get("/city/" + slug)
+            try person.post("/bookmarks/" + slug, [])
+        }
+        try person.get("/login")
+        let (signedIn, _) = try person.post("/login", [("username", "collector"), ("password", "correct horse battery")])
+        #expect(signedIn.status == 303)
+        #expect(person.cookies["bookmarks"] == nil)
+        #expect(try homeSlugs() == ["paris", "tokyo", "london"])
+        #expect(try app.count("SELECT count(*) FROM bookmarks") == 3)
+    }
+
+    /// …and what does not fit in the account's twenty is said, never dropped silently.
+    @Test func guestBookmarksPastTheLimitAreSaid() throws {
+        let app = try AppHarness()
+        let person = app.browser()
+        try person.signUp("full")
+        try app.execute("""
+            INSERT INTO bookmarks (user_id, city_id, created_at)
+            SELECT (SELECT u.id FROM users u WHERE u.username = 'full'), c.id, 0 FROM cities c WHERE c.slug NOT IN ('paris', 'tokyo', 'london') ORDER BY c.id LIMIT 19
+            """)
+        try person.post("/logout", [])
+        person.cookies["bookmarks"] = "paris.tokyo.london"
+        try person.get("/login")
+        try person.post("/login", [("username", "full"), ("password", "correct horse battery")])
+        #expect(try app.count("SELECT count(*) FROM bookmarks") == 20)
+        #expect(try app.count("SELECT count(*) FROM bookmarks b JOIN cities c ON c.id = b.city_id WHERE c.slug = 'paris'") == 1)
+        let (_, home) = try person.get("/")
+        #expect(home.text("//div[@class='flash']") == "Your bookmarks from before you signed in are kept, but not all of them fit: an account holds 20 at most.")
+    }
+
     @Test func signUpValidationExplainsEachFieldInBothLanguagesAndKeepsWhatWasTyped() throws {
         let app = try AppHarness()
         let browser = app.browser()
@@ -44,6 +91,11 @@ import HTTPTestSupport
         #expect(page?.nodes("//input[@id='username']").first?["value"] == "a!")
         #expect(page?.nodes("//input[@id='display_name']").first?["value"] == "Ann")
         #expect(page?.nodes("//input[@id='password']").first?["value"] == nil) // never echoed
+        // Issue 26 #8: each refused field says so to a screen reader, and which message is its own.
+        #expect(page?.nodes("//input[@id='username']").first?["aria-invalid"] == "true")
+        #expect(page?.nodes("//input[@id='username']").first?["aria-describedby"] == "username-help username-error")
+        #expect(page?.nodes("//input[@id='password']").first?["aria-describedby"] == "password-help password-error")
+        #expect(page?.nodes("//input[@id='display_name']").first?["aria-invalid"] == nil) // "Ann" was fine
         #expect(try app.count("SELECT count(*) FROM users") == 0)
 
         let korean = app.browser()
@@ -110,6 +162,7 @@ import HTTPTestSupport
             #expect(response.status == 422)
             #expect(page?.text("//p[@class='form-error']") == "Wrong username or password.")
             #expect(page?.nodes("//input[@id='username']").first?["value"] == "dave")
+            #expect(page?.nodes("//input[@id='password']").first?["aria-describedby"] == "sign-in-error")
         }
         try browser.get("/login")
         let (limited, page) = try browser.post("/login", [("username", "dave"), ("password", "correct horse battery")])

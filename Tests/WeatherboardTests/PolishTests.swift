@@ -95,7 +95,11 @@ import HTTPTestSupport
         let (_, page) = try reader.get(try #require(blocked.headers["Location"]))
         #expect(page.text("//div[@class='flash']/span") == "You blocked noisy: their posts are hidden from you.")
         #expect(page.count("//article[@data-author='noisy']") == 0)
-        let (undone, _) = try reader.post("/users/noisy/unblock", [])
+        // Undo comes back to the page the block was made on (issue 26 #5), not to the person's profile.
+        let undoFields = page.nodes("//div[@class='flash']//form[@action='/users/noisy/unblock']//input").map { ($0["name"] ?? "", $0["value"] ?? "") }
+        #expect(undoFields.first { $0.0 == "return_to" }?.1 == "/city/seoul")
+        let (undone, _) = try reader.post("/users/noisy/unblock", undoFields.filter { $0.0 == "return_to" })
+        #expect(undone.headers["Location"] == "/city/seoul")
         let (_, after) = try reader.get(try #require(undone.headers["Location"]))
         #expect(after.text("//div[@class='flash']/span") == "You unblocked noisy.")
         #expect(try reader.get("/city/seoul").1.count("//article[@data-author='noisy']") == 1)

@@ -186,7 +186,7 @@ public final class Application: Sendable {
         AdminController(pages: pages, store: ModerationStore(database: database), database: database, clock: clock).addRoutes(to: router)
         TransparencyController(pages: pages, store: ModerationStore(database: database), index: cities).addRoutes(to: router)
         AccountsController(pages: pages, store: AccountStore(database: database), identity: identity, hasher: PasswordHasher(cost: configuration.passwordCost),
-                           limits: configuration.limits, clientAddress: clientAddress,
+                           bookmarks: bookmarks, limits: configuration.limits, clientAddress: clientAddress,
                            clock: clock).addRoutes(to: router)
         return router
     }

@@ -7,7 +7,8 @@ import HTTPServer
 struct Flash: Equatable {
     enum Kind: String, CaseIterable {
         case blocked, unblocked, reported, reportWithdrawn = "report_withdrawn", postDeleted = "post_deleted"
-        case postEdited = "post_edited", postAlreadySaved = "post_already_saved", bookmarked, bookmarkLimit = "bookmark_limit", unbookmarked, settingsSaved = "settings_saved"
+        case postEdited = "post_edited", postAlreadySaved = "post_already_saved", bookmarked, bookmarkLimit = "bookmark_limit", unbookmarked,
+             bookmarksLeftOut = "bookmarks_left_out", settingsSaved = "settings_saved"
         case banned, unbanned, postRemoved = "post_removed", postRestored = "post_restored", purged, welcome
     }
 

@@ -31,6 +31,8 @@ struct LayoutView {
     /// A one-time confirmation of the last action, and its Undo (a form) where there is one.
     var flash: String?
     var undoUnblock: String?
+    /// The page's own address: where Undo comes back to (the page the action was taken on).
+    var here = "/"
     var creditsOpenMeteo = false
     var creditsKMA = false
     var creditsDemo = false
@@ -62,7 +64,10 @@ public struct Pages: Sendable {
             })
         if let flash = context.flash {
             view.flash = string(flash.key, language, ["user": flash.username ?? ""])
-            if flash.kind == .blocked { view.undoUnblock = flash.username }
+            if flash.kind == .blocked {
+                view.undoUnblock = flash.username
+                if context.request.method == "GET" { view.here = context.request.target }
+            }
         }
         view.creditsOpenMeteo = weatherSources.contains("open-meteo")
         view.creditsKMA = weatherSources.contains("kma")

@@ -152,6 +152,64 @@ import Testing
         try Self.expectCleanConsole(phone)
     }
 
+    /// Issue 26 #4, #5, #7, #8 on a phone: Block and Report sit in a menu under each post, every
+    /// action target there is at least 44 × 44 px, blocking keeps the reader's place and its
+    /// message is in view and focused, and Undo comes back to the same place, not to the
+    /// blocked person's profile.
+    @Test func actionsOnAPhoneKeepThePlaceAndSayWhatHappened() throws {
+        guard let site = try Self.start(width: 375) else { return }
+        defer { withExtendedLifetime(site) {} }
+        let (app, browser, base) = (site.app, site.browser, site.base)
+        try browser.devTools("Emulation.setTouchEmulationEnabled", ["enabled": true, "maxTouchPoints": 5])
+        // Ten posts by someone else below the post, and ten above: it sits mid-board.
+        try app.execute("INSERT INTO users (username, username_key, display_name, password_hash, created_at) VALUES ('chatty', 'chatty', 'Chatty', 'x', 0)")
+        func chatter(_ numbers: ClosedRange<Int>) throws {
+            for n in numbers {
+                try app.execute("""
+                    INSERT INTO posts (city_id, user_id, body, created_at)
+                    SELECT c.id, u.id, ?, CAST(? AS DOUBLE PRECISION) FROM cities c, users u WHERE c.slug = 'seoul' AND u.username = 'chatty'
+                    """, ["Chatter number \(n) about the clouds over the river", AppHarness.fixedNow.addingTimeInterval(Double(n * 10 - 300))])
+            }
+        }
+        try chatter(1...10)
+        try Self.signUp(browser, base, "noisy")
+        try Self.post(browser, base, city: "seoul", "Is it going to rain at six?")
+        let noisy = try app.count("SELECT max(id) FROM posts")
+        try chatter(11...20)
+        app.clock.advance(31) // written behind the stores' back: kept pages age out
+        try Self.signOut(browser)
+        try Self.signUp(browser, base, "reader")
+        try browser.go(base + "/city/seoul")
+        #expect(try browser.script("return matchMedia('(pointer: coarse)').matches") as? Bool == true)
+        let target = "article[data-post-id='\(noisy)']"
+        try browser.script("document.querySelector(\"\(target)\").scrollIntoView({block: 'center'})")
+        let before = try #require(browser.script("return window.scrollY") as? Double)
+        #expect(before > 500)
+
+        // Everything to tap under the post, the menu opened, is at least 44 × 44 px.
+        try browser.click("\(target) details.post-menu summary")
+        let small = try #require(browser.script("""
+            return Array.from(document.querySelectorAll(arguments[0])).filter(e => e.offsetParent !== null).map(e => {
+              const r = e.getBoundingClientRect(); return (r.width < 44 || r.height < 44) ? e.outerHTML.slice(0, 80) + ' ' + r.width + 'x' + r.height : null
+            }).filter(x => x)
+            """, ["\(target) .post-actions .link, \(target) .post-actions a, \(target) .post-actions summary, \(target) .reply-menu summary, \(target) .permalink"]) as? [Any])
+        #expect(small.isEmpty, "smaller than 44 × 44: \(small)")
+
+        try browser.click("\(target) form.block-form button")
+        try browser.wait("blocked") { try browser.findAll(target).isEmpty && browser.findAll(".flash").count == 1 }
+        let after = try #require(browser.script("return window.scrollY") as? Double)
+        #expect(after > 500, "the reader's place: \(after), was \(before)")
+        #expect(try browser.script("const r = document.querySelector('.flash').getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight") as? Bool == true,
+                "the message is in view")
+        #expect(try browser.script("return document.activeElement.classList.contains('flash')") as? Bool == true, "the message has the focus")
+
+        try browser.click(".flash form button")
+        try browser.wait("unblocked") { try browser.findAll(target).count == 1 }
+        #expect(try browser.script("return location.pathname") as? String == "/city/seoul")
+        #expect(try #require(browser.script("return window.scrollY") as? Double) > 500)
+        try Self.expectCleanConsole(browser)
+    }
+
     /// A page left for another keeps no stream open while the browser keeps it for "back":
     /// browsers allow six connections to a site over HTTP/1.1, and the kept pages' streams once
     /// took them all, so that every seventh page of the site waited a minute to load.
@@ -229,6 +287,7 @@ import Testing
         try Self.signUp(browser, base, "calm")
         try browser.go(base + "/city/tokyo")
         #expect(try browser.findAll("article.post[data-author=loud]").count == 1)
+        try browser.click("article.post[data-author=loud] details.post-menu summary")
         try browser.click("article.post[data-author=loud] form[action='/users/loud/block'] button")
         try browser.wait("blocked") { try browser.findAll("article.post[data-author=loud]").isEmpty }
         try browser.go(base + "/settings")
@@ -272,6 +331,7 @@ import Testing
         for n in 1...3 {
             try Self.signUp(browser, base, "reporter\(n)")
             try browser.go(base + "/city/london")
+            try browser.click("article[data-post-id='\(id)'] details.post-menu summary")
             try browser.click("article[data-post-id='\(id)'] details.report-menu summary")
             try browser.script("document.querySelector(\"article[data-post-id='\(id)'] select[name=reason]\").value = 'spam'")
             try browser.click("article[data-post-id='\(id)'] form.report-form button")
@@ -342,14 +402,17 @@ import Testing
         try tabTo("form.composer button")
         try browser.press("\u{E007}")
         try browser.wait("the post") { try browser.findAll("article.post[data-author=keyboarder]").count == 1 }
+        try tabTo("article.post[data-author=someone] details.post-menu summary")
+        try browser.press("\u{E007}")
         try tabTo("article.post[data-author=someone] details.report-menu summary")
         try browser.press("\u{E007}")
-        #expect(try browser.script("return document.querySelector('article.post[data-author=someone] details').open") as? Bool == true)
-        try browser.press("\u{E00C}") // Esc closes the menu, focus back on its summary
-        #expect(try browser.script("return document.querySelector('article.post[data-author=someone] details').open") as? Bool == false)
-        #expect(try browser.script("return document.activeElement.matches('article.post[data-author=someone] summary')") as? Bool == true)
+        let reportMenu = "document.querySelector('article.post[data-author=someone] details.report-menu')"
+        #expect(try browser.script("return \(reportMenu).open") as? Bool == true)
+        try browser.press("\u{E00C}") // Esc closes the report form, focus back on its summary
+        #expect(try browser.script("return \(reportMenu).open") as? Bool == false)
+        #expect(try browser.script("return document.activeElement.matches('article.post[data-author=someone] details.report-menu summary')") as? Bool == true)
         try browser.press("\u{E007}")
-        #expect(try browser.script("return document.querySelector('article.post[data-author=someone] details').open") as? Bool == true)
+        #expect(try browser.script("return \(reportMenu).open") as? Bool == true)
         // No reason is chosen for the reporter: the arrow key chooses the first.
         try tabTo("article.post[data-author=someone] form.report-form select[name=reason]")
         try browser.press("\u{E015}")

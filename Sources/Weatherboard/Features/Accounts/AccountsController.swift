@@ -7,6 +7,8 @@ struct AccountsController {
     let store: AccountStore
     let identity: Identity
     let hasher: PasswordHasher
+    /// A guest's bookmarks become the account's at sign-up and sign-in.
+    let bookmarks: Bookmarks
     let limits: AppConfiguration.Limits
     let clientAddress: ClientAddress
     let clock: @Sendable () -> Date
@@ -72,6 +74,10 @@ struct AccountsController {
         if let old = context.sessionTokenHash { try identity.sessions.revoke(tokenHash: old) }
         var response = Response.redirect(to: Self.landing(next))
         response.setCookie(identity.sessionCookie(token))
+        // A new account holds none yet, and a guest's cookie at most the limit: all fit.
+        if bookmarks.hasGuestCookie(request), let user = try store.user(named: username) {
+            _ = try bookmarks.adoptGuestBookmarks(request, userID: user.id, into: &response)
+        }
         context.nextFlash = Flash(.welcome)
         return response
     }
@@ -131,6 +137,9 @@ struct AccountsController {
         }
         var response = Response.redirect(to: Self.landing(next))
         response.setCookie(identity.sessionCookie(token))
+        if try bookmarks.adoptGuestBookmarks(request, userID: user.id, into: &response) > 0 {
+            context.nextFlash = Flash(.bookmarksLeftOut)
+        }
         return response
     }
 

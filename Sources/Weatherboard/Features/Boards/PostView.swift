@@ -30,6 +30,8 @@ final class PostView {
     var canWithdraw = false
     var canBlock = false
     var canReport = false
+    /// Block and Report sit in one menu per post (issue 26 #5): one tap more, none by mistake.
+    var hasMenu: Bool { canBlock || canReport }
     var reasonOptions = HTMLFragment([])
     var canDelete = false
     var canEdit = false

@@ -34,6 +34,19 @@ struct Bookmarks {
         guestSlugs(context.request).contains(city.slug)
     }
 
+    /// At sign-up and sign-in: the bookmarks the person kept as a guest become the account's (the
+    /// cookie is cleared), up to the limit; how many did not fit, to be said, never dropped
+    /// silently.
+    func adoptGuestBookmarks(_ request: Request, userID: Int64, into response: inout Response) throws -> Int {
+        guard hasGuestCookie(request) else { return 0 }
+        let cities = guestSlugs(request).compactMap(index.city(slug:))
+        let left = try store.merge(cityIDs: cities.map(\.id), userID: userID, limit: Self.limit, now: clock())
+        response.setCookie(.expired(Self.cookie))
+        return left
+    }
+
+    func hasGuestCookie(_ request: Request) -> Bool { request.cookie(Self.cookie) != nil }
+
     /// The guest's bookmarks: known cities, each once, at most `limit` whatever the cookie holds.
     private func guestSlugs(_ request: Request) -> [String] {
         var slugs: [String] = []
