@@ -75,10 +75,16 @@
     if (!event.target.closest(".post-actions, .flash")) return;
     sessionStorage.setItem("place", JSON.stringify({ path: here, y: window.scrollY }));
   });
+  // The language switch too: the same page in another language opens where the reader was.
+  document.querySelectorAll(".lang-switch a").forEach(function (link) {
+    link.addEventListener("click", function () {
+      sessionStorage.setItem("place", JSON.stringify({ path: location.pathname, y: window.scrollY, anyQuery: true }));
+    });
+  });
   var place = null;
   try { place = JSON.parse(sessionStorage.getItem("place") || "null"); } catch (e) { place = null; }
   sessionStorage.removeItem("place");
-  if (place && place.path === here && !location.hash) window.scrollTo(0, place.y);
+  if (place && (place.path === here || (place.anyQuery && place.path === location.pathname)) && !location.hash) window.scrollTo(0, place.y);
   // The message an action left takes the focus (a screen reader reads it), without moving the page.
   var flash = document.querySelector(".flash");
   if (flash) flash.focus({ preventScroll: true });

@@ -94,7 +94,7 @@ struct ModerationScene {
         let (_, log) = try scene.app.browser().get("/city/seoul/moderation")
         let entry = try #require(log.nodes("//li[@class='moderation-entry']").first)
         #expect(entry["data-action"] == "remove")
-        #expect(entry.text.hasPrefix("A post by spammer was removed: Advertising, "))
+        #expect(entry.text.hasPrefix("A post by Spammer (@spammer) was removed: Advertising, ")) // as the boards name people
         #expect(!log.nodes("//main").first!.text.contains("witness"))
         #expect(!log.nodes("//main").first!.text.contains("cheap watches"))
         // and the queue is empty again
@@ -152,7 +152,7 @@ struct ModerationScene {
         #expect(try scene.app.count("SELECT count(*) FROM blocks") == 0)
         // the public log shows the ban on Seoul's page
         #expect(try scene.app.browser().get("/city/seoul/moderation").1.nodes("//li[@data-action='ban']").first?.text
-            .hasPrefix("spammer was banned: Spam wave") == true)
+            .hasPrefix("Spammer (@spammer) was banned: Spam wave") == true)
         // seven days later the ban is over
         scene.app.clock.advance(7 * 86400 + 1)
         #expect(try author.postOnBoard("busan", "I am back").0.status == 303)

@@ -147,3 +147,46 @@ import HTTPTestSupport
         #expect(try app.count("SELECT count(*) FROM bans") == 1)
     }
 }
+
+/// Issue 26 #11: the smaller things a newcomer and a moderator trip over.
+@Suite(.serialized, .onEveryEngine) struct SmallerThingsTests {
+    @Test func editSaysHowLongItIsStillAllowed() throws {
+        let app = try AppHarness()
+        let author = app.browser()
+        try author.signUp("writer")
+        try author.postOnBoard("seoul", "Fog on the river")
+        let id = try app.count("SELECT id FROM posts")
+        app.clock.advance(3 * 60 + 10)
+        let (_, board) = try author.get("/city/seoul")
+        #expect(board.text("//article[@data-post-id='\(id)']//a[@href='/posts/\(id)/edit']") == "Edit · 12 min left")
+        let (_, edit) = try author.get("/posts/\(id)/edit")
+        #expect(edit.text("//p[@id='edit-left']") == "You can edit this post for 12 more min.")
+        #expect(edit.nodes("//textarea[@id='edit-body']").first?["data-count"] == "edit-count")
+        #expect(edit.count("//span[@id='edit-count']") == 1)
+        #expect(edit.count("//script[@src='/static/js/board.js']") == 1)
+        author.acceptLanguage = "ko"
+        #expect(try author.get("/city/seoul").1.text("//a[@href='/posts/\(id)/edit']") == "수정 · 12분 남음")
+    }
+
+    @Test func theQueueAndTheLogTellAModeratorWhatTheyNeed() throws {
+        let app = try AppHarness()
+        let (admin, author, _, postID) = try app.reportedPost("Cheap umbrellas at the station, best prices in Seoul today only")
+        app.clock.advance(120)
+        try author.postOnBoard("seoul", "Second advert")
+        let (_, queue) = try admin.get("/admin")
+        #expect(queue.text("//article[@data-post-id='\(postID)']//p[@data-author-history]") == "Their record: 2 posts in 2 min · 1 reported")
+        // times become the moderator's own (the UTC text stays without scripts)
+        #expect(queue.count("//article[@data-post-id='\(postID)']//time[@data-local-time]") == 3)
+        #expect(queue.count("//script[@src='/static/js/local-time.js']") == 1)
+        try admin.post("/admin/users/author/ban", [("duration", "7d"), ("reason", "adverts"), ("return_to", "/admin")])
+        #expect(try admin.get("/admin").1.text("//p[@data-author-history]")?.hasSuffix(" · banned now") == true)
+        try admin.get("/admin/posts/\(postID)/remove?reason=Advertising")
+        try admin.post("/admin/posts/\(postID)/remove", [("reason", "Advertising")])
+        let (_, log) = try admin.get("/admin/log")
+        let removal = try #require(log.nodes("//tr[@data-action='remove']").first)
+        #expect(removal.text.contains("“Cheap umbrellas at the station, best prices in Seoul today only”"))
+        #expect(log.nodes("//tr[@data-action='remove']//a[@href='/city/seoul']").first?.text == "Seoul")
+        admin.acceptLanguage = "ko"
+        #expect(try admin.get("/admin/log").1.nodes("//tr[@data-action='remove']//a[@href='/city/seoul']").first?.text == "서울")
+    }
+}

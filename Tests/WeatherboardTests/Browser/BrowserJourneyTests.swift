@@ -207,6 +207,11 @@ import Testing
         try browser.wait("unblocked") { try browser.findAll(target).count == 1 }
         #expect(try browser.script("return location.pathname") as? String == "/city/seoul")
         #expect(try #require(browser.script("return window.scrollY") as? Double) > 500)
+        // The language switch keeps the place too (issue 26 #11): followed from where the reader is
+        // (WebDriver's own click would first scroll the header into view).
+        try browser.script("document.querySelector('.lang-switch a[hreflang=ko]').click()")
+        try browser.wait("the page in Korean") { try browser.script("return document.documentElement.lang") as? String == "ko" }
+        #expect(try #require(browser.script("return window.scrollY") as? Double) > 500)
         try Self.expectCleanConsole(browser)
     }
 

@@ -74,9 +74,13 @@ struct BoardController {
     }
 
     private func editPage(_ post: PostRow, _ context: AppContext, text: String, error: String?, status: HTTPStatus = .ok) -> Response {
-        let open = PostingRules.canEdit(postedAt: post.createdAt, now: clock())
+        let now = clock()
+        let open = PostingRules.canEdit(postedAt: post.createdAt, now: now)
         let view = EditPostPage(layout: pages.layout(context, title: pages.string("edit_post", context.language)), postID: post.id,
-                                text: text, open: open, backHref: post.placeHref, error: error)
+                                text: text, open: open,
+                                timeLeft: pages.string("edit_time_left", context.language,
+                                                       ["n": String(PostingRules.editMinutesLeft(postedAt: post.createdAt, now: now))]),
+                                backHref: post.placeHref, error: error)
         return pages.html(context, status: status) { Templates.edit(view, &$0, $1) }
     }
 
@@ -154,6 +158,8 @@ struct EditPostPage {
     var postID: Int64
     var text: String
     var open: Bool
+    /// "You can edit this post for 12 more minutes."
+    var timeLeft: String
     /// Where the post is shown: its board, or, for a reply, its conversation.
     var backHref: String
     var error: String?

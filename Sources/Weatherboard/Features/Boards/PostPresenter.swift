@@ -52,6 +52,9 @@ struct PostPresenter {
         if mine {
             view.canDelete = true
             view.canEdit = PostingRules.canEdit(postedAt: post.createdAt, now: now)
+            if view.canEdit {
+                view.editLeft = strings("edit_minutes_left", ["n": String(PostingRules.editMinutesLeft(postedAt: post.createdAt, now: now))])
+            }
         }
         return view
     }

@@ -35,6 +35,8 @@ final class PostView {
     var reasonOptions = HTMLFragment([])
     var canDelete = false
     var canEdit = false
+    /// "12 min left" beside Edit.
+    var editLeft: String?
     /// The author is an admin: the post says so beside the name (a look-alike cannot).
     var isAdminAuthor = false
     /// Its own address (`/posts/{id}`, or a reply's place on its post's page).

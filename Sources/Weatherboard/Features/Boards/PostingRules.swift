@@ -27,6 +27,11 @@ struct PostingRules: Sendable {
         now.timeIntervalSince(postedAt) < editWindow
     }
 
+    /// Whole minutes of editing left, rounded up ("1 min left" until the very end).
+    static func editMinutesLeft(postedAt: Date, now: Date) -> Int {
+        max(1, Int(((editWindow - now.timeIntervalSince(postedAt)) / 60).rounded(.up)))
+    }
+
     static func canWithdraw(reportedAt: Date, now: Date) -> Bool {
         now.timeIntervalSince(reportedAt) < withdrawWindow
     }

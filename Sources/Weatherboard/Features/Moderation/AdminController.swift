@@ -53,7 +53,7 @@ struct AdminController {
 
     private func queuePage(_ context: AppContext, page: Int, problem: Problem?, status: HTTPStatus = .ok) throws -> Response {
         let language = context.language
-        let queue = try store.queue(limit: Self.pageSize + 1, offset: (page - 1) * Self.pageSize)
+        let queue = try store.queue(limit: Self.pageSize + 1, offset: (page - 1) * Self.pageSize, now: clock())
         let shown = queue.posts.prefix(Self.pageSize)
         let reports = queue.reports
         let groups = shown.map { row -> AdminQueuePage.Group in
@@ -77,6 +77,7 @@ struct AdminController {
                     reporters: row.reporters, firstReport: Self.moment(row.firstReport, language),
                     lastReport: Self.moment(row.lastReport, language), reasons: reasons, details: details)
                 if let parentID = row.parentID { group.parent = AdminQueuePage.Parent(id: parentID, body: row.parentBody ?? "") }
+                if let history = row.userID.flatMap({ queue.histories[$0] }) { group.history = authorHistory(history, language) }
                 if let problem, problem.postID == id {
                     group.problem = problem.message
                     group.typedReason = problem.reason
@@ -116,6 +117,17 @@ struct AdminController {
     }
 
     /// A stored instant as moderation pages show it: readable, and machine-readable beside it.
+    /// "24 posts in 2 min · 23 reported · banned now".
+    func authorHistory(_ history: ModerationStore.AuthorHistory, _ language: Language) -> String {
+        let span = max(0, history.lastPost - history.firstPost)
+        let spanText = span < 3600 ? pages.string("span_minutes", language, ["n": String(max(1, Int(span / 60)))])
+            : span < 172_800 ? pages.string("span_hours", language, ["n": String(Int(span / 3600))])
+            : pages.string("span_days", language, ["n": String(Int(span / 86_400))])
+        var text = pages.string("admin_history", language, ["posts": String(history.posts), "span": spanText, "reported": String(history.reported)])
+        if history.isBanned { text += " · " + pages.string("admin_history_banned", language) }
+        return text
+    }
+
     static func moment(_ seconds: Double?, _ language: Language) -> Moment {
         guard let seconds else { return Moment(iso: "", text: "") }
         return Moment(Date(timeIntervalSince1970: seconds), language)
@@ -322,7 +334,9 @@ struct AdminController {
         let language = context.language
         let rows = try store.log(admin: adminFilter, action: actionFilter, limit: size + 1, offset: (page - 1) * size).map { entry in
             AdminLogPage.Entry(admin: entry.admin, action: entry.action, actionText: pages.string("action_\(entry.action)", language),
-                               postID: entry.postID, username: entry.username, citySlug: entry.citySlug, reason: entry.reason,
+                               postID: entry.postID, username: entry.username, citySlug: entry.citySlug,
+                               cityName: language == .ko ? (entry.cityNameKo ?? entry.cityNameEn) : entry.cityNameEn,
+                               excerpt: entry.excerpt.map { $0.count < ModerationStore.excerptLength ? $0 : $0 + "…" }, reason: entry.reason,
                                at: Self.moment(entry.createdAt, language))
         }
         let entries = rows.prefix(size)

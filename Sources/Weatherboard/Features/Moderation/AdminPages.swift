@@ -31,6 +31,8 @@ struct AdminQueuePage {
         var typedReason = ""
         /// For a reply: the post it answers.
         var parent: Parent?
+        /// The author's record in a line ("24 posts in 2 min · 23 reported · banned now").
+        var history: String?
     }
 
     struct Parent {
@@ -68,6 +70,9 @@ struct AdminLogPage {
         var postID: Int64?
         var username: String?
         var citySlug: String?
+        var cityName: String?
+        /// The start of the post's text, while it exists.
+        var excerpt: String?
         var reason: String
         var at: Moment
     }

@@ -16,7 +16,9 @@ struct TransparencyController {
         let city = try index.city(named: request)
         let language = context.language
         let entries = try store.publicRecord(cityID: city.id).map { entry -> ModerationPage.Entry in
-            let user = entry.username ?? pages.string("deleted_user", language)
+            // As boards name people: the display name, with the handle no one else can have.
+            let user = entry.username.map { username in entry.displayName.map { "\($0) (@\(username))" } ?? username }
+                ?? pages.string("deleted_user", language)
             let key = entry.action == "remove" ? "public_removed" : "public_banned"
             return ModerationPage.Entry(
                 action: entry.action,
