@@ -168,6 +168,14 @@ import HTTPTestSupport
         #expect(try author.get("/city/seoul").1.text("//a[@href='/posts/\(id)/edit']") == "수정 · 12분 남음")
     }
 
+    @Test func minutesLeftNeverTrapOnAStoredTimeFarOff() {
+        let now = AppHarness.fixedNow
+        #expect(PostingRules.editMinutesLeft(postedAt: now.addingTimeInterval(-60), now: now) == 14)
+        #expect(PostingRules.editMinutesLeft(postedAt: Date(timeIntervalSince1970: 1e300), now: now) == 15)
+        #expect(PostingRules.editMinutesLeft(postedAt: Date(timeIntervalSince1970: .nan), now: now) == 1)
+        #expect(PostingRules.editMinutesLeft(postedAt: Date(timeIntervalSince1970: -1e300), now: now) == 1)
+    }
+
     @Test func theQueueAndTheLogTellAModeratorWhatTheyNeed() throws {
         let app = try AppHarness()
         let (admin, author, _, postID) = try app.reportedPost("Cheap umbrellas at the station, best prices in Seoul today only")

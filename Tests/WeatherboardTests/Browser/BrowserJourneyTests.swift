@@ -362,7 +362,7 @@ import Testing
         try browser.wait("the queue emptied") { try browser.findAll("article.report-group").isEmpty }
         #expect(try browser.text("div.flash span") == "The post was removed.")
         try browser.go(base + "/city/london/moderation")
-        #expect(try browser.text("li.moderation-entry").hasPrefix("A post by seller was removed: Advertising"))
+        #expect(try browser.text("li.moderation-entry").hasPrefix("A post by Seller (@seller) was removed: Advertising"))
         try Self.signOut(browser)
 
         try Self.signIn(browser, base, "reporter1")

@@ -29,7 +29,9 @@ struct PostingRules: Sendable {
 
     /// Whole minutes of editing left, rounded up ("1 min left" until the very end).
     static func editMinutesLeft(postedAt: Date, now: Date) -> Int {
-        max(1, Int(((editWindow - now.timeIntervalSince(postedAt)) / 60).rounded(.up)))
+        // Clamped before the conversion: a stored time far off (or not a number) cannot trap.
+        let seconds = min(editWindow, max(0, editWindow - now.timeIntervalSince(postedAt)))
+        return max(1, Int((seconds / 60).rounded(.up)))
     }
 
     static func canWithdraw(reportedAt: Date, now: Date) -> Bool {
