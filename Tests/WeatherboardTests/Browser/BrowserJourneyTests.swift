@@ -215,6 +215,34 @@ import Testing
         try Self.expectCleanConsole(browser)
     }
 
+    /// Issue 26 #6: on a slow link (throttled through the DevTools protocol) a second tap on Post
+    /// while the first is on its way publishes nothing more and says nothing about posting too
+    /// fast: the button is disabled while the page loads, and an identical post from the same
+    /// person within seconds is answered as the first.
+    @Test func aDoubleTapOnASlowLinkPostsOnce() throws {
+        guard let site = try Self.start(width: 375) else { return }
+        defer { withExtendedLifetime(site) {} }
+        let (app, browser, base) = (site.app, site.browser, site.base)
+        try Self.signUp(browser, base, "hasty")
+        try browser.go(base + "/city/seoul")
+        try browser.devTools("Network.enable")
+        try browser.devTools("Network.emulateNetworkConditions", ["offline": false, "latency": 800,
+                                                                  "downloadThroughput": 30_000, "uploadThroughput": 30_000])
+        try browser.type("#post-body", "Hail in Mapo right now!")
+        // Two taps 150 ms apart, the second while the first is still on its way.
+        try browser.script("""
+            const button = document.querySelector('form.composer button[type=submit]');
+            button.click(); setTimeout(() => button.click(), 150);
+            """)
+        try browser.wait("the board after posting", seconds: 20) { try browser.url.hasSuffix("#board") }
+        try browser.devTools("Network.emulateNetworkConditions", ["offline": false, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1])
+        #expect(try app.count("SELECT count(*) FROM posts WHERE body = 'Hail in Mapo right now!'") == 1)
+        #expect(try browser.findAll("#post-error").isEmpty, "no 'posting too fast'")
+        #expect(try browser.findAll("article.post[data-author=hasty]").count == 1)
+        #expect(try browser.text("#post-body").isEmpty, "the box is empty: the post is out")
+        try Self.expectCleanConsole(browser)
+    }
+
     /// A page left for another keeps no stream open while the browser keeps it for "back":
     /// browsers allow six connections to a site over HTTP/1.1, and the kept pages' streams once
     /// took them all, so that every seventh page of the site waited a minute to load.
