@@ -43,6 +43,56 @@
   } else {
     sessionStorage.removeItem("weather-pending " + location.pathname);
   }
+  // Delete with a moment to take it back (issue 26 #4): with scripts, Delete hides the post at
+  // once and offers Undo in its place for five seconds; then the deletion is sent as the confirm
+  // page's form would send it. Leaving the page within the five seconds sends it too. Without
+  // scripts, Delete asks first on a page of its own.
+  var undoFor = 5000;
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form.matches("form.delete-form") || !window.fetch) return;
+    var article = form.closest("article");
+    var token = document.querySelector("input[name=csrf_token]");
+    if (!article || !token) return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    var note = document.createElement("div");
+    note.className = "flash deleted-note";
+    note.setAttribute("role", "status");
+    var text = document.createElement("span");
+    text.textContent = form.dataset.deleted;
+    var undo = document.createElement("button");
+    undo.type = "button";
+    undo.className = "link";
+    undo.textContent = form.dataset.undo;
+    note.append(text, " ", undo);
+    article.hidden = true;
+    article.before(note);
+    undo.focus({ preventScroll: true });
+    var body = new URLSearchParams({ csrf_token: token.value });
+    var sent = false;
+    function send() {
+      if (sent) return;
+      sent = true;
+      window.removeEventListener("pagehide", onLeave);
+      undo.remove();
+      fetch(form.action, { method: "POST", body: body, credentials: "same-origin", redirect: "manual" }).then(function (answer) {
+        if (answer.type === "opaqueredirect" || answer.ok) { article.remove(); return; }
+        location.assign(form.action); // refused (reports wait for review, the window closed): the page says why
+      }, function () { location.assign(form.action); });
+    }
+    function onLeave() { if (!sent) { sent = true; navigator.sendBeacon(form.action, body); } }
+    var timer = setTimeout(send, undoFor);
+    window.addEventListener("pagehide", onLeave);
+    undo.addEventListener("click", function () {
+      clearTimeout(timer);
+      window.removeEventListener("pagehide", onLeave);
+      note.remove();
+      article.hidden = false;
+      var again = form.querySelector("button");
+      if (again) again.focus({ preventScroll: true });
+    });
+  }, true);
   // A form sends once: its button is disabled while the next page loads (a double tap on a slow
   // link sent the post twice), and enabled again when the page comes back from the cache.
   document.addEventListener("submit", function (event) {

@@ -243,6 +243,33 @@ import Testing
         try Self.expectCleanConsole(browser)
     }
 
+    /// Issue 26 #4: Delete hides the post at once and offers Undo in its place; Undo brings it
+    /// back and nothing is deleted; left alone, the deletion goes through.
+    @Test func aDeleteCanBeTakenBack() throws {
+        guard let site = try Self.start(configure: { $0.limits.secondsBetweenPosts = 0 }) else { return }
+        defer { withExtendedLifetime(site) {} }
+        let (app, browser, base) = (site.app, site.browser, site.base)
+        try Self.signUp(browser, base, "regretful")
+        try Self.post(browser, base, city: "busan", "First thought")
+        let first = try app.count("SELECT max(id) FROM posts")
+        try Self.post(browser, base, city: "busan", "Second thought")
+        let second = try app.count("SELECT max(id) FROM posts")
+        try browser.go(base + "/city/busan")
+        try browser.click("#post-\(first) form.delete-form button")
+        #expect(try browser.script("return document.getElementById('post-\(first)').hidden") as? Bool == true)
+        #expect(try browser.text(".deleted-note span") == "Your post was deleted.")
+        try browser.click(".deleted-note button")
+        #expect(try browser.script("return document.getElementById('post-\(first)').hidden") as? Bool == false)
+        #expect(try browser.findAll(".deleted-note").isEmpty)
+
+        try browser.click("#post-\(second) form.delete-form button")
+        try browser.wait("the second deleted", seconds: 15) { try app.count("SELECT count(*) FROM posts WHERE id = ?", [second]) == 0 }
+        // The first one's Undo held: by now its deletion would have gone through too.
+        #expect(try app.count("SELECT count(*) FROM posts WHERE id = ?", [first]) == 1)
+        try browser.wait("the deleted post off the page") { try browser.findAll("#post-\(second)").isEmpty }
+        try Self.expectCleanConsole(browser)
+    }
+
     /// A page left for another keeps no stream open while the browser keeps it for "back":
     /// browsers allow six connections to a site over HTTP/1.1, and the kept pages' streams once
     /// took them all, so that every seventh page of the site waited a minute to load.
