@@ -137,5 +137,11 @@
   if (place && (place.path === here || (place.anyQuery && place.path === location.pathname)) && !location.hash) window.scrollTo(0, place.y);
   // The message an action left takes the focus (a screen reader reads it), without moving the page.
   var flash = document.querySelector(".flash");
-  if (flash) flash.focus({ preventScroll: true });
+  if (flash) {
+    flash.focus({ preventScroll: true });
+    // Going to an anchor (#board) after the page loads leaves the focus on the page itself.
+    window.addEventListener("load", function () {
+      if (document.activeElement === document.body) flash.focus({ preventScroll: true });
+    });
+  }
 })();

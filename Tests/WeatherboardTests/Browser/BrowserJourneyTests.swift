@@ -270,6 +270,39 @@ import Testing
         try Self.expectCleanConsole(browser)
     }
 
+    /// Issue 26 #1, #3, #8 on a phone: the jump link at the top leads down to the board; from its
+    /// "sign in to post", over to sign-up and through a refused password (the focus on the field,
+    /// the message tied to it), the newcomer lands on the board, in view, with the welcome focused.
+    @Test func fromTheTopOfACityPageToWritingOnItsBoard() throws {
+        guard let site = try Self.start(width: 375) else { return }
+        defer { withExtendedLifetime(site) {} }
+        let browser = site.browser, base = site.base
+        try browser.go(base + "/city/seoul")
+        try browser.click("p.board-jump a")
+        try browser.wait("down at the board") { try browser.script("return location.hash") as? String == "#board" }
+        #expect(try #require(browser.script("return window.scrollY") as? Double) > 500)
+        try browser.click("p.sign-in-to-post a")
+        try browser.wait("the sign-in page") { try browser.findAll("form[action='/login']").count == 1 }
+        try browser.click("section.account-form a[href^='/signup']")
+        try browser.wait("the sign-up page") { try browser.findAll("form[action='/signup']").count == 1 }
+        try browser.type("#username", "newcomer")
+        try browser.type("#display_name", "Newcomer")
+        try browser.type("#password", "short")
+        try browser.click("form[action='/signup'] button[type=submit]")
+        try browser.wait("refused") { try browser.findAll("#password-error").count == 1 }
+        #expect(try browser.script("return document.activeElement.id") as? String == "password")
+        #expect(try browser.script("return document.activeElement.getAttribute('aria-describedby')") as? String == "password-help password-error")
+        #expect(try browser.script("return document.activeElement.getAttribute('aria-invalid')") as? String == "true")
+        try browser.type("#password", "correct horse battery")
+        try browser.click("form[action='/signup'] button[type=submit]")
+        try browser.wait("signed up, on the board") { try browser.findAll("a.me").count == 1 }
+        #expect(try browser.url.hasSuffix("/city/seoul#board"))
+        #expect(try browser.script("const r = document.getElementById('board').getBoundingClientRect(); return r.top < innerHeight && r.bottom > 0") as? Bool == true)
+        try browser.wait("the welcome has the focus") { try browser.script("return document.activeElement.classList.contains('flash')") as? Bool == true }
+        #expect(try browser.findAll("form.composer textarea#post-body").count == 1)
+        try Self.expectCleanConsole(browser)
+    }
+
     /// A page left for another keeps no stream open while the browser keeps it for "back":
     /// browsers allow six connections to a site over HTTP/1.1, and the kept pages' streams once
     /// took them all, so that every seventh page of the site waited a minute to load.
