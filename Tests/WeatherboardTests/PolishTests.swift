@@ -186,6 +186,7 @@ import HTTPTestSupport
         // times become the moderator's own (the UTC text stays without scripts)
         #expect(queue.count("//article[@data-post-id='\(postID)']//time[@data-local-time]") == 3)
         #expect(queue.count("//script[@src='/static/js/local-time.js']") == 1)
+        #expect(queue.nodes("//article[@data-post-id='\(postID)']//a[@class='in-place']").first?["href"] == "/city/seoul#post-\(postID)")
         try admin.post("/admin/users/author/ban", [("duration", "7d"), ("reason", "adverts"), ("return_to", "/admin")])
         #expect(try admin.get("/admin").1.text("//p[@data-author-history]")?.hasSuffix(" · banned now") == true)
         try admin.get("/admin/posts/\(postID)/remove?reason=Advertising")
