@@ -151,12 +151,15 @@ struct CityWeatherView {
         let hours = forecast.hours(on: date).compactMap { hour -> CityWeather.RainDay.Hour? in
             guard let chance = hour.precipitationProbability else { return nil }
             let clock = String(hour.time.suffix(5))
-            return CityWeather.RainDay.Hour(time: hour.time, chance: chance, band: min(10, (chance + 5) / 10),
+            return CityWeather.RainDay.Hour(chance: chance, band: min(10, (chance + 5) / 10),
                                             label: clock.hasSuffix(":00") && Int(clock.prefix(2)).map { $0 % 3 == 0 } == true ? String(clock.prefix(2)) : nil,
-                                            text: strings("rain_hour", ["time": clock, "n": String(chance)]),
                                             isPast: name == "today" && Int(clock.prefix(2)).map { $0 < nowHour } == true)
         }
-        return hours.isEmpty ? nil : CityWeather.RainDay(day: name, title: strings("day_" + name, [:]), hours: hours)
+        guard !hours.isEmpty else { return nil }
+        // The bars are a picture of this sentence (hidden from screen readers, which read it):
+        // today's is on its card, tomorrow's under its bars.
+        let sentence = name == "tomorrow" ? RainOutlook(hours: forecast.hours(on: date), from: 0).sentence(strings: strings, day: "tomorrow") : nil
+        return CityWeather.RainDay(day: name, title: strings("day_" + name, [:]), hours: hours, sentence: sentence)
     }
 
     /// The air's values with their Korean bands, if fetched recently enough to mean anything.
@@ -297,18 +300,18 @@ struct CityWeather {
     /// A day's chance of rain, hour by hour.
     struct RainDay {
         struct Hour {
-            var time: String
             var chance: Int
             /// 0–10: the bar's height in tenths.
             var band: Int
             /// Every third hour's label under the bars ("00", "03", …).
             var label: String?
-            var text: String
             var isPast: Bool
         }
         var day: String
         var title: String
         var hours: [Hour]
+        /// Tomorrow's rain in words, under its bars.
+        var sentence: String?
     }
 
     /// Today's and tomorrow's rows (an optional: only an optional opens a template scope).

@@ -41,10 +41,12 @@ struct RainOutlook {
     }
 
     /// The sentence in the catalog's words (it says so when the provider gave no hourly chances).
-    func sentence(strings: (String, [String: String]) -> String) -> String {
+    /// - Parameter day: `today`, or `tomorrow` for the whole of the next day ("No rain expected
+    ///   tomorrow.").
+    func sentence(strings: (String, [String: String]) -> String, day: String = "today") -> String {
         guard isKnown else { return strings("rain_unknown", [:]) }
         guard let first = spells.first, let last = spells.last else {
-            return strings(start == 0 ? "rain_none_today" : "rain_none_rest", [:])
+            return strings(day == "tomorrow" ? "rain_none_tomorrow" : (start == 0 ? "rain_none_today" : "rain_none_rest"), [:])
         }
         var arguments = ["what": strings("precip_" + kind.rawValue, [:]), "from": Self.clock(first.from), "to": Self.clock(first.to),
                          "fromHour": String(first.from), "toHour": String(first.to)]
