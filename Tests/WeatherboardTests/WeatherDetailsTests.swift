@@ -143,6 +143,25 @@ import HTTPTestSupport
         #expect(plain.count("//section[@class='air']") == 0)
     }
 
+    /// Particulates are modelled hourly: a forecast refreshed more often keeps the air's values
+    /// until they are an hour old, and then asks again.
+    @Test func theAirIsAskedAgainHourlyNotWithEveryForecast() throws {
+        let stub = try UpstreamStub()
+        let app = try AppHarness { $0.weatherProviders = ["open-meteo"]; $0.openMeteoURL = stub.url; $0.weatherFreshFor = 600 }
+        _ = try app.page("/city/seoul")
+        #expect(stub.hits == 1 && stub.airQualityHits == 1)
+        for (step, (forecasts, air)) in [(2, 1), (3, 1), (4, 1), (5, 1), (6, 1), (7, 2)].enumerated() {
+            app.clock.advance(660) // past the forecast's ten minutes of freshness
+            _ = try app.page("/city/seoul") // stale is shown at once; the refresh runs behind it
+            let now = app.clock.read()
+            try waitUntil("refresh \(step + 1) stored") {
+                try app.count("SELECT count(*) FROM weather_cache WHERE fetched_at >= ?", [now]) == 1 && stub.airQualityHits >= air
+            }
+            #expect(stub.hits == forecasts)
+            #expect(stub.airQualityHits == air, "after \(660 * (step + 1)) s")
+        }
+    }
+
     @Test func koreanBandsAtTheirBoundaries() {
         let pm25: [(Double, AirQualityBand)] = [(0, .good), (15, .good), (15.4, .good), (15.5, .moderate), (35, .moderate), (36, .unhealthy),
                                                 (75, .unhealthy), (76, .veryUnhealthy), (900, .veryUnhealthy)]

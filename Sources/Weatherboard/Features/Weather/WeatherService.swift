@@ -243,10 +243,14 @@ public final class WeatherService: @unchecked Sendable {
         if let stored, isFresh(stored, for: city) { return stored }
         guard claimRefresh(city) else { return awaitRefresh(city, newerThan: stored?.fetchedAt) }
         defer { releaseRefresh(city) }
-        // The air is asked at the same time as the forecast, from its own service.
+        // The air is asked at the same time as the forecast, from its own service, and only when
+        // the values stored are an hour old: particulates are modelled hourly, and a forecast may
+        // be refreshed far more often (every minute, on a busy site told so).
         let air = Pending<Forecast.AirQuality>()
         let airAsked = clock()
-        if airQualityProviders.isEmpty {
+        if let recent = stored?.airQuality, airAsked.timeIntervalSince(recent.fetchedAt) < Self.airQualityRefreshEvery {
+            air.finish(recent)
+        } else if airQualityProviders.isEmpty {
             air.finish(nil)
         } else {
             DispatchQueue.global().async { air.finish(self.fetchAirQuality(city, now: airAsked)) }
@@ -287,6 +291,8 @@ public final class WeatherService: @unchecked Sendable {
 
     /// How long a forecast that has arrived waits for the air's values (their fetch started with it).
     static let airQualityWait: TimeInterval = 4
+    /// Air-quality values younger than this are kept with a refreshed forecast, not asked again.
+    static let airQualityRefreshEvery: TimeInterval = 3600
     /// How long the last air-quality values are shown when their service stops answering.
     static let airQualityKeptFor: TimeInterval = 6 * 3600
 
