@@ -447,7 +447,10 @@ import Testing
         try browser.wait("the confirmation") { try browser.findAll("form.confirm-form").count == 1 }
         #expect(try browser.text("p.confirm-detail") == "Reason: Advertising")
         try browser.click("form.confirm-form button")
-        try browser.wait("the queue emptied") { try browser.findAll("article.report-group").isEmpty }
+        // The confirm page has no queue either: wait for the queue's own page, with its message.
+        try browser.wait("the queue emptied") {
+            try browser.findAll("div.flash span").count == 1 && browser.findAll("article.report-group").isEmpty
+        }
         #expect(try browser.text("div.flash span") == "The post was removed.")
         try browser.go(base + "/city/london/moderation")
         #expect(try browser.text("li.moderation-entry").hasPrefix("A post by Seller (@seller) was removed: Advertising"))
