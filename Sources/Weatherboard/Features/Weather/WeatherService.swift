@@ -253,7 +253,10 @@ public final class WeatherService: @unchecked Sendable {
         } else if airQualityProviders.isEmpty {
             air.finish(nil)
         } else {
-            DispatchQueue.global().async { air.finish(self.fetchAirQuality(city, now: airAsked)) }
+            // A thread of its own, not the global dispatch queue: the fetch blocks until
+            // URLSession's callbacks arrive, and those need the dispatch queue's few threads
+            // (a blocked pool once held a forecast 4 s waiting for its air).
+            Thread { air.finish(self.fetchAirQuality(city, now: airAsked)) }.start()
         }
         for provider in providers where provider.covers(city) {
             let now = clock()
