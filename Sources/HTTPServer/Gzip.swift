@@ -30,7 +30,7 @@ public enum Gzip {
                 stream.avail_in = UInt32(inBuffer.count)
                 stream.next_out = outBuffer.baseAddress
                 stream.avail_out = UInt32(outBuffer.count)
-                _ = deflate(&stream, final ? Z_FINISH : Z_SYNC_FLUSH)
+                _ = CZlib.deflate(&stream, final ? Z_FINISH : Z_SYNC_FLUSH)
                 return outBuffer.count - Int(stream.avail_out)
             }
         }
@@ -68,5 +68,108 @@ public enum Gzip {
         let type = contentType.lowercased()
         return type.hasPrefix("text/") || type.hasPrefix("image/svg+xml") || type.hasPrefix("application/javascript")
             || type.hasPrefix("application/json") || type.hasPrefix("application/atom+xml") || type.hasPrefix("application/xml")
+    }
+}
+
+extension Gzip {
+    /// Bytes deflated once, ahead of time, to be spliced into many responses: raw deflate data with
+    /// a window of its own (it refers to nothing before it), ending with a sync flush on a byte
+    /// boundary and not final, so that any deflate data may follow it.
+    public struct DeflatedRun: Sendable {
+        /// The plain bytes' length and CRC-32, which the gzip trailer needs.
+        public let length: Int
+        public let crc: UInt32
+        public let deflated: [UInt8]
+
+        public init(_ bytes: [UInt8], level: Int32 = 9) {
+            length = bytes.count
+            crc = Gzip.crc32(bytes)
+            deflated = Gzip.deflateRun(bytes, final: false, level: level)
+        }
+    }
+
+    /// A `DeflatedRun` found at `offset` in a body: a compressor splices its deflated form in
+    /// instead of compressing those bytes again.
+    public struct Piece: Sendable {
+        public let offset: Int
+        public let run: DeflatedRun
+
+        public init(offset: Int, run: DeflatedRun) {
+            self.offset = offset
+            self.run = run
+        }
+    }
+
+    /// `bytes` as one gzip member, splicing in `pieces` (offsets into `bytes`) and compressing
+    /// only what lies between them, at `level`.
+    public static func compress(_ bytes: [UInt8], reusing pieces: [Piece], level: Int32) -> [UInt8] {
+        var out = header
+        let (deflated, crc) = deflate(bytes[...], reusing: pieces, final: true, level: level)
+        out += deflated
+        appendTrailer(&out, crc: crc, length: bytes.count)
+        return out
+    }
+
+    /// Raw deflate data for `bytes` with `pieces` (offsets relative to `bytes.startIndex`)
+    /// spliced in, and the CRC-32 of `bytes`. The stretches between pieces go through one
+    /// stream, fully flushed before each piece: after a full flush the stream refers to nothing
+    /// before it, so what follows a piece cannot point into bytes the decoder got from the piece.
+    /// A piece that overlaps another or runs past the end is compressed like the rest.
+    public static func deflate(_ bytes: ArraySlice<UInt8>, reusing pieces: [Piece], final: Bool, level: Int32) -> (deflated: [UInt8], crc: UInt32) {
+        var stream = z_stream()
+        guard deflateInit2_(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        else { return (storedBlocks(bytes, final: final), crc32(Array(bytes))) }
+        defer { deflateEnd(&stream) }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count / 3 + 64)
+        var crc: UInt32 = 0
+        var position = 0
+        bytes.withUnsafeBufferPointer { input in
+            /// Deflates `input[range]` with `flush`, growing `out` until zlib has said everything.
+            func run(_ range: Range<Int>, flush: Int32) {
+                stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress.map { $0 + range.lowerBound })
+                stream.avail_in = UInt32(range.count)
+                repeat {
+                    let room = Int(deflateBound(&stream, UInt(stream.avail_in))) + 64
+                    let start = out.count
+                    out.append(contentsOf: repeatElement(0, count: room))
+                    out.withUnsafeMutableBufferPointer { buffer in
+                        stream.next_out = buffer.baseAddress! + start
+                        stream.avail_out = UInt32(room)
+                        _ = CZlib.deflate(&stream, flush)
+                    }
+                    out.removeLast(Int(stream.avail_out))
+                } while stream.avail_out == 0 || stream.avail_in > 0
+                if !range.isEmpty {
+                    let gapCRC = UInt32(CZlib.crc32(0, input.baseAddress! + range.lowerBound, UInt32(range.count)))
+                    crc = range.lowerBound == 0 ? gapCRC : crc32Combine(crc, gapCRC, secondLength: range.count)
+                }
+            }
+            for piece in pieces.sorted(by: { $0.offset < $1.offset })
+            where piece.offset >= position && piece.offset + piece.run.length <= input.count {
+                if piece.offset > position { run(position..<piece.offset, flush: Z_FULL_FLUSH) }
+                out += piece.run.deflated
+                crc = piece.offset == 0 ? piece.run.crc : crc32Combine(crc, piece.run.crc, secondLength: piece.run.length)
+                position = piece.offset + piece.run.length
+            }
+            if final {
+                run(position..<input.count, flush: Z_FINISH)
+            } else if position < input.count {
+                run(position..<input.count, flush: Z_SYNC_FLUSH)
+            }
+        }
+        return (out, crc)
+    }
+
+    /// `bytes` in stored blocks (what is left when zlib cannot start).
+    private static func storedBlocks(_ bytes: ArraySlice<UInt8>, final: Bool) -> [UInt8] {
+        var out: [UInt8] = []
+        var rest = bytes
+        repeat {
+            let chunk = rest.prefix(65_535)
+            rest = rest.dropFirst(chunk.count)
+            out += storedBlock(Array(chunk), final: final && rest.isEmpty)
+        } while !rest.isEmpty
+        return out
     }
 }

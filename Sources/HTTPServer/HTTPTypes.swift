@@ -163,7 +163,12 @@ public enum HTTPVersion: Sendable, Equatable {
 public struct Response: Sendable {
     public var status: HTTPStatus
     public var headers: HTTPHeaders
-    public var body: [UInt8]
+    /// Replacing or editing the body drops `deflatedPieces`, which described the old one.
+    public var body: [UInt8] { didSet { deflatedPieces = [] } }
+    /// Stretches of `body` deflated ahead of time (parts shared by many responses), which a
+    /// compressor may splice in instead of compressing those bytes again (`Gzip.compress(_:reusing:level:)`).
+    /// The server itself ignores them.
+    public var deflatedPieces: [Gzip.Piece] = []
     /// For a streamed response: called (on a worker) once the stream is open, with the stream
     /// to write the body to. Not called for a HEAD request, or when the stream is refused.
     public var stream: (@Sendable (ResponseStream) -> Void)?

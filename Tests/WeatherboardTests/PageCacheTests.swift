@@ -162,15 +162,92 @@ import Testing
         let plain = try scene.app.get("/city/seoul", headers: [("Cookie", authorCookie)])
         #expect(try String(decoding: gunzip(packed.body), as: UTF8.self).contains("First light over the Han"))
         #expect(plain.headers["Content-Encoding"] == nil)
+        #expect(withoutTokens(try gunzip(packed.body)) == withoutTokens(plain.body))
+        // The weather part went in as it was deflated when it was rendered, for this reader and
+        // for guests' kept pages alike: no compressed page deflates it again (issue 24 #4).
+        let seoul = try #require(scene.app.application.cities.city(slug: "seoul"))
+        let part = try #require(scene.app.application.weatherParts.fragment(city: seoul.id, language: .en,
+                                                                           report: scene.app.application.weather.report(for: seoul, client: "test"),
+                                                                           now: scene.app.application.configuration.clock()))
+        let deflated = try #require(part.deflated).deflated
+        #expect(DeflatedPieceTests.contains(packed.body, deflated))
+        let guestPacked = try scene.app.get("/city/seoul", headers: [("Cookie", cookie), ("Accept-Encoding", "gzip")])
+        #expect(DeflatedPieceTests.contains(guestPacked.body, deflated))
     }
 
     @Test func splicedGzipMatchesZlibForAnyValue() throws {
-        let page = SplicedPage(Array("<p>HOLE and again HOLE, then the end with no hole</p>".utf8), hole: Array("HOLE".utf8))
+        let page = SplicedPage(RenderedPage(bytes: Array("<p>HOLE and again HOLE, then the end with no hole</p>".utf8)), hole: Array("HOLE".utf8))
         for value in ["", "x", String(repeating: "token-", count: 30), "토큰"] {
             let expected = Array("<p>\(value) and again \(value), then the end with no hole</p>".utf8)
             #expect(page.bytes(filling: Array(value.utf8)) == expected)
             #expect(try gunzip(page.gzip(filling: Array(value.utf8))) == expected)
         }
+    }
+}
+
+/// Parts of a body deflated ahead of time are spliced in, not compressed again (issue 24 #4).
+@Suite struct DeflatedPieceTests {
+    /// Page-like text whose stretches repeat each other (so that deflate would reach back across
+    /// a piece if the stream were not flushed before it).
+    static func text(_ seed: Int, count: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        var n = seed
+        while out.count < count {
+            n = (n &* 1_103_515_245 &+ 12_345) & 0x7FFF_FFFF
+            out += Array("<article class=\"post\" data-post-id=\"\(n % 97)\"><p>Drizzle by the river \(n % 13)</p></article>\n".utf8)
+        }
+        return Array(out.prefix(count))
+    }
+
+    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard needle.count <= haystack.count else { return false }
+        return (0...(haystack.count - needle.count)).contains { haystack[$0..<($0 + needle.count)].elementsEqual(needle) }
+    }
+
+    @Test func aBodyWithPiecesAnywhereInflatesToItsBytesAndCarriesThePiecesAsTheyWere() throws {
+        let shared = Self.text(7, count: 9_000)
+        let run = Gzip.DeflatedRun(shared, level: 9)
+        let before = Self.text(1, count: 5_000), between = Self.text(1, count: 3_000), after = Self.text(2, count: 700)
+        // piece first, in the middle, twice side by side, last, alone, and in an empty body's stead
+        let layouts: [[[UInt8]?]] = [[nil, before], [before, nil, between, nil, after], [before, nil, nil, after], [before, nil], [nil], [before]]
+        for layout in layouts {
+            var bytes: [UInt8] = []
+            var pieces: [Gzip.Piece] = []
+            for part in layout {
+                if let part { bytes += part } else { pieces.append(Gzip.Piece(offset: bytes.count, run: run)); bytes += shared }
+            }
+            for level: Int32 in [1, 6] {
+                let gzip = Gzip.compress(bytes, reusing: pieces, level: level)
+                #expect(try gunzip(gzip) == bytes)
+                #expect(pieces.isEmpty || Self.contains(gzip, run.deflated), "the piece is spliced in as deflated once")
+            }
+        }
+    }
+
+    @Test func piecesThatDoNotFitAreCompressedLikeTheRest() throws {
+        let shared = Self.text(3, count: 2_000)
+        let run = Gzip.DeflatedRun(shared, level: 9)
+        let bytes = Self.text(4, count: 1_000) + shared + Self.text(5, count: 1_000)
+        let pieces = [Gzip.Piece(offset: 1_000, run: run), Gzip.Piece(offset: 1_500, run: run), // overlaps the first
+                      Gzip.Piece(offset: bytes.count - 10, run: run), Gzip.Piece(offset: -5, run: run)] // past the end, before the start
+        #expect(try gunzip(Gzip.compress(bytes, reusing: pieces, level: 1)) == bytes)
+        #expect(try gunzip(Gzip.compress(bytes, reusing: [], level: 1)) == bytes)
+        #expect(try gunzip(Gzip.compress([], reusing: [], level: 1)) == [])
+    }
+
+    @Test func aKeptPageSplicesItsPiecesBetweenItsHoles() throws {
+        let shared = Array("<section class=\"weather\">".utf8) + Self.text(9, count: 4_000) + Array("</section>".utf8)
+        let fragment = HTMLFragment(shared).deflatedOnce()
+        var html = HTML()
+        html.raw("<p>HOLE</p>")
+        html.text(fragment)
+        html.raw("<form>HOLE</form>")
+        html.text(fragment)
+        let page = SplicedPage(RenderedPage(bytes: html.bytes, deflatedPieces: html.pieces), hole: Array("HOLE".utf8))
+        #expect(html.pieces.count == 2)
+        let expected = Array("<p>tok</p>".utf8) + shared + Array("<form>tok</form>".utf8) + shared
+        #expect(try gunzip(page.gzip(filling: Array("tok".utf8))) == expected)
+        #expect(Self.contains(page.gzip(filling: Array("tok".utf8)), fragment.deflated!.deflated))
     }
 }
 

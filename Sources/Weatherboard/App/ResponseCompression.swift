@@ -30,7 +30,7 @@ final class ResponseCompression: @unchecked Sendable {
                 response.body = compressed
             }
         } else {
-            response.body = Gzip.compress(response.body, level: 1)
+            response.body = Gzip.compress(response.body, reusing: response.deflatedPieces, level: 1)
         }
         response.headers.set("Content-Encoding", "gzip")
         return response

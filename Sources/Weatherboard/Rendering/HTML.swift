@@ -1,3 +1,5 @@
+import HTTPServer
+
 /// The bytes of a page being rendered. Compiled templates (`Templates.*`, generated at build time
 /// from `Templates/*.mustache`) append their fixed text as is and every value through `text`,
 /// which HTML-escapes it on the way in.
@@ -11,6 +13,8 @@ public struct HTML: ~Copyable {
     /// False while writing into a buffer someone else owns (a response's array, see
     /// `Renderer.page`); the first growth moves the bytes into storage of our own.
     private(set) var ownsStorage = true
+    /// Where fragments deflated ahead of time were written (see `HTMLFragment.deflated`).
+    private(set) var pieces: [Gzip.Piece] = []
 
     public init(capacity: Int = 64 * 1024) {
         self.capacity = max(capacity, 64)
@@ -67,6 +71,12 @@ public struct HTML: ~Copyable {
     @inline(__always)
     mutating func raw(_ html: [UInt8]) {
         html.withUnsafeBufferPointer { if let base = $0.baseAddress { append(base, count: $0.count) } }
+    }
+
+    /// A fragment's bytes, noting where its deflated form goes.
+    mutating func raw(_ fragment: HTMLFragment) {
+        if let run = fragment.deflated { pieces.append(Gzip.Piece(offset: count, run: run)) }
+        raw(fragment.bytes)
     }
 
     /// A value, HTML-escaped.
@@ -171,10 +181,16 @@ extension Optional: HTMLText where Wrapped: HTMLText {
 /// escaped when it was rendered).
 public struct HTMLFragment: HTMLText, Sendable {
     public let bytes: [UInt8]
-    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+    /// The bytes deflated once, for a fragment shown in many compressed pages (a city's weather):
+    /// a page that holds it compresses only the rest.
+    public let deflated: Gzip.DeflatedRun?
+    public init(_ bytes: [UInt8]) { self.bytes = bytes; deflated = nil }
     /// Text escaped once, to be shown many times.
-    public init(escaping text: String) { self.bytes = HTML.escaped(text) }
-    public func write(to html: inout HTML) { html.raw(bytes) }
+    public init(escaping text: String) { self.bytes = HTML.escaped(text); deflated = nil }
+    private init(_ bytes: [UInt8], deflated: Gzip.DeflatedRun) { self.bytes = bytes; self.deflated = deflated }
+    /// The same fragment with its bytes deflated (at the best level: it is done once).
+    func deflatedOnce() -> HTMLFragment { HTMLFragment(bytes, deflated: Gzip.DeflatedRun(bytes, level: 9)) }
+    public func write(to html: inout HTML) { html.raw(self) }
 }
 
 /// Zero or one scope for a section: a flag or a present value shows the content once.

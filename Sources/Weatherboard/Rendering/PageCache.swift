@@ -102,12 +102,12 @@ final class PageCache: Sendable {
     /// Misses of one key render once: whoever comes while it is rendered waits for that page
     /// (a popular page expiring under load is one render, not one per worker).
     func response(key: String, cities: [Int64], context: AppContext,
-                  render: (_ csrfToken: String) throws -> [UInt8]) rethrows -> Response {
+                  render: (_ csrfToken: String) throws -> RenderedPage) rethrows -> Response {
         let entry = try keptPage(key: key, cities: cities, render: render)
         return completed(entry, for: context)
     }
 
-    private func keptPage(key: String, cities: [Int64], render: (_ csrfToken: String) throws -> [UInt8]) rethrows -> Entry {
+    private func keptPage(key: String, cities: [Int64], render: (_ csrfToken: String) throws -> RenderedPage) rethrows -> Entry {
         while true {
             let now = clock()
             let stamp = versions.stamp(cities: cities)
@@ -135,8 +135,7 @@ final class PageCache: Sendable {
                 }
                 renders.add(1, ordering: .relaxed)
                 misses.increment()
-                let bytes = try render(Self.tokenPlaceholder)
-                let page = SplicedPage(bytes, hole: Array(Self.tokenPlaceholder.utf8))
+                let page = SplicedPage(try render(Self.tokenPlaceholder), hole: Array(Self.tokenPlaceholder.utf8))
                 return kept.withLock { kept in
                     kept.serial &+= 1
                     let entry = Entry(stamp: stamp, expires: now.addingTimeInterval(maximumAge), serial: kept.serial, page: page)

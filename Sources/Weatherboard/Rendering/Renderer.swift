@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 
 /// The string catalogs prepared for rendering: each language's strings escaped once at start-up,
 /// indexed by the keys the templates were compiled against (`StringKey`, generated at build time).
@@ -28,12 +29,14 @@ public final class Renderer: Sendable {
     /// Runs a compiled template for a response body. It writes straight into the array that
     /// becomes the body (no copy of the page at the end); its spare capacity lives only until
     /// the response is written, so keep `fragment` for anything held longer.
-    public func page(_ language: Language, _ template: (inout HTML, Strings) -> Void) -> [UInt8] {
+    public func page(_ language: Language, _ template: (inout HTML, Strings) -> Void) -> RenderedPage {
         let strings = strings(language)
         var grown: [UInt8]?
+        var pieces: [Gzip.Piece] = []
         let page = [UInt8](unsafeUninitializedCapacity: Self.pageCapacity) { buffer, initialized in
             var html = HTML(writingInto: buffer)
             template(&html, strings)
+            pieces = html.pieces
             if html.ownsStorage {
                 grown = html.bytes // it outgrew the array and moved; rare
                 initialized = 0
@@ -41,7 +44,7 @@ public final class Renderer: Sendable {
                 initialized = html.count
             }
         }
-        return grown ?? page
+        return RenderedPage(bytes: grown ?? page, deflatedPieces: pieces)
     }
 
     /// Runs a compiled template into an exactly sized fragment, to be kept and shown again.
@@ -53,4 +56,19 @@ public final class Renderer: Sendable {
 
     /// Room for the largest usual page (Seoul's with 20 posts is about 44 KB).
     static let pageCapacity = 64 * 1024
+}
+
+/// A page's bytes and where in them fragments deflated ahead of time sit (`HTMLFragment.deflated`),
+/// so that compressing the page compresses only the rest.
+public struct RenderedPage: Sendable {
+    public var bytes: [UInt8]
+    public var deflatedPieces: [Gzip.Piece] = []
+}
+
+extension Response {
+    public static func html(_ page: RenderedPage, status: HTTPStatus = .ok) -> Response {
+        var response = Response.html(page.bytes, status: status)
+        response.deflatedPieces = page.deflatedPieces
+        return response
+    }
 }

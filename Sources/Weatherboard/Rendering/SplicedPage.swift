@@ -15,13 +15,16 @@ struct SplicedPage: Sendable {
         runs.reduce(0) { $0 + $1.count } + deflatedRuns.reduce(0) { $0 + $1.count }
     }
 
-    init(_ bytes: [UInt8], hole: [UInt8]) {
+    init(_ page: RenderedPage, hole: [UInt8]) {
+        let bytes = page.bytes
         var runs: [[UInt8]] = []
+        var starts: [Int] = []
         var start = 0
         var index = 0
         while index + hole.count <= bytes.count {
             if bytes[index] == hole[0] && bytes[index..<(index + hole.count)].elementsEqual(hole) {
                 runs.append(Array(bytes[start..<index]))
+                starts.append(start)
                 index += hole.count
                 start = index
             } else {
@@ -29,9 +32,22 @@ struct SplicedPage: Sendable {
             }
         }
         runs.append(Array(bytes[start...]))
+        starts.append(start)
         self.runs = runs
-        deflatedRuns = runs.indices.map { Gzip.deflateRun(runs[$0], final: $0 == runs.count - 1) }
-        runCRCs = runs.map(Gzip.crc32)
+        // Each run deflated once, with the fragments deflated ahead of time spliced in.
+        var deflatedRuns: [[UInt8]] = []
+        var runCRCs: [UInt32] = []
+        for (index, run) in runs.enumerated() {
+            let pieces = page.deflatedPieces.compactMap { piece -> Gzip.Piece? in
+                let offset = piece.offset - starts[index]
+                return offset >= 0 && offset + piece.run.length <= run.count ? Gzip.Piece(offset: offset, run: piece.run) : nil
+            }
+            let (deflated, crc) = Gzip.deflate(run[...], reusing: pieces, final: index == runs.count - 1, level: 6)
+            deflatedRuns.append(deflated)
+            runCRCs.append(crc)
+        }
+        self.deflatedRuns = deflatedRuns
+        self.runCRCs = runCRCs
     }
 
     /// The page with `value` in every hole.

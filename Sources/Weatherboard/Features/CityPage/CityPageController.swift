@@ -15,7 +15,7 @@ struct CityPageController {
     /// Who asks: a client's share of fetches for cold cities is bounded (`WeatherService.FetchBudget`).
     let clientAddress: ClientAddress
     let clock: @Sendable () -> Date
-    let fragments = WeatherFragments()
+    let fragments: WeatherFragments
 
     func addRoutes(to router: Router<AppContext>) {
         router.get("/city/{slug}", show)
@@ -47,11 +47,11 @@ struct CityPageController {
 
     /// The city page; also re-rendered by the board when a post is refused, with the text kept.
     func page(_ city: City, _ context: AppContext, before: Int64?, composer: Composer?, status: HTTPStatus = .ok) throws -> Response {
-        let bytes = try render(city, context, before: before, composer: composer, csrfToken: context.csrfToken)
-        return .html(bytes, status: status)
+        let page = try render(city, context, before: before, composer: composer, csrfToken: context.csrfToken)
+        return .html(page, status: status)
     }
 
-    private func render(_ city: City, _ context: AppContext, before: Int64?, composer: Composer?, csrfToken: String) throws -> [UInt8] {
+    private func render(_ city: City, _ context: AppContext, before: Int64?, composer: Composer?, csrfToken: String) throws -> RenderedPage {
         // The board and the bookmark flag in one read; one statement each, so SQLite's
         // statement-level snapshots are enough: no transaction.
         let (posts, isBookmarked) = try board.database.readStatement { db in
@@ -80,7 +80,8 @@ struct CityPageController {
                 pages.string(key, language, arguments)
             }.view
         }
-        let fragment = pages.renderer.fragment(language) { Templates.city_weather(view, &$0, $1) }
+        // Deflated once here, so that no compressed page showing it deflates it again.
+        let fragment = pages.renderer.fragment(language) { Templates.city_weather(view, &$0, $1) }.deflatedOnce()
         fragments.keep(fragment, city: city.id, language: language, report: report, now: now)
         return fragment
     }

@@ -38,7 +38,7 @@ struct HomeController {
         return ((last.map { [$0] } ?? []) + defaults, false)
     }
 
-    private func render(_ context: AppContext, cities: [City], bookmarked: Bool, csrfToken: String) throws -> [UInt8] {
+    private func render(_ context: AppContext, cities: [City], bookmarked: Bool, csrfToken: String) throws -> RenderedPage {
         let language = context.language
         let reports = weather.reports(for: cities)
         let now = clock()

@@ -333,14 +333,26 @@ public final class WeatherService: @unchecked Sendable {
     /// decode or holds implausible values (`Forecast.checked`) is deleted, never shown: the city
     /// is then fetched as if nothing were cached.
     private func storedForecast(_ city: City) -> Forecast? {
-        guard let row = (try? store.newest(cityID: city.id)) ?? nil else { return nil }
+        let stored: (provider: String, payload: String)?
+        do {
+            stored = try store.newest(cityID: city.id)
+        } catch {
+            // Said, not swallowed: the city is fetched again as if nothing were cached.
+            logger.error("could not read the cached forecast for \(city.slug): \(error)")
+            return nil
+        }
+        guard let row = stored else { return nil }
         do {
             let forecast = try Self.decoder.decode(Forecast.self, from: Data(row.payload.utf8)).checked()
             remember(forecast, for: city, size: row.payload.utf8.count)
             return forecast
         } catch {
             logger.warning("cached forecast for \(city.slug) from \(row.provider) discarded: \(error)")
-            try? store.discard(cityID: city.id, provider: row.provider)
+            do {
+                try store.discard(cityID: city.id, provider: row.provider)
+            } catch {
+                logger.error("could not discard the unreadable forecast for \(city.slug): \(error)")
+            }
             return nil
         }
     }
@@ -383,7 +395,11 @@ public final class WeatherService: @unchecked Sendable {
     }
 
     private func releaseRefresh(_ city: City) {
-        try? store.releaseLease(cityID: city.id, holder: node)
+        do {
+            try store.releaseLease(cityID: city.id, holder: node)
+        } catch {
+            logger.error("could not release the weather lease for \(city.slug) (other nodes wait for it up to \(Int(Self.leaseDuration)) s): \(error)")
+        }
     }
 
     /// Waits (on the fetch thread, never a request's) for the node holding the lease to store
@@ -392,7 +408,12 @@ public final class WeatherService: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(Self.leaseDuration)
         while Date() < deadline {
             if let stored = storedForecast(city), known.map({ stored.fetchedAt > $0 }) ?? true { return stored }
-            if (try? store.isLeased(cityID: city.id)) != true { break }
+            do {
+                if try !store.isLeased(cityID: city.id) { break }
+            } catch {
+                logger.error("could not see whether the weather lease for \(city.slug) is held; reading what is stored: \(error)")
+                break
+            }
             usleep(100_000)
         }
         return storedForecast(city)
@@ -404,7 +425,13 @@ public final class WeatherService: @unchecked Sendable {
     }
 
     private func store(_ forecast: Forecast, for city: City) {
-        guard let data = try? Self.encoder.encode(forecast) else { return }
+        let data: Data
+        do {
+            data = try Self.encoder.encode(forecast)
+        } catch {
+            logger.error("could not encode the forecast for \(city.slug); it is not kept: \(error)")
+            return
+        }
         remember(forecast, for: city, size: data.count)
         do {
             try store.save(cityID: city.id, provider: forecast.source, fetchedAt: forecast.fetchedAt,
