@@ -189,9 +189,8 @@ struct CityWeatherView {
     }
 
     private func dayLabel(_ date: String, local: LocalCalendar) -> String {
-        guard let start = local.startOfDay(date) else { return date }
-        return DateFormatting.string(start.addingTimeInterval(12 * 3600), pattern: language == .ko ? "M월 d일 (E)" : "EEE d MMM",
-                                     language: language, timeZone: city.timeZone)
+        guard let civil = CivilDate(date) else { return date }
+        return DayLabels.label(civil, language)
     }
 
     // MARK: - Chart
@@ -207,7 +206,7 @@ struct CityWeatherView {
         let low = (minimum - 1).rounded(.down), high = (maximum + 1).rounded(.up)
         func x(_ hour: Double) -> Double { left + (width - left - right) * hour / 23 }
         func y(_ t: Double) -> Double { top + (height - top - bottom) * (high - t) / max(1, high - low) }
-        func number(_ value: Double) -> String { String(format: "%.1f", value) }
+        func number(_ value: Double) -> String { Self.oneDecimal(value) }
         let names = ["yesterday", "today", "tomorrow"]
         // A day without hourly values gets no line and no legend entry (a partial answer).
         let lines = zip(names, series).filter { !$0.1.isEmpty }.map { name, points in
@@ -225,7 +224,7 @@ struct CityWeatherView {
             t += step
         }
         let xTicks = stride(from: 0, through: 23, by: 3).map { hour in
-            CityWeather.Chart.XTick(x: number(x(Double(hour))), axisY: number(height - bottom + 18), label: String(format: "%02d", hour))
+            CityWeather.Chart.XTick(x: number(x(Double(hour))), axisY: number(height - bottom + 18), label: LocalCalendar.twoDigits(hour))
         }
         let (hour, minute) = local.hourMinute(now)
         return CityWeather.Chart(
@@ -237,8 +236,8 @@ struct CityWeatherView {
                 guard let coldest = points.min(by: { $0.1 < $1.1 }), let warmest = points.max(by: { $0.1 < $1.1 }) else { return nil }
                 return CityWeather.Chart.Summary(text: strings("chart_summary_day", [
                     "day": strings("day_" + name, [:]), "low": String(Comparison.wholeDegrees(coldest.1)),
-                    "lowTime": String(format: "%02d:00", coldest.0), "high": String(Comparison.wholeDegrees(warmest.1)),
-                    "highTime": String(format: "%02d:00", warmest.0),
+                    "lowTime": LocalCalendar.twoDigits(coldest.0) + ":00", "high": String(Comparison.wholeDegrees(warmest.1)),
+                    "highTime": LocalCalendar.twoDigits(warmest.0) + ":00",
                 ]))
             })
     }
@@ -249,7 +248,18 @@ struct CityWeatherView {
     }
 
     private func format(_ value: Double) -> String {
-        Int(exactly: value).map { String($0) } ?? String(format: "%.1f", value)
+        Int(exactly: value).map { String($0) } ?? Self.oneDecimal(value)
+    }
+
+    /// `value` as `%.1f` writes it (`-3.5`, `12.0`) without going through `String(format:)` (a
+    /// chart has a hundred of these): tenths rounded directly, except within a hair of a half
+    /// tenth, where only the exact binary value decides (and `String(format:)` still does).
+    static func oneDecimal(_ value: Double) -> String {
+        let scaled = value * 10
+        guard abs(value) < 1e6, abs(scaled - scaled.rounded(.down) - 0.5) > 1e-4 else { return String(format: "%.1f", value) }
+        let tenths = Int(scaled.rounded())
+        let whole = tenths.magnitude / 10, fraction = tenths.magnitude % 10
+        return (value.sign == .minus ? "-" : "") + String(whole) + "." + String(fraction)
     }
 }
 
@@ -401,4 +411,39 @@ struct CityWeather {
     var rainHours: RainHours?
     var air: Air?
     var provenance: Provenance?
+}
+
+/// "Wed 25 Nov" / "11월 25일 (수)": a day card's and the strip's label. The names come from the
+/// language's `DateFormatter` once, at first use; each label is then put together from the date's
+/// numbers (a formatter per label was the largest cost of rendering the weather part).
+enum DayLabels {
+    private struct Names {
+        let weekdays: [String] // Sunday first
+        let months: [String]
+    }
+
+    private static let names: [Language: Names] = {
+        var names: [Language: Names] = [:]
+        let utc = TimeZone(identifier: "UTC")!
+        for language in Language.allCases {
+            // 2023-01-01 was a Sunday; noon avoids any question of zones.
+            let sunday = Date(timeIntervalSince1970: 1_672_574_400)
+            let weekdays = (0..<7).map {
+                DateFormatting.string(sunday.addingTimeInterval(Double($0) * 86_400), pattern: "E", language: language, timeZone: utc)
+            }
+            let months = (1...12).map { month in
+                DateFormatting.string(sunday.addingTimeInterval(Double((month - 1) * 31) * 86_400), pattern: "MMM", language: language, timeZone: utc)
+            }
+            names[language] = Names(weekdays: weekdays, months: months)
+        }
+        return names
+    }()
+
+    static func label(_ date: CivilDate, _ language: Language) -> String {
+        guard let names = names[language] else { return date.string }
+        switch language {
+        case .ko: return "\(date.month)월 \(date.day)일 (\(names.weekdays[date.weekday]))"
+        case .en: return "\(names.weekdays[date.weekday]) \(date.day) \(names.months[date.month - 1])"
+        }
+    }
 }

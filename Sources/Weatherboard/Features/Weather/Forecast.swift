@@ -121,12 +121,23 @@ public struct LocalCalendar: Sendable {
         return calendar
     }
 
-    /// `yyyy-MM-dd` of the local day `offset` days from the one containing `date`.
+    /// `yyyy-MM-dd` of the local day `offset` days from the one containing `date`. Arithmetic on
+    /// day numbers (the zone's offset at `date`, then the civil calendar): a page asks for a dozen
+    /// of these, and `Calendar` with `String(format:)` cost more than the rest of the part.
     public func dateString(_ date: Date, offset: Int = 0) -> String {
-        let day = calendar.date(byAdding: .day, value: offset, to: date) ?? date
-        let c = calendar.dateComponents([.year, .month, .day], from: day)
-        // Asked-for components are always filled; 0 rather than a trap if that ever changed.
-        return String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0)
+        let civil = CivilDate(day: localDayNumber(date) + offset)
+        return civil.string
+    }
+
+    /// Days since 1970-01-01 of the local day containing `date`.
+    func localDayNumber(_ date: Date) -> Int {
+        Int((localSeconds(date) / 86_400).rounded(.down))
+    }
+
+    /// Seconds since 1970-01-01 00:00 local time, clamped to ±10,000 years so that no date can trap.
+    private func localSeconds(_ date: Date) -> Double {
+        let seconds = date.timeIntervalSince1970 + Double(timeZone.secondsFromGMT(for: date))
+        return seconds.isFinite ? min(max(seconds, -3.2e11), 3.2e11) : 0
     }
 
     /// `yyyy-MM-ddTHH:mm` of `date` here: the form providers give local times in.
@@ -143,8 +154,9 @@ public struct LocalCalendar: Sendable {
 
     /// The local hour (0–23) and minute of `date`.
     public func hourMinute(_ date: Date) -> (hour: Int, minute: Int) {
-        let c = calendar.dateComponents([.hour, .minute], from: date)
-        return (c.hour ?? 0, c.minute ?? 0)
+        let seconds = localSeconds(date)
+        let ofDay = Int(seconds - (seconds / 86_400).rounded(.down) * 86_400)
+        return (ofDay / 3600 % 24, ofDay % 3600 / 60)
     }
 
     /// The instant of local midnight starting `dateString`'s day.
@@ -155,4 +167,63 @@ public struct LocalCalendar: Sendable {
     }
 
     public func dayOfYear(_ date: Date) -> Int { calendar.ordinality(of: .day, in: .year, for: date) ?? 1 }
+}
+
+/// A day of the proleptic Gregorian calendar, from its number of days since 1970-01-01 (Howard
+/// Hinnant's `civil_from_days`): no `Calendar`, no formatter.
+struct CivilDate: Equatable {
+    let year: Int
+    let month: Int
+    let day: Int
+    /// 0 = Sunday … 6 = Saturday.
+    let weekday: Int
+
+    init(day number: Int) {
+        let z = number + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shiftedMonth = (5 * dayOfYear + 2) / 153
+        day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        weekday = ((number % 7) + 11) % 7 // 1970-01-01 was a Thursday
+    }
+
+    /// `yyyy-MM-dd`, digits written in place.
+    var string: String {
+        String(unsafeUninitializedCapacity: 16) { out in
+            var position = 0
+            func digits(_ value: Int, _ count: Int) {
+                var rest = abs(value)
+                for offset in stride(from: count - 1, through: 0, by: -1) {
+                    out[position + offset] = 0x30 + UInt8(truncatingIfNeeded: rest % 10)
+                    rest /= 10
+                }
+                position += count
+            }
+            if year < 0 { out[position] = 0x2D; position += 1 }
+            digits(year, abs(year) > 9999 ? 5 : 4); out[position] = 0x2D; position += 1
+            digits(month, 2); out[position] = 0x2D; position += 1
+            digits(day, 2)
+            return position
+        }
+    }
+
+    /// The day a `yyyy-MM-dd` string names, if it names one.
+    init?(_ text: String) {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
+              (1...12).contains(month), (1...31).contains(day), abs(year) < 100_000 else { return nil }
+        // days_from_civil, then back, so that the weekday comes with it (and 02-31 is refused).
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let date = CivilDate(day: era * 146_097 + dayOfEra - 719_468)
+        guard date.year == year, date.month == month, date.day == day else { return nil }
+        self = date
+    }
 }
