@@ -80,24 +80,86 @@ extension Gzip {
         public let length: Int
         public let crc: UInt32
         public let deflated: [UInt8]
+        /// Where each hole's bytes sit in `deflated` (stored, never compressed), and their length:
+        /// each response writes its own value there (see `init(_:holes:holeLength:level:)`).
+        public let holeOffsets: [Int]
+        public let holeLength: Int
 
         public init(_ bytes: [UInt8], level: Int32 = 9) {
             length = bytes.count
             crc = Gzip.crc32(bytes)
             deflated = Gzip.deflateRun(bytes, final: false, level: level)
+            holeOffsets = []
+            holeLength = 0
+        }
+
+        /// `bytes` deflated in one window around holes (at `holes`, `holeLength` bytes each) that
+        /// each response fills with a value of its own (a masked CSRF token): a hole goes out as
+        /// a stored block, patched in place per response, and is put into the compressor's
+        /// history as the placeholder it holds now, so that what follows is compressed as if it
+        /// were there. That is sound only because nothing else can match it: the placeholder's
+        /// bytes must be ones the rest never contains (0xFF, never in UTF-8), so no match reaches
+        /// into a hole and every distance stays right whatever fills it. Nil if zlib refuses.
+        public init?(_ bytes: [UInt8], holes: [Int], holeLength: Int, level: Int32) {
+            guard holeLength > 0, holeLength <= 65_535 else { return nil }
+            var stream = z_stream()
+            guard deflateInit2_(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
+            else { return nil }
+            defer { deflateEnd(&stream) }
+            var out: [UInt8] = []
+            out.reserveCapacity(bytes.count / 3 + 64)
+            var offsets: [Int] = []
+            var position = 0
+            let refused: Bool = bytes.withUnsafeBufferPointer { input in
+                for hole in holes where hole >= position && hole + holeLength <= input.count {
+                    Gzip.deflateInto(&out, &stream, input, position..<hole, flush: Z_SYNC_FLUSH)
+                    out += Gzip.storedBlock(Array(input[hole..<(hole + holeLength)]), final: false)
+                    offsets.append(out.count - holeLength)
+                    guard deflateSetDictionary(&stream, input.baseAddress! + hole, UInt32(holeLength)) == Z_OK else { return true }
+                    position = hole + holeLength
+                }
+                Gzip.deflateInto(&out, &stream, input, position..<input.count, flush: Z_SYNC_FLUSH)
+                return false
+            }
+            guard !refused, offsets.count == holes.count else { return nil }
+            length = bytes.count
+            crc = Gzip.crc32(bytes)
+            deflated = out
+            holeOffsets = offsets
+            self.holeLength = holeLength
         }
     }
 
     /// A `DeflatedRun` found at `offset` in a body: a compressor splices its deflated form in
-    /// instead of compressing those bytes again.
+    /// instead of compressing those bytes again. A run with holes needs `filling`, the value the
+    /// body has in each of them.
     public struct Piece: Sendable {
         public let offset: Int
         public let run: DeflatedRun
+        public let filling: [UInt8]?
 
-        public init(offset: Int, run: DeflatedRun) {
+        public init(offset: Int, run: DeflatedRun, filling: [UInt8]? = nil) {
             self.offset = offset
             self.run = run
+            self.filling = filling
         }
+    }
+
+    /// Deflates `input[range]` with `flush` into `out`, growing it until zlib has said everything.
+    static func deflateInto(_ out: inout [UInt8], _ stream: inout z_stream, _ input: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, flush: Int32) {
+        stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress.map { $0 + range.lowerBound })
+        stream.avail_in = UInt32(range.count)
+        repeat {
+            let room = Int(deflateBound(&stream, UInt(stream.avail_in))) + 64
+            let start = out.count
+            out.append(contentsOf: repeatElement(0, count: room))
+            out.withUnsafeMutableBufferPointer { buffer in
+                stream.next_out = buffer.baseAddress! + start
+                stream.avail_out = UInt32(room)
+                _ = CZlib.deflate(&stream, flush)
+            }
+            out.removeLast(Int(stream.avail_out))
+        } while stream.avail_out == 0 || stream.avail_in > 0
     }
 
     /// `bytes` as one gzip member, splicing in `pieces` (offsets into `bytes`) and compressing
@@ -125,21 +187,8 @@ extension Gzip {
         var crc: UInt32 = 0
         var position = 0
         bytes.withUnsafeBufferPointer { input in
-            /// Deflates `input[range]` with `flush`, growing `out` until zlib has said everything.
             func run(_ range: Range<Int>, flush: Int32) {
-                stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress.map { $0 + range.lowerBound })
-                stream.avail_in = UInt32(range.count)
-                repeat {
-                    let room = Int(deflateBound(&stream, UInt(stream.avail_in))) + 64
-                    let start = out.count
-                    out.append(contentsOf: repeatElement(0, count: room))
-                    out.withUnsafeMutableBufferPointer { buffer in
-                        stream.next_out = buffer.baseAddress! + start
-                        stream.avail_out = UInt32(room)
-                        _ = CZlib.deflate(&stream, flush)
-                    }
-                    out.removeLast(Int(stream.avail_out))
-                } while stream.avail_out == 0 || stream.avail_in > 0
+                deflateInto(&out, &stream, input, range, flush: flush)
                 if !range.isEmpty {
                     let gapCRC = UInt32(CZlib.crc32(0, input.baseAddress! + range.lowerBound, UInt32(range.count)))
                     crc = range.lowerBound == 0 ? gapCRC : crc32Combine(crc, gapCRC, secondLength: range.count)
@@ -147,9 +196,19 @@ extension Gzip {
             }
             for piece in pieces.sorted(by: { $0.offset < $1.offset })
             where piece.offset >= position && piece.offset + piece.run.length <= input.count {
+                var pieceCRC = piece.run.crc
+                if !piece.run.holeOffsets.isEmpty {
+                    // Its holes hold this body's value, which its CRC cannot know.
+                    guard let filling = piece.filling, filling.count == piece.run.holeLength else { continue }
+                    pieceCRC = UInt32(CZlib.crc32(0, input.baseAddress! + piece.offset, UInt32(piece.run.length)))
+                }
                 if piece.offset > position { run(position..<piece.offset, flush: Z_FULL_FLUSH) }
+                let start = out.count
                 out += piece.run.deflated
-                crc = piece.offset == 0 ? piece.run.crc : crc32Combine(crc, piece.run.crc, secondLength: piece.run.length)
+                if let filling = piece.filling, !piece.run.holeOffsets.isEmpty {
+                    for hole in piece.run.holeOffsets { out.replaceSubrange((start + hole)..<(start + hole + filling.count), with: filling) }
+                }
+                crc = piece.offset == 0 ? pieceCRC : crc32Combine(crc, pieceCRC, secondLength: piece.run.length)
                 position = piece.offset + piece.run.length
             }
             if final {

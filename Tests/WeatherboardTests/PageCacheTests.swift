@@ -175,6 +175,48 @@ import Testing
         #expect(DeflatedPieceTests.contains(guestPacked.body, deflated))
     }
 
+    /// A board rendered the same for two readers is deflated once; each response carries its own
+    /// token, which works; a reader whose board differs gets their own (issue 24 #4).
+    @Test func aBoardAsEveryoneSeesItIsDeflatedOnceAndEachResponseCarriesItsOwnToken() throws {
+        let scene = try Scene()
+        let deflates = scene.app.application.sharedDeflates
+        let readers = [scene.app.browser(), scene.app.browser()]
+        try readers[0].signUp("reader")
+        try readers[1].signUp("another")
+        func cookie(_ browser: Browser) -> String { browser.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
+        func tokens(_ body: [UInt8]) -> Set<String> {
+            let text = String(decoding: body, as: UTF8.self)
+            let pattern = try! NSRegularExpression(pattern: #"name="csrf_token" value="([^"]*)""#)
+            return Set(pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)).map { String(text[Range($0.range(at: 1), in: text)!]) })
+        }
+        let before = (deflates.deflated.load(ordering: .relaxed), deflates.reused.load(ordering: .relaxed))
+        var pages: [[UInt8]] = []
+        for reader in readers {
+            let packed = try scene.app.get("/city/seoul", headers: [("Cookie", cookie(reader)), ("Accept-Encoding", "gzip")])
+            #expect(packed.status == 200 && packed.headers["Content-Encoding"] == "gzip")
+            let plain = try scene.app.get("/city/seoul", headers: [("Cookie", cookie(reader))])
+            let page = try gunzip(packed.body)
+            #expect(withoutTokens(page) == withoutTokens(plain.body))
+            #expect(!page.contains(0xFF))
+            let sent = tokens(page)
+            #expect(sent.count == 1 && sent.first?.count == HTMLFragment.Hole.length, "one token, the response's own, in every form")
+            pages.append(page)
+        }
+        #expect(deflates.deflated.load(ordering: .relaxed) == before.0 + 1)
+        #expect(deflates.reused.load(ordering: .relaxed) == before.1 + 1)
+        #expect(tokens(pages[0]) != tokens(pages[1]))
+        // The token the second reader got from the reused form is theirs: agreeing with it works.
+        let postID = try scene.firstPostID
+        let agreed = try readers[1].post("/posts/\(postID)/react", [("return_to", "/city/seoul")], csrf: tokens(pages[1]).first ?? "").0
+        #expect(agreed.status == 303)
+        #expect(try scene.app.count("SELECT count(*) FROM reactions WHERE post_id = \(postID)") == 1)
+        // The author's board is not the others' (their post has Edit and Delete): deflated anew, still whole.
+        let authorPacked = try scene.app.get("/city/seoul", headers: [("Cookie", cookie(scene.author)), ("Accept-Encoding", "gzip")])
+        let authorPlain = try scene.app.get("/city/seoul", headers: [("Cookie", cookie(scene.author))])
+        #expect(withoutTokens(try gunzip(authorPacked.body)) == withoutTokens(authorPlain.body))
+        #expect(deflates.deflated.load(ordering: .relaxed) == before.0 + 2)
+    }
+
     @Test func splicedGzipMatchesZlibForAnyValue() throws {
         let page = SplicedPage(RenderedPage(bytes: Array("<p>HOLE and again HOLE, then the end with no hole</p>".utf8)), hole: Array("HOLE".utf8))
         for value in ["", "x", String(repeating: "token-", count: 30), "토큰"] {
@@ -233,6 +275,35 @@ import Testing
         #expect(try gunzip(Gzip.compress(bytes, reusing: pieces, level: 1)) == bytes)
         #expect(try gunzip(Gzip.compress(bytes, reusing: [], level: 1)) == bytes)
         #expect(try gunzip(Gzip.compress([], reusing: [], level: 1)) == [])
+    }
+
+    @Test func aRunWithHolesTakesAnyValueOfItsLengthInEveryHole() throws {
+        let length = HTMLFragment.Hole.length
+        let placeholder = [UInt8](repeating: 0xFF, count: length)
+        // Forms that repeat around each hole, as a board's do, and text that repeats across holes.
+        var bytes: [UInt8] = []
+        var holes: [Int] = []
+        for index in 0..<60 {
+            bytes += Array("<form action=\"/posts/\(index % 7)/react\" method=\"post\"><input type=\"hidden\" name=\"csrf_token\" value=\"".utf8)
+            holes.append(bytes.count)
+            bytes += placeholder
+            bytes += Array("\"><button>Agree</button></form>\n".utf8) + Self.text(index % 3, count: 200 + index)
+        }
+        let run = try #require(Gzip.DeflatedRun(bytes, holes: holes, holeLength: length, level: 1))
+        #expect(run.holeOffsets.count == holes.count)
+        let prefix = Self.text(11, count: 3_000), suffix = Self.text(12, count: 1_000)
+        for token in [Tokens.masked(Tokens.random()), String(repeating: "A", count: length), Tokens.masked(Tokens.random())] {
+            let value = Array(token.utf8)
+            var filled = bytes
+            for hole in holes { filled.replaceSubrange(hole..<(hole + length), with: value) }
+            let body = prefix + filled + suffix
+            let gzip = Gzip.compress(body, reusing: [Gzip.Piece(offset: prefix.count, run: run, filling: value)], level: 6)
+            #expect(try gunzip(gzip) == body)
+            // without the value the piece is not used, and the body is still itself
+            #expect(try gunzip(Gzip.compress(body, reusing: [Gzip.Piece(offset: prefix.count, run: run)], level: 1)) == body)
+        }
+        #expect(try gunzip(Gzip.compress(bytes, reusing: [Gzip.Piece(offset: 0, run: run, filling: [1, 2])], level: 1)) == bytes,
+                "a value of another length is not spliced in")
     }
 
     @Test func aKeptPageSplicesItsPiecesBetweenItsHoles() throws {

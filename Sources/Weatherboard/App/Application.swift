@@ -27,6 +27,8 @@ public final class Application: Sendable {
     let live: LiveBoards
     /// City pages' weather parts, rendered (and deflated) once per forecast and language.
     let weatherParts = WeatherFragments()
+    /// Boards' deflated forms, reused while a render is the same as the one before.
+    let sharedDeflates = SharedDeflates()
     /// What the operator scrapes at `/metrics`.
     public let metrics = SiteMetrics()
     /// `/healthz`, answered on the event loop from a monitor's verdict while a balancer watches.
@@ -81,7 +83,7 @@ public final class Application: Sendable {
         self.health = health
         router = Application.makeRouter(configuration: configuration, database: database, pages: pages,
                                         cities: cities, weather: weather, cache: pageCache, live: live, metrics: metrics,
-                                        health: health, weatherParts: weatherParts, logger: logger)
+                                        health: health, weatherParts: weatherParts, sharedDeflates: sharedDeflates, logger: logger)
         var serverConfiguration = configuration.server
         serverConfiguration.host = configuration.host
         serverConfiguration.port = configuration.port
@@ -138,7 +140,7 @@ public final class Application: Sendable {
     static func makeRouter(configuration: AppConfiguration, database: AppDatabase, pages: Pages,
                            cities: CityIndex, weather: WeatherService, cache: PageCache, live: LiveBoards,
                            metrics: SiteMetrics, health: HealthController, weatherParts: WeatherFragments,
-                           logger: Logger) -> Router<AppContext> {
+                           sharedDeflates: SharedDeflates, logger: Logger) -> Router<AppContext> {
         let router = Router<AppContext>()
         let errors = ErrorPages(pages: pages, logger: logger)
         // Outermost first: the time and status of everything below; headers go on every response,
@@ -170,7 +172,8 @@ public final class Application: Sendable {
         HomeController(pages: pages, index: cities, weather: weather, bookmarks: bookmarks, cache: cache, clock: clock).addRoutes(to: router)
         CitiesController(pages: pages, index: cities).addRoutes(to: router)
         let cityPage = CityPageController(pages: pages, index: cities, weather: weather, board: board, bookmarks: bookmarks,
-                                          cache: cache, clientAddress: clientAddress, clock: clock, fragments: weatherParts)
+                                          cache: cache, clientAddress: clientAddress, clock: clock, fragments: weatherParts,
+                                          deflates: sharedDeflates)
         cityPage.addRoutes(to: router)
         let postingRules = PostingRules(secondsBetweenPosts: configuration.limits.secondsBetweenPosts,
                                         postsPerDay: configuration.limits.postsPerDay)

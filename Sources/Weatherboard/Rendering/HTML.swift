@@ -15,6 +15,9 @@ public struct HTML: ~Copyable {
     private(set) var ownsStorage = true
     /// Where fragments deflated ahead of time were written (see `HTMLFragment.deflated`).
     private(set) var pieces: [Gzip.Piece] = []
+    /// Where a per-response value goes (`HTMLFragment.hole`), for a fragment rendered once and
+    /// filled per response.
+    private(set) var holes: [Int] = []
 
     public init(capacity: Int = 64 * 1024) {
         self.capacity = max(capacity, 64)
@@ -73,10 +76,23 @@ public struct HTML: ~Copyable {
         html.withUnsafeBufferPointer { if let base = $0.baseAddress { append(base, count: $0.count) } }
     }
 
-    /// A fragment's bytes, noting where its deflated form goes.
+    /// A fragment's bytes, noting where its deflated form goes and filling its holes (or, when
+    /// it brings no filling, noting them as this buffer's own).
     mutating func raw(_ fragment: HTMLFragment) {
-        if let run = fragment.deflated { pieces.append(Gzip.Piece(offset: count, run: run)) }
+        let start = count
+        if fragment.isHole { holes.append(start) }
+        if let run = fragment.deflated { pieces.append(Gzip.Piece(offset: start, run: run, filling: fragment.filling)) }
         raw(fragment.bytes)
+        guard !fragment.holes.isEmpty else { return }
+        if let filling = fragment.filling {
+            filling.withUnsafeBufferPointer { value in
+                for hole in fragment.holes where hole + value.count <= fragment.bytes.count {
+                    (self.start + start + hole).update(from: value.baseAddress!, count: value.count)
+                }
+            }
+        } else {
+            holes += fragment.holes.map { start + $0 }
+        }
     }
 
     /// A value, HTML-escaped.
@@ -184,13 +200,40 @@ public struct HTMLFragment: HTMLText, Sendable {
     /// The bytes deflated once, for a fragment shown in many compressed pages (a city's weather):
     /// a page that holds it compresses only the rest.
     public let deflated: Gzip.DeflatedRun?
-    public init(_ bytes: [UInt8]) { self.bytes = bytes; deflated = nil }
+    /// Where in `bytes` a per-response value goes (each `Hole.length` bytes of `Hole.placeholder`),
+    /// and the value this copy puts there when it is written into a page.
+    let holes: [Int]
+    let filling: [UInt8]?
+    /// This fragment is itself a hole: the placeholder for the response's own value.
+    let isHole: Bool
+
+    public init(_ bytes: [UInt8]) { self.init(bytes, deflated: nil) }
     /// Text escaped once, to be shown many times.
-    public init(escaping text: String) { self.bytes = HTML.escaped(text); deflated = nil }
-    private init(_ bytes: [UInt8], deflated: Gzip.DeflatedRun) { self.bytes = bytes; self.deflated = deflated }
+    public init(escaping text: String) { self.init(HTML.escaped(text), deflated: nil) }
+    init(_ bytes: [UInt8], deflated: Gzip.DeflatedRun?, holes: [Int] = [], filling: [UInt8]? = nil, isHole: Bool = false) {
+        self.bytes = bytes
+        self.deflated = deflated
+        self.holes = holes
+        self.filling = filling
+        self.isHole = isHole
+    }
+
     /// The same fragment with its bytes deflated (at the best level: it is done once).
     func deflatedOnce() -> HTMLFragment { HTMLFragment(bytes, deflated: Gzip.DeflatedRun(bytes, level: 9)) }
+    /// The same fragment, deflated as `run`, to be written with `value` in its holes.
+    func filled(with value: [UInt8], deflated run: Gzip.DeflatedRun?) -> HTMLFragment {
+        HTMLFragment(bytes, deflated: run, holes: holes, filling: value)
+    }
     public func write(to html: inout HTML) { html.raw(self) }
+
+    /// The per-response value's place in a fragment rendered for many responses: the masked CSRF
+    /// token, whose length is the same for every response. Its placeholder is bytes UTF-8 never
+    /// contains, so nothing else in a page can be taken for it (or matched against it by deflate:
+    /// see `Gzip.DeflatedRun.init(_:holes:holeLength:level:)`).
+    enum Hole {
+        static let length = Tokens.masked(Tokens.random()).utf8.count
+        static let placeholder = HTMLFragment([UInt8](repeating: 0xFF, count: length), deflated: nil, isHole: true)
+    }
 }
 
 /// Zero or one scope for a section: a flag or a present value shows the content once.

@@ -51,7 +51,7 @@ public final class Renderer: Sendable {
     public func fragment(_ language: Language, _ template: (inout HTML, Strings) -> Void) -> HTMLFragment {
         var html = HTML(capacity: 4096)
         template(&html, strings(language))
-        return HTMLFragment(html.bytes)
+        return HTMLFragment(html.bytes, deflated: nil, holes: html.holes)
     }
 
     /// Room for the largest usual page (Seoul's with 20 posts is about 44 KB).

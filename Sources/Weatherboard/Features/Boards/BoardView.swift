@@ -12,6 +12,10 @@ struct Composer {
 
 /// A city's board on its page: one page of posts and the form to post.
 struct BoardSection {
+    var slug: String
+    /// The forms' token: as escaped text, or the hole each response fills (`HTMLFragment.Hole`).
+    var csrfToken: HTMLFragment
+    var signInHref: String
     var feedHref: String
     var canPost: Bool
     var composerText: String
@@ -76,14 +80,16 @@ struct BoardView {
                     observations: observations)
     }
 
-    func section(city: City, context: AppContext, before: Int64?, composer: Composer?, posts rows: Rows) -> BoardSection {
-        let presenter = presenter(context)
+    /// `csrfToken`: what the forms carry (the token as text, or its hole).
+    func section(city: City, context: AppContext, before: Int64?, composer: Composer?, posts rows: Rows, csrfToken: HTMLFragment,
+                 signInHref: String) -> BoardSection {
+        let presenter = presenter(context, csrfToken: csrfToken)
         let posts = rows.posts
         let shown = posts.prefix(BoardQueries.pageSize)
         // The posts' forms bring the viewer back to this page of the board, not the first.
         let returnTo = HTMLFragment(escaping: "/city/\(city.slug)" + (before.map { "?before=\($0)" } ?? ""))
         var section = BoardSection(
-            feedHref: "/city/\(city.slug)/feed.atom", canPost: context.user != nil, composerText: composer?.text ?? "",
+            slug: city.slug, csrfToken: csrfToken, signInHref: signInHref, feedHref: "/city/\(city.slug)/feed.atom", canPost: context.user != nil, composerText: composer?.text ?? "",
             composerError: composer?.error,
             posts: shown.map { post in
                 let replies = rows.replies[post.id]
@@ -133,9 +139,9 @@ struct BoardView {
         relativeTimes[language] ?? PostPresenter.RelativeTimes { pages.string($0, language) }
     }
 
-    func presenter(_ context: AppContext) -> PostPresenter {
+    func presenter(_ context: AppContext, csrfToken: HTMLFragment? = nil) -> PostPresenter {
         let language = context.language
-        return PostPresenter(viewer: context.user, csrfToken: HTMLFragment(escaping: context.csrfToken), language: language, now: clock(),
+        return PostPresenter(viewer: context.user, csrfToken: csrfToken ?? HTMLFragment(escaping: context.csrfToken), language: language, now: clock(),
                              strings: { key, arguments in pages.string(key, language, arguments) },
                              reasonOptions: context.user == nil ? HTMLFragment([]) : reasonOptions[language] ?? HTMLFragment([]),
                              relativeTimes: relativeTimes(language),

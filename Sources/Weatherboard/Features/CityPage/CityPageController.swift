@@ -16,6 +16,7 @@ struct CityPageController {
     let clientAddress: ClientAddress
     let clock: @Sendable () -> Date
     let fragments: WeatherFragments
+    let deflates: SharedDeflates
 
     func addRoutes(to router: Router<AppContext>) {
         router.get("/city/{slug}", show)
@@ -63,8 +64,26 @@ struct CityPageController {
         let view = CityPage(layout: layout, slug: city.slug, weather: weatherFragment(city, language, client: clientAddress.of(context.request)),
                             observations: board.observations(posts.observations, language), bookmarked: isBookmarked,
                             boardJump: board.jumpLabel(posts, language),
-                            board: board.section(city: city, context: context, before: before, composer: composer, posts: posts))
+                            board: boardFragment(city, context, before: before, composer: composer, posts: posts, csrfToken: csrfToken,
+                                                 signInHref: layout.signInHref))
         return pages.renderer.page(language) { Templates.city(view, &$0, $1) }
+    }
+
+    /// The board, rendered for this viewer. A response's own token goes into holes, so that when
+    /// the render is byte for byte the one before it (the board as every reader sees it who has
+    /// not posted, agreed or reported on it) its deflated form is reused and only the token is
+    /// written into it (`SharedDeflates`). A cached guest page's placeholder is plain text: the
+    /// page cache splits the page there itself.
+    private func boardFragment(_ city: City, _ context: AppContext, before: Int64?, composer: Composer?, posts: BoardView.Rows,
+                               csrfToken: String, signInHref: String) -> HTMLFragment {
+        let token = Array(HTML.escaped(csrfToken))
+        let perResponse = csrfToken == context.csrfToken && token.count == HTMLFragment.Hole.length
+        let section = board.section(city: city, context: context, before: before, composer: composer, posts: posts,
+                                    csrfToken: perResponse ? HTMLFragment.Hole.placeholder : HTMLFragment(token), signInHref: signInHref)
+        let fragment = pages.renderer.fragment(context.language) { Templates.board(section, &$0, $1) }
+        guard perResponse else { return fragment }
+        let key = "board \(city.id) \(before.map(String.init) ?? "newest") \(context.language.rawValue)"
+        return fragment.filled(with: token, deflated: acceptsGzip(context.request) ? deflates.run(for: fragment, key: key) : nil)
     }
 
     /// The weather part of the city page, the same for every reader in one language: rendered
@@ -148,5 +167,5 @@ struct CityPage {
     var bookmarked: Bool
     /// "Board · 7 posts ↓": the board is two phone screens below the headline.
     var boardJump: String
-    var board: BoardSection
+    var board: HTMLFragment
 }
