@@ -94,14 +94,47 @@ extension Gzip {
         }
 
         /// `bytes` deflated in one window around holes (at `holes`, `holeLength` bytes each) that
-        /// each response fills with a value of its own (a masked CSRF token): a hole goes out as
-        /// a stored block, patched in place per response, and is put into the compressor's
-        /// history as the placeholder it holds now, so that what follows is compressed as if it
-        /// were there. That is sound only because nothing else can match it: the placeholder's
-        /// bytes must be ones the rest never contains (0xFF, never in UTF-8), so no match reaches
-        /// into a hole and every distance stays right whatever fills it. Nil if zlib refuses.
+        /// each response fills with a value of its own (a masked CSRF token, the same in every
+        /// hole of a response). The first hole goes out as a stored block, patched in place per
+        /// response, and enters the compressor's history as the placeholder it holds; the others
+        /// are compressed like the rest, and deflate writes them as copies of the first. Every
+        /// hole then reads the response's value only if every copy that covers hole bytes takes
+        /// them from the same place in an earlier hole, and no hole byte is a literal: that is
+        /// checked once, by inflating with two values that differ at every place and whose pairs
+        /// of bytes are all different (a byte copied from the wrong place, or written as a
+        /// literal, shows up in one of them). If the check fails, every hole is stored, which is
+        /// right by construction: the placeholder's bytes are ones the rest never holds (0xFF,
+        /// never in UTF-8), so no match can reach into a hole, and every distance stays right
+        /// whatever fills it. Nil if zlib refuses.
         public init?(_ bytes: [UInt8], holes: [Int], holeLength: Int, level: Int32) {
             guard holeLength > 0, holeLength <= 65_535 else { return nil }
+            if let compact = Self(bytes, holes: holes, holeLength: holeLength, level: level, storingEveryHole: false),
+               compact.inflatesRightWhateverFillsItsHoles(bytes, holes: holes) {
+                self = compact
+            } else if let stored = Self(bytes, holes: holes, holeLength: holeLength, level: level, storingEveryHole: true) {
+                self = stored
+            } else {
+                return nil
+            }
+        }
+
+        /// The check above: two fillings, `a[k] != b[k]` for every k and no pair `(a[k], b[k])`
+        /// twice (k < 251 × 250).
+        private func inflatesRightWhateverFillsItsHoles(_ bytes: [UInt8], holes: [Int]) -> Bool {
+            guard holeLength < 251 * 250 else { return false }
+            let a = (0..<holeLength).map { UInt8($0 % 251) }
+            let b = (0..<holeLength).map { UInt8(($0 + $0 / 251 + 1) % 251) }
+            for value in [a, b] {
+                var expected = bytes
+                var patched = deflated
+                for hole in holes { expected.replaceSubrange(hole..<(hole + holeLength), with: value) }
+                for offset in holeOffsets { patched.replaceSubrange(offset..<(offset + holeLength), with: value) }
+                guard Gzip.inflateRaw(patched, expecting: expected.count) == expected else { return false }
+            }
+            return true
+        }
+
+        private init?(_ bytes: [UInt8], holes: [Int], holeLength: Int, level: Int32, storingEveryHole: Bool) {
             var stream = z_stream()
             guard deflateInit2_(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
             else { return nil }
@@ -111,7 +144,7 @@ extension Gzip {
             var offsets: [Int] = []
             var position = 0
             let refused: Bool = bytes.withUnsafeBufferPointer { input in
-                for hole in holes where hole >= position && hole + holeLength <= input.count {
+                for hole in holes where hole >= position && hole + holeLength <= input.count && (storingEveryHole || offsets.isEmpty) {
                     Gzip.deflateInto(&out, &stream, input, position..<hole, flush: Z_SYNC_FLUSH)
                     out += Gzip.storedBlock(Array(input[hole..<(hole + holeLength)]), final: false)
                     offsets.append(out.count - holeLength)
@@ -121,7 +154,7 @@ extension Gzip {
                 Gzip.deflateInto(&out, &stream, input, position..<input.count, flush: Z_SYNC_FLUSH)
                 return false
             }
-            guard !refused, offsets.count == holes.count else { return nil }
+            guard !refused, offsets.count == (storingEveryHole ? holes.count : min(1, holes.count)) else { return nil }
             length = bytes.count
             crc = Gzip.crc32(bytes)
             deflated = out
@@ -143,6 +176,28 @@ extension Gzip {
             self.run = run
             self.filling = filling
         }
+    }
+
+    /// Raw deflate data (a run that need not be final) inflated, if it makes exactly `length` bytes.
+    public static func inflateRaw(_ deflated: [UInt8], expecting length: Int) -> [UInt8]? {
+        var stream = z_stream()
+        guard inflateInit2_(&stream, -15, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
+        defer { inflateEnd(&stream) }
+        var out = [UInt8](repeating: 0, count: length + 1)
+        var input = deflated
+        let (status, produced) = input.withUnsafeMutableBufferPointer { inBuffer in
+            out.withUnsafeMutableBufferPointer { outBuffer -> (Int32, Int) in
+                stream.next_in = inBuffer.baseAddress
+                stream.avail_in = UInt32(inBuffer.count)
+                stream.next_out = outBuffer.baseAddress
+                stream.avail_out = UInt32(outBuffer.count)
+                let status = inflate(&stream, Z_SYNC_FLUSH)
+                return (status, outBuffer.count - Int(stream.avail_out))
+            }
+        }
+        guard status == Z_OK || status == Z_STREAM_END || status == Z_BUF_ERROR, stream.avail_in == 0, produced == length else { return nil }
+        out.removeLast()
+        return out
     }
 
     /// Deflates `input[range]` with `flush` into `out`, growing it until zlib has said everything.

@@ -5,36 +5,68 @@ import Synchronization
 /// Deflated forms of fragments that many responses repeat byte for byte, with holes for each
 /// response's token: a city's board as every member sees it who has not posted, agreed or
 /// reported on it. Each response still renders its fragment (what differs per reader is decided
-/// there, in one place); when the render is the same bytes as the one kept for its key, its
-/// deflated form is reused, and otherwise it is deflated now and kept in its place. Nothing goes
-/// stale: a kept form is used only for exactly the bytes it was made from.
+/// there, in one place); when the render is the same bytes as a form kept for its key, that form
+/// is reused. Nothing goes stale: a kept form is used only for exactly the bytes it was made from.
+///
+/// A form is made (at a high level, once) when the same bytes are rendered a second time: a
+/// board only its author sees costs no more than it did. Two forms are kept per key, so that an
+/// author reading their own board between others does not push out everyone else's.
 final class SharedDeflates: Sendable {
     private struct Kept {
         let bytes: [UInt8]
         let run: Gzip.DeflatedRun
     }
 
-    private let kept: Mutex<LRUCache<String, Kept>>
-    /// Reused, deflated anew (tests count them).
-    let reused = Atomic<Int>(0)
-    let deflated = Atomic<Int>(0)
-
-    /// The budget counts both forms; a board of 20 posts is about 80 KB plain.
-    init(maximumEntries: Int = 2_000, maximumBytes: Int = 24 << 20) {
-        kept = Mutex(LRUCache(maximumCount: maximumEntries, maximumCost: maximumBytes))
+    private struct Forms {
+        var kept: [Kept] = []
+        /// The last render that matched no form, waiting to be seen again.
+        var candidate: [UInt8]?
+        var cost: Int { kept.reduce(0) { $0 + $1.bytes.count + $1.run.deflated.count } + (candidate?.count ?? 0) }
     }
 
-    /// The deflated form of `fragment` (whose holes hold `HTMLFragment.Hole`'s placeholder), at
-    /// the level of a response compressed per request; nil if zlib refused.
+    private let forms: Mutex<LRUCache<String, Forms>>
+    /// Reused, made (tests count them).
+    let reused = Atomic<Int>(0)
+    let made = Atomic<Int>(0)
+    static let formsPerKey = 2
+
+    /// The budget counts every form and candidate; a board of 20 posts is about 80 KB plain.
+    init(maximumEntries: Int = 2_000, maximumBytes: Int = 32 << 20) {
+        forms = Mutex(LRUCache(maximumCount: maximumEntries, maximumCost: maximumBytes))
+    }
+
+    /// The kept deflated form of `fragment` (whose holes hold `HTMLFragment.Hole`'s placeholder),
+    /// made now if these bytes were rendered for `key` before; nil the first time (the response
+    /// compresses the fragment with the rest of its page).
     func run(for fragment: HTMLFragment, key: String) -> Gzip.DeflatedRun? {
-        if let same = kept.withLock({ $0.value(for: key) }), Self.equal(same.bytes, fragment.bytes) {
-            reused.add(1, ordering: .relaxed)
-            return same.run
+        enum Found { case form(Gzip.DeflatedRun), secondTime, firstTime }
+        let found = forms.withLock { forms -> Found in
+            var entry = forms.value(for: key) ?? Forms()
+            if let same = entry.kept.first(where: { Self.equal($0.bytes, fragment.bytes) }) { return .form(same.run) }
+            if let candidate = entry.candidate, Self.equal(candidate, fragment.bytes) { return .secondTime }
+            entry.candidate = fragment.bytes
+            forms.set(entry, for: key, cost: entry.cost)
+            return .firstTime
         }
-        guard let run = Gzip.DeflatedRun(fragment.bytes, holes: fragment.holes, holeLength: HTMLFragment.Hole.length, level: 1) else { return nil }
-        deflated.add(1, ordering: .relaxed)
-        kept.withLock { $0.set(Kept(bytes: fragment.bytes, run: run), for: key, cost: fragment.bytes.count + run.deflated.count) }
-        return run
+        switch found {
+        case .form(let run):
+            reused.add(1, ordering: .relaxed)
+            return run
+        case .firstTime:
+            return nil
+        case .secondTime:
+            guard let run = Gzip.DeflatedRun(fragment.bytes, holes: fragment.holes, holeLength: HTMLFragment.Hole.length, level: 6)
+            else { return nil }
+            made.add(1, ordering: .relaxed)
+            forms.withLock { forms in
+                var entry = forms.value(for: key) ?? Forms()
+                entry.kept.insert(Kept(bytes: fragment.bytes, run: run), at: 0)
+                entry.kept = Array(entry.kept.prefix(Self.formsPerKey))
+                entry.candidate = nil
+                forms.set(entry, for: key, cost: entry.cost)
+            }
+            return run
+        }
     }
 
     /// Byte for byte, as `memcmp` compares (a board is tens of kilobytes).
