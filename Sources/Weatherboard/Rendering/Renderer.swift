@@ -30,21 +30,8 @@ public final class Renderer: Sendable {
     /// becomes the body (no copy of the page at the end); its spare capacity lives only until
     /// the response is written, so keep `fragment` for anything held longer.
     public func page(_ language: Language, _ template: (inout HTML, Strings) -> Void) -> RenderedPage {
-        let strings = strings(language)
-        var grown: [UInt8]?
-        var pieces: [Gzip.Piece] = []
-        let page = [UInt8](unsafeUninitializedCapacity: Self.pageCapacity) { buffer, initialized in
-            var html = HTML(writingInto: buffer)
-            template(&html, strings)
-            pieces = html.pieces
-            if html.ownsStorage {
-                grown = html.bytes // it outgrew the array and moved; rare
-                initialized = 0
-            } else {
-                initialized = html.count
-            }
-        }
-        return RenderedPage(bytes: grown ?? page, deflatedPieces: pieces)
+        let (bytes, pieces, _) = render(language, capacity: Self.pageCapacity, template)
+        return RenderedPage(bytes: bytes, deflatedPieces: pieces)
     }
 
     /// Runs a compiled template into an exactly sized fragment, to be kept and shown again.
@@ -54,8 +41,37 @@ public final class Renderer: Sendable {
         return HTMLFragment(html.bytes, deflated: nil, holes: html.holes)
     }
 
-    /// Room for the largest usual page (Seoul's with 20 posts is about 44 KB).
-    static let pageCapacity = 64 * 1024
+    /// Runs a compiled template into a fragment written straight into its array, like `page`:
+    /// for a large fragment made per response (a board), whose spare capacity lives no longer.
+    func responseFragment(_ language: Language, _ template: (inout HTML, Strings) -> Void) -> HTMLFragment {
+        let (bytes, _, holes) = render(language, capacity: Self.pageCapacity, template)
+        return HTMLFragment(bytes, deflated: nil, holes: holes)
+    }
+
+    private func render(_ language: Language, capacity: Int, _ template: (inout HTML, Strings) -> Void)
+        -> (bytes: [UInt8], pieces: [Gzip.Piece], holes: [Int]) {
+        let strings = strings(language)
+        var grown: [UInt8]?
+        var pieces: [Gzip.Piece] = []
+        var holes: [Int] = []
+        let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
+            var html = HTML(writingInto: buffer)
+            template(&html, strings)
+            pieces = html.pieces
+            holes = html.holes
+            if html.ownsStorage {
+                grown = html.bytes // it outgrew the array and moved; rare
+                initialized = 0
+            } else {
+                initialized = html.count
+            }
+        }
+        return (grown ?? bytes, pieces, holes)
+    }
+
+    /// Room for the largest usual page: Seoul's with 20 posts is about 84 KB signed in (a page
+    /// that outgrows it is copied once into storage of its own).
+    static let pageCapacity = 128 * 1024
 }
 
 /// A page's bytes and where in them fragments deflated ahead of time sit (`HTMLFragment.deflated`),

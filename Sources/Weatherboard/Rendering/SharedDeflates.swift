@@ -44,7 +44,7 @@ final class SharedDeflates: Sendable {
             var entry = forms.value(for: key) ?? Forms()
             if let same = entry.kept.first(where: { Self.equal($0.bytes, fragment.bytes) }) { return .form(same.run) }
             if let candidate = entry.candidate, Self.equal(candidate, fragment.bytes) { return .secondTime }
-            entry.candidate = fragment.bytes
+            entry.candidate = Array(fragment.bytes[...]) // exactly sized: the render's array has room to spare
             forms.set(entry, for: key, cost: entry.cost)
             return .firstTime
         }
@@ -60,7 +60,7 @@ final class SharedDeflates: Sendable {
             made.add(1, ordering: .relaxed)
             forms.withLock { forms in
                 var entry = forms.value(for: key) ?? Forms()
-                entry.kept.insert(Kept(bytes: fragment.bytes, run: run), at: 0)
+                entry.kept.insert(Kept(bytes: Array(fragment.bytes[...]), run: run), at: 0)
                 entry.kept = Array(entry.kept.prefix(Self.formsPerKey))
                 entry.candidate = nil
                 forms.set(entry, for: key, cost: entry.cost)

@@ -27,12 +27,36 @@ struct SessionStore: Sendable {
         return token
     }
 
-    /// Session, person, ban in force and unread notices in one cached statement, read by column position: this
-    /// runs before every signed-in request.
+    /// The SELECT list `find` reads, in order (`s` the session, `u` its person, `b` the ban in
+    /// force): the list and the reader come from this one enum, so a column added or moved
+    /// cannot be read from the wrong place.
+    enum Column: Int, CaseIterable {
+        case csrfSecret, lastSeenAt, userID, username, usernameKey, displayName, passwordHash, role, createdAt
+        case banReason, banUntil, banID, unread
+
+        var sql: String {
+            switch self {
+            case .csrfSecret: "s.csrf_secret"
+            case .lastSeenAt: "s.last_seen_at"
+            case .userID: "u.id"
+            case .username: "u.username"
+            case .usernameKey: "u.username_key"
+            case .displayName: "u.display_name"
+            case .passwordHash: "u.password_hash"
+            case .role: "u.role"
+            case .createdAt: "u.created_at"
+            case .banReason: "b.reason"
+            case .banUntil: "b.until"
+            case .banID: "b.id"
+            case .unread: "(SELECT count(*) FROM notifications n WHERE n.user_id = u.id AND n.read_at IS NULL)"
+            }
+        }
+    }
+
+    /// Session, person, ban in force and unread notices in one cached statement, read by column
+    /// position (`Column`): this runs before every signed-in request.
     private static let findSQL = """
-        SELECT s.csrf_secret, s.last_seen_at, u.id, u.username, u.username_key, u.display_name, u.password_hash, u.role,
-               u.created_at, b.reason, b.until, b.id,
-               (SELECT count(*) FROM notifications n WHERE n.user_id = u.id AND n.read_at IS NULL) AS unread
+        SELECT \(Column.allCases.map(\.sql).joined(separator: ", "))
         FROM sessions s JOIN users u ON u.id = s.user_id
         LEFT JOIN bans b ON b.id = (\(Ban.activeIDSQL))
         WHERE s.token_hash = ?1
@@ -41,14 +65,15 @@ struct SessionStore: Sendable {
     /// The live session for a cookie token; touches it at most once an hour.
     func find(token: String, now: Date) throws -> Session? {
         let hash = Tokens.digest(token)
-        // Session, person and ban in force in one cached statement, read by column position:
-        // this runs before every signed-in request.
         let found = try database.readStatement { db -> (User, String, Double, Ban?, Int)? in
             try db.one(Self.findSQL, [hash, now]) { row in
-                let user = User(id: row.int64(2), username: row.string(3), usernameKey: row.string(4), displayName: row.string(5),
-                                passwordHash: row.string(6), role: row.string(7), createdAt: row.date(8))
-                let ban = row.isNull(11) ? nil : Ban(reason: row.string(9), until: row.optionalDate(10))
-                return (user, row.string(0), row.double(1), ban, row.int(12))
+                typealias C = Column
+                let user = User(id: row.int64(C.userID.rawValue), username: row.string(C.username.rawValue),
+                                usernameKey: row.string(C.usernameKey.rawValue), displayName: row.string(C.displayName.rawValue),
+                                passwordHash: row.string(C.passwordHash.rawValue), role: row.string(C.role.rawValue),
+                                createdAt: row.date(C.createdAt.rawValue))
+                let ban = row.isNull(C.banID.rawValue) ? nil : Ban(reason: row.string(C.banReason.rawValue), until: row.optionalDate(C.banUntil.rawValue))
+                return (user, row.string(C.csrfSecret.rawValue), row.double(C.lastSeenAt.rawValue), ban, row.int(C.unread.rawValue))
             }
         }
         guard let (user, csrf, lastSeen, ban, unread) = found else { return nil }

@@ -80,7 +80,7 @@ struct CityPageController {
         let perResponse = csrfToken == context.csrfToken && token.count == HTMLFragment.Hole.length
         let section = board.section(city: city, context: context, before: before, composer: composer, posts: posts,
                                     csrfToken: perResponse ? HTMLFragment.Hole.placeholder : HTMLFragment(token), signInHref: signInHref)
-        let fragment = pages.renderer.fragment(context.language) { Templates.board(section, &$0, $1) }
+        let fragment = pages.renderer.responseFragment(context.language) { Templates.board(section, &$0, $1) }
         guard perResponse else { return fragment }
         let key = "board \(city.id) \(before.map(String.init) ?? "newest") \(context.language.rawValue)"
         return fragment.filled(with: token, deflated: acceptsGzip(context.request) ? deflates.run(for: fragment, key: key) : nil)
@@ -152,7 +152,7 @@ final class WeatherFragments: @unchecked Sendable {
         let entry = Entry(fetchedAt: report?.forecast.fetchedAt, source: report?.source, until: Self.validUntil(now: now, report: report),
                           fragment: fragment)
         lock.withLock {
-            entries.set(entry, for: "\(city) \(language.rawValue)", cost: fragment.bytes.count)
+            entries.set(entry, for: "\(city) \(language.rawValue)", cost: fragment.bytes.count + (fragment.deflated?.deflated.count ?? 0))
         }
     }
 }
