@@ -218,8 +218,9 @@ public struct HTMLFragment: HTMLText, Sendable {
         self.isHole = isHole
     }
 
-    /// The same fragment with its bytes deflated (at the best level: it is done once).
-    func deflatedOnce() -> HTMLFragment { HTMLFragment(bytes, deflated: Gzip.DeflatedRun(bytes, level: 9)) }
+    /// The same fragment with its bytes deflated, once, at the level kept pages use (level 9 cost
+    /// twice as much for a few bytes less, and a forecast refreshed every minute pays it each time).
+    func deflatedOnce() -> HTMLFragment { HTMLFragment(bytes, deflated: Gzip.DeflatedRun(bytes, level: 6)) }
     /// The same fragment, deflated as `run`, to be written with `value` in its holes.
     func filled(with value: [UInt8], deflated run: Gzip.DeflatedRun?) -> HTMLFragment {
         HTMLFragment(bytes, deflated: run, holes: holes, filling: value)
