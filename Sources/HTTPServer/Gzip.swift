@@ -103,15 +103,17 @@ extension Gzip {
         /// checked once, by inflating with two values that differ at every place and whose pairs
         /// of bytes are all different (a byte copied from the wrong place, or written as a
         /// literal, shows up in one of them). If the check fails, every hole is stored, which is
-        /// right by construction: the placeholder's bytes are ones the rest never holds (0xFF,
-        /// never in UTF-8), so no match can reach into a hole, and every distance stays right
-        /// whatever fills it. Nil if zlib refuses.
+        /// right by construction when the placeholder's bytes are ones the rest never holds (0xFF,
+        /// never in UTF-8): no match can reach into a hole, and every distance stays right
+        /// whatever fills it. That form is checked the same way, so bytes that break the rule
+        /// cost only the reuse. Nil if neither passes or zlib refuses.
         public init?(_ bytes: [UInt8], holes: [Int], holeLength: Int, level: Int32) {
             guard holeLength > 0, holeLength <= 65_535 else { return nil }
             if let compact = Self(bytes, holes: holes, holeLength: holeLength, level: level, storingEveryHole: false),
                compact.inflatesRightWhateverFillsItsHoles(bytes, holes: holes) {
                 self = compact
-            } else if let stored = Self(bytes, holes: holes, holeLength: holeLength, level: level, storingEveryHole: true) {
+            } else if let stored = Self(bytes, holes: holes, holeLength: holeLength, level: level, storingEveryHole: true),
+                      stored.inflatesRightWhateverFillsItsHoles(bytes, holes: holes) {
                 self = stored
             } else {
                 return nil

@@ -314,6 +314,16 @@ import Testing
         }
         #expect(compact.deflated.count < Gzip.deflateRun(bytes, final: false, level: 6).count + 2 * length,
                 "about what the page costs without holes")
+        // Text that holds the placeholder's bytes (never in a page: a page is UTF-8) could be
+        // matched against a hole; no form that would misread is made.
+        var broken = bytes
+        broken.replaceSubrange(10..<(10 + length), with: [UInt8](repeating: 0xFF, count: length))
+        if let run = Gzip.DeflatedRun(broken, holes: holes, holeLength: length, level: 6) {
+            let value = Array(Tokens.masked(Tokens.random()).utf8)
+            var expected = broken
+            for hole in holes { expected.replaceSubrange(hole..<(hole + length), with: value) }
+            #expect(try gunzip(Gzip.compress(expected, reusing: [Gzip.Piece(offset: 0, run: run, filling: value)], level: 1)) == expected)
+        }
     }
 
     @Test func aKeptPageSplicesItsPiecesBetweenItsHoles() throws {

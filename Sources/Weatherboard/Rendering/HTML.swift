@@ -86,8 +86,9 @@ public struct HTML: ~Copyable {
         guard !fragment.holes.isEmpty else { return }
         if let filling = fragment.filling {
             filling.withUnsafeBufferPointer { value in
+                guard let base = value.baseAddress else { return }
                 for hole in fragment.holes where hole + value.count <= fragment.bytes.count {
-                    (self.start + start + hole).update(from: value.baseAddress!, count: value.count)
+                    (self.start + start + hole).update(from: base, count: value.count)
                 }
             }
         } else {
