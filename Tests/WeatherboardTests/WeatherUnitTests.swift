@@ -49,6 +49,37 @@ import Testing
         return CityIndex(cities: try! CityCatalog.parse(String(contentsOf: url, encoding: .utf8)))
     }()
 
+    /// The byte-wise fold gives what Foundation's gives, for every ASCII name in the catalog and
+    /// for separators at the edges, doubled and mixed; anything else is left to Foundation.
+    @Test func foldingASCIIByBytesIsFoundationsFolding() {
+        var names = ["", " ", "---", "  New--York,, City  ", "\tSaint\r\nDenis", "A\u{0B}B\u{0C}C", "Paris 15e Arrondissement",
+                     "O'Fallon", "St. Louis", "ABC-xyz_09"]
+        for city in Self.index.cities { names += [city.nameEn, city.slug.replacingOccurrences(of: "-", with: " ")] }
+        var compared = 0
+        for name in names {
+            guard let bytewise = CityIndex.foldASCII(name) else { continue }
+            compared += 1
+            #expect(bytewise == CityIndex.foldUnicode(name), "\(name.debugDescription)")
+        }
+        #expect(compared > 60_000)
+        #expect(CityIndex.foldASCII("São Paulo") == nil && CityIndex.foldASCII("서울") == nil)
+        #expect(CityIndex.fold("São  Paulo") == "sao paulo")
+    }
+
+    /// An application opened on the catalog the last one read gets the same index; a catalog
+    /// that differs in one field gets its own.
+    @Test func anIndexIsReusedOnlyForTheSameCatalog() {
+        let cache = CityIndexCache()
+        let catalog = Self.index.cities
+        let first = cache.index(of: catalog)
+        #expect(cache.index(of: catalog) === first)
+        var renamed = catalog
+        renamed[renamed.count - 1].nameEn += " Town"
+        let other = cache.index(of: renamed)
+        #expect(other !== first)
+        #expect(other.search(renamed[renamed.count - 1].nameEn).cities.first?.id == renamed[renamed.count - 1].id)
+    }
+
     @Test func prefixSearchInBothLanguagesRankedByPopulation() {
         #expect(Self.index.search("sao paulo").cities.first?.slug == "sao-paulo")
         #expect(Self.index.search("São").cities.first?.slug == "sao-paulo")

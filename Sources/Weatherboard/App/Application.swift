@@ -48,7 +48,7 @@ public final class Application: Sendable {
                       weatherSources: Set(providers.map(\.id)))
         let imported = try CityCatalog.importIfEmpty(into: database)
         if imported > 0 { logger.notice("imported \(imported) cities") }
-        cities = CityIndex(cities: try database.readStatement(City.all))
+        cities = CityIndexCache.shared.index(of: try database.readStatement(City.all))
         weather = WeatherService(providers: providers, airQualityProviders: Application.makeAirQualityProviders(configuration),
                                  database: database,
                                  freshFor: configuration.weatherFreshFor, firstFetchBudget: configuration.weatherFirstFetchBudget,
