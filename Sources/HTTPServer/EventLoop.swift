@@ -73,7 +73,7 @@ final class EventLoop: @unchecked Sendable {
     private var liveConnections = 0
     private var spareFD: Int32
     private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
-    private var jobs: [() -> Void] = []
+    private var jobs: [ThreadPool.Job] = []
     private var shutdownDeadline: UInt64 = 0
     private var nextSweep: UInt64 = 0
     private var acceptedConnections: UInt64 = 0
@@ -408,7 +408,7 @@ final class EventLoop: @unchecked Sendable {
                     enqueue(connection, Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
                     flush(connection)
                 }
-            case .request(let request):
+            case .request(var request):
                 request.remoteAddress = connection.remoteAddress
                 if let response = server.handleImmediately(request) {
                     answer(request, with: response, on: connection)

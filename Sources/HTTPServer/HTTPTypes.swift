@@ -100,10 +100,10 @@ func asciiLower(_ byte: UInt8) -> UInt8 { byte >= 65 && byte <= 90 ? byte | 0x20
 
 /// A complete request: head and body. Handlers receive it on a worker thread.
 ///
-/// Sendable because handlers see it only finished: the event loop sets `remoteAddress` and the
-/// router sets `parameters` and `route` (only inside this library) before any handler runs, on the
-/// thread that then runs the handlers; after that nothing changes it.
-public final class Request: @unchecked Sendable {
+/// A value: the event loop sets `remoteAddress` and the router `parameters` and `route` (only
+/// inside this library) on their own copies before the context, any middleware or a handler
+/// sees it; what they are handed nobody changes.
+public struct Request: Sendable {
     public let method: String
     /// The request target as sent (`/path?query`).
     public let target: String

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The per-request state an application keeps (identity, language, CSRF…), created once per
 /// request before any middleware runs and handed to every middleware and handler.
 public protocol RequestContext: AnyObject, SendableMetatype {
@@ -7,25 +9,27 @@ public protocol RequestContext: AnyObject, SendableMetatype {
 /// Routes requests by method and path (`/city/{slug}`, `/static/{path...}`) to handlers, runs
 /// middleware around them, and turns every thrown error into a response in one place.
 ///
-/// Sendable because it is frozen: routes, middleware and the error responder are set while the
-/// application starts, on one thread; taking `responder` (which the server does before it
-/// accepts anything) freezes them, and after that workers only read them.
-public final class Router<Context: RequestContext>: @unchecked Sendable {
-    public typealias Handler = (Request, Context) throws -> Response
-    public typealias Middleware = (Request, Context, _ next: Handler) throws -> Response
+/// Routes, middleware and the error responder are set while the application starts; taking
+/// `responder` (which the server does before it accepts anything) freezes them into a
+/// `RouteTable` that workers share and nothing changes.
+public final class Router<Context: RequestContext>: Sendable {
+    public typealias Handler = @Sendable (Request, Context) throws -> Response
+    public typealias Middleware = @Sendable (Request, Context, _ next: Handler) throws -> Response
+    public typealias ErrorResponder = @Sendable (Request, Context, Error) -> Response
 
-    private let root = Node()
-    /// The most segments any route has (a catch-all counts as one): how deep a walk of the
-    /// tree can go, whatever the path's length.
-    private var deepestRoute = 0
-    private var middleware: [Middleware] = []
-    /// Every route added, in order (for tests that enumerate, e.g., the admin area).
-    public private(set) var routes: [(method: String, path: String)] = []
-    /// Turns an error (an `HTTPError` or anything else) into a response; the context is there
-    /// so that error pages can be rendered in the request's language.
-    public var errorResponder: (Request, Context, Error) -> Response = Router.plainErrorResponse {
-        willSet { checkNotFrozen() }
+    /// What the application registers, until the table is made from it.
+    private struct Registry {
+        var root = RouteNode<Context>()
+        var middleware: [Middleware] = []
+        /// Every route added, in order.
+        var routes: [(method: String, path: String)] = []
+        var errorResponder: ErrorResponder = plainErrorResponse
+        /// Set when `responder` is taken; see the type's comment.
+        var frozen: RouteTable<Context>?
     }
+    private let registry = Mutex(Registry())
+
+    public init() {}
 
     private static func plainErrorResponse(_ request: Request, _ context: Context, _ error: Error) -> Response {
         if let http = error as? HTTPError {
@@ -36,54 +40,38 @@ public final class Router<Context: RequestContext>: @unchecked Sendable {
         return Response.text("500 Internal Server Error\n", status: .internalServerError)
     }
 
-    /// Set once the server has the responder; see the type's comment.
-    private var frozen = false
-
     /// Changing the routes of a running server is a programming error in the application's
     /// set-up, caught at start-up (no request can reach it).
-    private func checkNotFrozen() {
-        precondition(!frozen, "routes, middleware and the error responder are fixed once the server has the responder")
+    private func register(_ change: (inout Registry) -> Void) {
+        registry.withLock { registry in
+            precondition(registry.frozen == nil, "routes, middleware and the error responder are fixed once the server has the responder")
+            change(&registry)
+        }
     }
 
-    public init() {}
+    /// Every route added, in order (for tests that enumerate, e.g., the admin area).
+    public var routes: [(method: String, path: String)] { registry.withLock { $0.routes } }
+
+    /// Turns an error (an `HTTPError` or anything else) into a response; the context is there
+    /// so that error pages can be rendered in the request's language.
+    public var errorResponder: ErrorResponder {
+        get { registry.withLock { $0.errorResponder } }
+        set { register { $0.errorResponder = newValue } }
+    }
 
     /// Adds middleware that runs around every request, including those that match no route.
     public func use(_ middleware: @escaping Middleware) {
-        checkNotFrozen()
-        self.middleware.append(middleware)
+        register { $0.middleware.append(middleware) }
     }
 
     public func get(_ path: String, _ handler: @escaping Handler) { add("GET", path, handler) }
     public func post(_ path: String, _ handler: @escaping Handler) { add("POST", path, handler) }
 
     public func add(_ method: String, _ path: String, _ handler: @escaping Handler) {
-        checkNotFrozen()
-        var node = root
-        deepestRoute = max(deepestRoute, path.split(separator: "/", omittingEmptySubsequences: true).count)
-        for segment in path.split(separator: "/", omittingEmptySubsequences: true) {
-            if segment.hasPrefix("{") && segment.hasSuffix("...}") {
-                let name = String(segment.dropFirst().dropLast(4))
-                let child = node.catchAll?.node ?? Node()
-                node.catchAll = (name, child)
-                node = child
-                break
-            } else if segment.hasPrefix("{") && segment.hasSuffix("}") {
-                let name = String(segment.dropFirst().dropLast())
-                precondition(node.parameter == nil || node.parameter!.name == name, "conflicting parameter names at \(path)")
-                let child = node.parameter?.node ?? Node()
-                node.parameter = (name, child)
-                node = child
-            } else {
-                let key = String(segment)
-                let child = node.literals[key] ?? Node()
-                node.literals[key] = child
-                node = child
-            }
+        register { registry in
+            registry.root.add(method, path, handler)
+            registry.routes.append((method, path))
         }
-        precondition(node.handlers[method] == nil, "duplicate route \(method) \(path)")
-        node.handlers[method] = handler
-        node.pattern = path
-        routes.append((method, path))
     }
 
     /// A group of routes under a path prefix, with middleware of its own.
@@ -93,15 +81,123 @@ public final class Router<Context: RequestContext>: @unchecked Sendable {
 
     /// The function the server calls for each request. Taking it freezes the router.
     public var responder: Responder {
-        frozen = true
-        return { [self] request in respond(to: request) }
+        let table = registry.withLock { registry in
+            if let frozen = registry.frozen { return frozen }
+            let table = RouteTable(registry.root, middleware: registry.middleware, errorResponder: registry.errorResponder)
+            registry.frozen = table
+            return table
+        }
+        return { table.respond(to: $0) }
     }
 
-    public func respond(to request: Request) -> Response {
+    /// The table as registered so far: the frozen one once the server has it.
+    private var table: RouteTable<Context> {
+        registry.withLock { $0.frozen ?? RouteTable($0.root, middleware: $0.middleware, errorResponder: $0.errorResponder) }
+    }
+
+    public func respond(to request: Request) -> Response { table.respond(to: request) }
+
+    /// Whether a route answers this request's method and path (so middleware can leave 404 and
+    /// 405 to the router instead of, say, checking a form that no handler would read).
+    public func hasRoute(for request: Request) -> Bool { table.hasRoute(for: request) }
+
+    /// The longest leading part of `path`, in whole segments, that a GET route answers ("/city/seoul"
+    /// for "/city/seoul/posts/7/edit"), or "/" when none does. One walk down the route tree: the
+    /// work is bounded by the tree's depth, not by the path (a walk that tried each shorter prefix
+    /// in turn cost 0.95 s of CPU for a path of 4,000 segments).
+    public func nearestPage(above path: String) -> String { table.nearestPageWalk(above: path).page }
+
+    /// `nearestPage` and how many tree nodes its walk visited (tests bound the work with it).
+    func nearestPageWalk(above path: String) -> (page: String, nodesVisited: Int) { table.nearestPageWalk(above: path) }
+
+    /// Paths of more segments than any application has routes for are not decoded or walked
+    /// at all: 404 at once. (Decoding is linear in the path, but an attacker's 8 KiB of "/a"
+    /// is 4,000 segments of work for nothing.)
+    public static var maxPathSegments: Int { 128 }
+}
+
+/// The route tree as it is registered.
+private final class RouteNode<Context: RequestContext> {
+    var literals: [String: RouteNode] = [:]
+    var parameter: (name: String, node: RouteNode)?
+    var catchAll: (name: String, node: RouteNode)?
+    var handlers: [String: Router<Context>.Handler] = [:]
+    var pattern: String?
+
+    func add(_ method: String, _ path: String, _ handler: @escaping Router<Context>.Handler) {
+        var node = self
+        for segment in path.split(separator: "/", omittingEmptySubsequences: true) {
+            if segment.hasPrefix("{") && segment.hasSuffix("...}") {
+                let name = String(segment.dropFirst().dropLast(4))
+                let child = node.catchAll?.node ?? RouteNode()
+                node.catchAll = (name, child)
+                node = child
+                break
+            } else if segment.hasPrefix("{") && segment.hasSuffix("}") {
+                let name = String(segment.dropFirst().dropLast())
+                precondition(node.parameter == nil || node.parameter!.name == name, "conflicting parameter names at \(path)")
+                let child = node.parameter?.node ?? RouteNode()
+                node.parameter = (name, child)
+                node = child
+            } else {
+                let key = String(segment)
+                let child = node.literals[key] ?? RouteNode()
+                node.literals[key] = child
+                node = child
+            }
+        }
+        precondition(node.handlers[method] == nil, "duplicate route \(method) \(path)")
+        node.handlers[method] = handler
+        node.pattern = path
+    }
+}
+
+/// Routes, middleware and the error responder as the server uses them: made once from what was
+/// registered, never changed, shared by every worker.
+final class RouteTable<Context: RequestContext>: Sendable {
+    private let root: Node
+    /// The most segments any route has (a catch-all counts as one): how deep a walk of the
+    /// tree can go, whatever the path's length.
+    private let deepestRoute: Int
+    private let middleware: [Router<Context>.Middleware]
+    private let errorResponder: Router<Context>.ErrorResponder
+
+    fileprivate init(_ root: RouteNode<Context>, middleware: [Router<Context>.Middleware], errorResponder: @escaping Router<Context>.ErrorResponder) {
+        self.root = Node(root)
+        deepestRoute = self.root.depth
+        self.middleware = middleware
+        self.errorResponder = errorResponder
+    }
+
+    /// A matched route: the request as routed (its parameters and route set) and its handler,
+    /// or why nothing answers it.
+    private func routed(_ request: Request) -> (request: Request, answer: Result<Router<Context>.Handler, HTTPError>) {
+        if Self.isAbsurd(request.path) { return (request, .failure(HTTPError(.notFound))) }
+        guard let segments = PercentDecoding.pathSegments(request.path) else {
+            return (request, .failure(HTTPError(.badRequest, message: "Invalid path encoding")))
+        }
+        var parameters: [String: String] = [:]
+        guard let node = root.match(segments[...], &parameters) else { return (request, .failure(HTTPError(.notFound))) }
+        var routed = request
+        routed.parameters = parameters
+        routed.route = node.pattern
+        if let handler = node.handlers[request.method] ?? (request.method == "HEAD" ? node.handlers["GET"] : nil) {
+            return (routed, .success(handler))
+        }
+        guard !node.handlers.isEmpty else { return (routed, .failure(HTTPError(.notFound))) }
+        var allowed = Set(node.handlers.keys)
+        if allowed.contains("GET") { allowed.insert("HEAD") }
+        return (routed, .failure(HTTPError(.methodNotAllowed, headers: HTTPHeaders([("Allow", allowed.sorted().joined(separator: ", "))]))))
+    }
+
+    /// The request is routed first, so that the context, every middleware and the handler see
+    /// it finished (its parameters and route set) and nothing changes it afterwards; a request
+    /// that matches nothing still runs through the middleware, which see its 404 or 405 thrown.
+    func respond(to request: Request) -> Response {
+        let (request, answer) = routed(request)
         let context = Context(request: request)
-        let chain = middleware.reversed().reduce({ [self] (request: Request, context: Context) throws -> Response in
-            try route(request, context)
-        } as Handler) { next, middleware in
+        let endpoint: Router<Context>.Handler = { request, context in try answer.get()(request, context) }
+        let chain = middleware.reversed().reduce(endpoint) { next, middleware in
             { request, context in try middleware(request, context, next) }
         }
         do {
@@ -111,24 +207,13 @@ public final class Router<Context: RequestContext>: @unchecked Sendable {
         }
     }
 
-    /// Whether a route answers this request's method and path (so middleware can leave 404 and
-    /// 405 to the router instead of, say, checking a form that no handler would read).
-    public func hasRoute(for request: Request) -> Bool {
+    func hasRoute(for request: Request) -> Bool {
         guard !Self.isAbsurd(request.path), let segments = PercentDecoding.pathSegments(request.path) else { return false }
         var parameters: [String: String] = [:]
         guard let node = root.match(segments[...], &parameters) else { return false }
         return node.handlers[request.method] != nil || (request.method == "HEAD" && node.handlers["GET"] != nil)
     }
 
-    /// The longest leading part of `path`, in whole segments, that a GET route answers ("/city/seoul"
-    /// for "/city/seoul/posts/7/edit"), or "/" when none does. One walk down the route tree: the
-    /// work is bounded by the tree's depth, not by the path (a walk that tried each shorter prefix
-    /// in turn cost 0.95 s of CPU for a path of 4,000 segments).
-    public func nearestPage(above path: String) -> String {
-        nearestPageWalk(above: path).page
-    }
-
-    /// `nearestPage` and how many tree nodes its walk visited (tests bound the work with it).
     func nearestPageWalk(above path: String) -> (page: String, nodesVisited: Int) {
         // Only as many segments as a route can have, and one more for what a catch-all takes.
         let raw = path.split(separator: "/", maxSplits: deepestRoute, omittingEmptySubsequences: true)
@@ -147,45 +232,37 @@ public final class Router<Context: RequestContext>: @unchecked Sendable {
         return ("/" + raw.prefix(best).joined(separator: "/"), visited)
     }
 
-    /// Paths of more segments than any application has routes for are not decoded or walked
-    /// at all: 404 at once. (Decoding is linear in the path, but an attacker's 8 KiB of "/a"
-    /// is 4,000 segments of work for nothing.)
-    public static var maxPathSegments: Int { 128 }
-
     private static func isAbsurd(_ path: String) -> Bool {
         var slashes = 0
         for byte in path.utf8 where byte == UInt8(ascii: "/") {
             slashes += 1
-            if slashes > maxPathSegments { return true }
+            if slashes > Router<Context>.maxPathSegments { return true }
         }
         return false
     }
 
-    private func route(_ request: Request, _ context: Context) throws -> Response {
-        if Self.isAbsurd(request.path) { throw HTTPError(.notFound) }
-        guard let segments = PercentDecoding.pathSegments(request.path) else {
-            throw HTTPError(.badRequest, message: "Invalid path encoding")
-        }
-        var parameters: [String: String] = [:]
-        guard let node = root.match(segments[...], &parameters) else { throw HTTPError(.notFound) }
-        request.parameters = parameters
-        request.route = node.pattern
-        if let handler = node.handlers[request.method] ?? (request.method == "HEAD" ? node.handlers["GET"] : nil) {
-            return try handler(request, context)
-        }
-        guard !node.handlers.isEmpty else { throw HTTPError(.notFound) }
-        var allowed = Set(node.handlers.keys)
-        if allowed.contains("GET") { allowed.insert("HEAD") }
-        throw HTTPError(.methodNotAllowed, headers: HTTPHeaders([("Allow", allowed.sorted().joined(separator: ", "))]))
-    }
-
-    private final class Node {
-        var literals: [String: Node] = [:]
-        var parameter: (name: String, node: Node)?
-        var catchAll: (name: String, node: Node)?
-        var handlers: [String: Handler] = [:]
+    /// A node of the frozen tree.
+    private final class Node: Sendable {
+        let literals: [String: Node]
+        let parameter: (name: String, node: Node)?
+        let catchAll: (name: String, node: Node)?
+        let handlers: [String: Router<Context>.Handler]
         /// The path as registered (one per node: every method's route here has the same shape).
-        var pattern: String?
+        let pattern: String?
+
+        init(_ registered: RouteNode<Context>) {
+            literals = registered.literals.mapValues(Node.init)
+            parameter = registered.parameter.map { ($0.name, Node($0.node)) }
+            catchAll = registered.catchAll.map { ($0.name, Node($0.node)) }
+            handlers = registered.handlers
+            pattern = registered.pattern
+        }
+
+        /// Segments below this node on its longest route (a catch-all counts as one).
+        var depth: Int {
+            let below = literals.values.map { $0.depth + 1 } + [parameter, catchAll].compactMap { $0.map { $0.node.depth + 1 } }
+            return below.max() ?? 0
+        }
 
         /// Literal segments win over parameters, parameters over catch-alls.
         func match(_ segments: ArraySlice<String>, _ parameters: inout [String: String]) -> Node? {

@@ -68,16 +68,13 @@ public typealias Responder = @Sendable (Request) -> Response
 public typealias ImmediateResponder = @Sendable (Request) -> Response?
 
 /// The HTTP/1.1 server: event loops for I/O, a worker pool for handlers.
-public final class Server: @unchecked Sendable {
-    // Safe to share: configuration, responder and pool are set in init and only read after;
-    // the counters are atomics or behind a Mutex; `loops`, `threads` and `port` are
-    // filled by `start`, which the owner calls once before anything else uses the server.
+public final class Server: Sendable {
     public let configuration: ServerConfiguration
     let responder: Responder
     let immediate: ImmediateResponder?
     let logger: Logger
     let writer: ResponseWriter
-    let pool: WorkerPool
+    let pool: ThreadPool
     let connectionCount = Atomic<Int>(0)
     /// What every connection's buffers hold now, against `maxBufferedBytes`.
     let bufferedBytes = Atomic<Int>(0)
@@ -101,12 +98,12 @@ public final class Server: @unchecked Sendable {
         perClient.withLock { $0.connections.give(ClientKey.of(address)) }
     }
     let draining = Atomic<Bool>(false)
-    private var loops: [EventLoop] = []
-    private var threads: [Thread] = []
+    /// The loops `start` made, and the signal handlers `shutDownOnSignals` installed.
+    private let running = Mutex((loops: [EventLoop](), signalSources: [any DispatchSourceSignal]()))
     private let finished = DispatchGroup()
-    private var signalSources: [DispatchSourceSignal] = []
+    private let boundPort = Atomic<Int>(0)
     /// The port actually bound (useful with port 0).
-    public private(set) var port = 0
+    public var port: Int { boundPort.load(ordering: .acquiring) }
 
     public init(configuration: ServerConfiguration = ServerConfiguration(), logger: Logger = Logger(label: "http"),
                 immediate: ImmediateResponder? = nil, responder: @escaping Responder) {
@@ -115,20 +112,21 @@ public final class Server: @unchecked Sendable {
         self.immediate = immediate
         self.logger = logger
         self.writer = ResponseWriter(serverName: configuration.serverName)
-        self.pool = WorkerPool(threads: configuration.workerThreads, name: "http-worker")
+        self.pool = ThreadPool(name: "http-worker", threads: configuration.workerThreads)
     }
 
     /// Binds the listening sockets and starts the event loops; returns once the server accepts.
     public func start() throws {
         signal(SIGPIPE, SIG_IGN)
-        var boundPort = configuration.port
+        var port = configuration.port
+        var loops: [EventLoop] = []
         for i in 0..<max(1, configuration.eventLoops) {
-            let listener = try Socket.listen(host: configuration.host, port: boundPort, backlog: configuration.backlog)
-            boundPort = listener.port
-            let loop = try EventLoop(server: self, listener: listener.fd, index: i)
-            loops.append(loop)
+            let listener = try Socket.listen(host: configuration.host, port: port, backlog: configuration.backlog)
+            port = listener.port
+            loops.append(try EventLoop(server: self, listener: listener.fd, index: i))
         }
-        port = boundPort
+        boundPort.store(port, ordering: .releasing)
+        running.withLock { $0.loops = loops }
         for loop in loops {
             finished.enter()
             let thread = Thread { [finished] in
@@ -137,7 +135,6 @@ public final class Server: @unchecked Sendable {
             }
             thread.name = "http-loop-\(loop.index)"
             thread.stackSize = 1 << 20
-            threads.append(thread)
             thread.start()
         }
         logger.notice("listening on \(configuration.host):\(port) with \(loops.count) event loop(s) and \(configuration.workerThreads) workers")
@@ -146,7 +143,7 @@ public final class Server: @unchecked Sendable {
     /// Blocks until the server has shut down.
     public func wait() {
         finished.wait()
-        pool.stop()
+        pool.stopAndWait()
     }
 
     /// Shuts down on SIGINT or SIGTERM.
@@ -159,7 +156,7 @@ public final class Server: @unchecked Sendable {
                 self?.shutdown()
             }
             source.resume()
-            signalSources.append(source)
+            running.withLock { $0.signalSources.append(source) }
         }
     }
 
@@ -168,12 +165,35 @@ public final class Server: @unchecked Sendable {
     public func shutdown() {
         guard !draining.exchange(true, ordering: .sequentiallyConsistent) else { return }
         let deadline = monotonicMilliseconds() + configuration.shutdownTimeout.milliseconds
-        for loop in loops { loop.beginShutdown(deadline: deadline) }
+        for loop in running.withLock({ $0.loops }) { loop.beginShutdown(deadline: deadline) }
     }
 
     /// Runs a request through the responder and logs it; called on a worker thread.
     func handle(_ request: Request, started: UInt64) -> Response {
         log(request, responder(request), started: started)
+    }
+
+    /// One request's bytes in, the response's bytes out, without a connection: parsed by the
+    /// parser a connection uses, answered as a loop answers (the immediate responder, then the
+    /// workers' responder, on the caller's thread) and serialised as for the socket. A streamed
+    /// response's head comes back, its body is never opened. Tests in the same process check
+    /// pages and forms this way without a socket per request; the socket's own behaviour
+    /// (pipelining, timeouts, limits on connections) is tested over sockets.
+    public func exchange(_ bytes: [UInt8], from remoteAddress: String = "127.0.0.1") -> [UInt8] {
+        var parser = RequestParser(limits: configuration.limits)
+        var index = 0
+        while true {
+            switch parser.next(bytes, &index) {
+            case .head: continue
+            case .needMore: return writer.errorBytes(.badRequest, date: WorkerDate.current())
+            case .error(let status): return writer.errorBytes(status, date: WorkerDate.current())
+            case .request(var request):
+                request.remoteAddress = remoteAddress
+                let response = handleImmediately(request) ?? handle(request, started: monotonicMilliseconds())
+                let (head, body, _) = serialize(response, for: request, date: WorkerDate.current())
+                return head + body
+            }
+        }
     }
 
     /// The response's bytes for `request` (no body for HEAD) and whether the connection closes

@@ -1,5 +1,6 @@
 import CSystem
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,10 +12,10 @@ import Glibc
 /// beyond standard input, output and error (all `/dev/null`): a test's socket left open in a
 /// long-lived child (a database server) would keep its connection from ever closing. Output
 /// goes where the command's own redirections say.
-public final class ChildProcess: @unchecked Sendable {
-    // Safe to share: `pid` is set once in init; `status` only by `wait`, which callers serialise.
+public final class ChildProcess: Sendable {
     public let pid: pid_t
-    private var status: Int32?
+    /// The exit status once `wait` has seen it.
+    private let status = Mutex<Int32?>(nil)
 
     /// Starts `/bin/sh -c command`.
     public convenience init(shell command: String) throws {
@@ -41,18 +42,18 @@ public final class ChildProcess: @unchecked Sendable {
     /// Waits for the child to end; its exit status (128 + the signal's number if one ended it).
     @discardableResult
     public func wait() -> Int32 {
-        if let status { return status }
+        if let known = status.withLock({ $0 }) { return known }
         var raw: Int32 = 0
         while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
         // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import (they are macros).
         let ended = raw & 0x7F == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)
-        status = ended
+        status.withLock { $0 = ended }
         return ended
     }
 
     /// Sends `signal` to the child (nothing if it has already been waited for).
     public func signal(_ signal: Int32) {
-        guard status == nil else { return }
+        guard status.withLock({ $0 }) == nil else { return }
         kill(pid, signal)
     }
 }

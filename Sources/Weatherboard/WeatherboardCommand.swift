@@ -90,7 +90,7 @@ extension WeatherboardCommand {
                     standIn.map(NotReadyYet.stop) // the port is the application's from here
                     standIn = nil
                     return application
-                } catch let error as SQLError where configuration.databaseURL != nil && (error.kind == .connection || error.kind == .unavailable) {
+                } catch let error as SQLError where configuration.databaseURL != nil && error.isTemporary {
                     log("database not answering (attempt \(attempt)): \(error.message); trying again in \(Int(delay)) s")
                     if standIn == nil {
                         let server = try NotReadyYet.serve(configuration)

@@ -33,10 +33,12 @@ public final class Application: Sendable {
     public let metrics = SiteMetrics()
     /// `/healthz`, answered on the event loop from a monitor's verdict while a balancer watches.
     let health: HealthController
+    let logger: Logger
 
     public init(configuration: AppConfiguration, logger: Logger? = nil) throws {
         var logger = logger ?? Logger(label: "weatherboard")
         logger.logLevel = configuration.logLevel
+        self.logger = logger
         self.configuration = configuration
         logger.notice("database: \(configuration.databaseDescription)")
         (database, appliedMigrations) = try AppDatabase.open(
@@ -69,7 +71,15 @@ public final class Application: Sendable {
                               metrics: metrics.factory)
         let conversations = BoardStore(database: database)
         live = LiveBoards(node: database.changes.node, clock: configuration.clock,
-                          conversation: { try? conversations.conversationState(of: $0) })
+                          conversation: { [logger] id in
+                              do {
+                                  return try conversations.conversationState(of: id)
+                              } catch {
+                                  // The event still goes out; only who may see it is unknown, so nobody's stream gets it.
+                                  logger.error("live: could not read conversation \(id) to address its event: \(error)")
+                                  return nil
+                              }
+                          })
         database.changes.subscribe { [live] change, _ in live.consume(change) }
         live.startTicking()
         if let postgres = database.engine as? PostgresDatabase {
@@ -171,6 +181,7 @@ public final class Application: Sendable {
         bookmarks.addRoutes(to: router)
         HomeController(pages: pages, index: cities, weather: weather, bookmarks: bookmarks, cache: cache, clock: clock).addRoutes(to: router)
         CitiesController(pages: pages, index: cities).addRoutes(to: router)
+        PaletteController().addRoutes(to: router)
         let cityPage = CityPageController(pages: pages, index: cities, weather: weather, board: board, bookmarks: bookmarks,
                                           cache: cache, clientAddress: clientAddress, clock: clock, fragments: weatherParts,
                                           deflates: sharedDeflates)
@@ -189,7 +200,7 @@ public final class Application: Sendable {
         NotificationsController(pages: pages, store: NotificationStore(database: database), board: board, clock: clock).addRoutes(to: router)
         SafetyController(pages: pages, store: BoardStore(database: database), database: database, board: board, limits: configuration.limits,
                          clock: clock).addRoutes(to: router)
-        AdminController(pages: pages, store: ModerationStore(database: database), database: database, clock: clock).addRoutes(to: router)
+        AdminArea(pages: pages, store: ModerationStore(database: database), database: database, clock: clock).addRoutes(to: router)
         TransparencyController(pages: pages, store: ModerationStore(database: database), index: cities).addRoutes(to: router)
         AccountsController(pages: pages, store: AccountStore(database: database), identity: identity, hasher: PasswordHasher(cost: configuration.passwordCost),
                            bookmarks: bookmarks, limits: configuration.limits, clientAddress: clientAddress,
@@ -215,6 +226,10 @@ public final class Application: Sendable {
         health.stop()
         live.stopTicking()
         changeFeed?.stop()
-        try? database.close()
+        do {
+            try database.close()
+        } catch {
+            logger.error("closing the database: \(error)")
+        }
     }
 }

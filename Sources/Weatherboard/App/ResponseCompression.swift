@@ -1,13 +1,12 @@
 import Foundation
 import HTTPServer
+import Synchronization
 
 /// gzip for text responses when the client accepts it (HTML, CSS, JS, SVG, feeds). Responses
 /// with an `ETag` (static files, the palette) are compressed once per tag and kept; pages are
 /// compressed per response at a fast level; cached pages arrive already compressed.
-final class ResponseCompression: @unchecked Sendable {
-    // Safe to share: `byTag` is only touched with `lock` held.
-    private let lock = NSLock()
-    private var byTag: [String: [UInt8]] = [:]
+final class ResponseCompression: Sendable {
+    private let byTag = Mutex<[String: [UInt8]]>([:])
     /// Smaller bodies are not worth the header and the work.
     static let minimumSize = 1_024
 
@@ -19,11 +18,11 @@ final class ResponseCompression: @unchecked Sendable {
         guard acceptsGzip(request) else { return response }
         if let tag = response.headers["ETag"] {
             let key = request.path + " " + tag
-            if let kept = lock.withLock({ byTag[key] }) {
+            if let kept = byTag.withLock({ $0[key] }) {
                 response.body = kept
             } else {
                 let compressed = Gzip.compress(response.body, level: 9)
-                lock.withLock {
+                byTag.withLock { byTag in
                     if byTag.count > 1_000 { byTag.removeAll() }
                     byTag[key] = compressed
                 }

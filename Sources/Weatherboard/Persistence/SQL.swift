@@ -102,10 +102,14 @@ extension SQLConnection {
 
 /// Errors from either engine, in the terms the application reacts to.
 public struct SQLError: Error, CustomStringConvertible {
-    /// `connection`: the database cannot be reached or went away; `unavailable`: it answered but
-    /// cannot do this now (busy, locked, read-only, a timeout); `full`: its disk is full. These
-    /// three are the site's temporary trouble, answered 503 (507 when full) with `Retry-After`.
-    public enum Kind: Sendable { case uniqueViolation, constraintViolation, connection, unavailable, full, other }
+    /// What the site acts on, the same from either engine (nothing of GRDB's or libpq's own
+    /// errors leaves the seam). `busy`: a lock was not granted in time (the write lock another
+    /// writer holds, SQLite's busy timeout, a deadlock or serialisation failure); `timeout`: a
+    /// statement ran out of its time; `connection`: the database cannot be reached or went away;
+    /// `unavailable`: it answered but cannot do this now (read-only, out of connections, an I/O
+    /// error); `full`: its disk is full. Those five are the site's temporary trouble, answered
+    /// 503 (507 when full) with `Retry-After`.
+    public enum Kind: Sendable { case uniqueViolation, constraintViolation, busy, timeout, connection, unavailable, full, other }
     public let kind: Kind
     public let message: String
     public var description: String { message }
@@ -116,7 +120,12 @@ public struct SQLError: Error, CustomStringConvertible {
     }
 
     /// Trouble that passes (the request may succeed if tried again later), not a fault of ours.
-    public var isTemporary: Bool { kind == .connection || kind == .unavailable || kind == .full }
+    public var isTemporary: Bool {
+        switch kind {
+        case .busy, .timeout, .connection, .unavailable, .full: true
+        case .uniqueViolation, .constraintViolation, .other: false
+        }
+    }
 }
 
 /// A database: SQLite through GRDB (the embedded default) or PostgreSQL through libpq.

@@ -9,14 +9,25 @@ import HTTPServer
 /// and when a slot frees, the waiter whose client has been served least since the queue last
 /// emptied goes first (the oldest among equals). A person signing in from one address is then
 /// served in turn with an attacker's many addresses, however often the attacker asks.
-final class ConcurrencyLimit: @unchecked Sendable {
-    // Safe to share: everything mutable is only touched with `condition` held.
-    private let condition = NSCondition()
-    private var running = 0
-    private var queue: [(ticket: UInt64, client: String)] = []
-    private var nextTicket: UInt64 = 0
-    /// Checks each client started since the queue was last empty.
-    private var served: [String: Int] = [:]
+final class ConcurrencyLimit: Sendable {
+    private struct State {
+        var running = 0
+        var queue: [(ticket: UInt64, client: String)] = []
+        var nextTicket: UInt64 = 0
+        /// Checks each client started since the queue was last empty.
+        var served: [String: Int] = [:]
+
+        /// The ticket that goes next: least served client first, then the oldest.
+        var nextInLine: UInt64? {
+            queue.min { (served[$0.client] ?? 0, $0.ticket) < (served[$1.client] ?? 0, $1.ticket) }?.ticket
+        }
+
+        mutating func start(for client: String) {
+            served[client, default: 0] += 1
+            running += 1
+        }
+    }
+    private let state = ConditionLock(State())
     let slots: Int
     let waiting: Int
     let maximumWait: TimeInterval
@@ -36,52 +47,37 @@ final class ConcurrencyLimit: @unchecked Sendable {
     }
 
     /// Callers waiting now (tests read it).
-    var waitingCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return queue.count
-    }
+    var waitingCount: Int { state.withLock { $0.queue.count } }
 
     /// The waiting places one client may hold.
     private var waitingPerClient: Int { max(1, waiting / 2) }
 
-    /// The ticket that goes next: least served client first, then the oldest.
-    private var nextInLine: UInt64? {
-        queue.min { (served[$0.client] ?? 0, $0.ticket) < (served[$1.client] ?? 0, $1.ticket) }?.ticket
-    }
-
     func run<Result>(for client: String, _ work: () throws -> Result) throws -> Result {
-        condition.lock()
-        if running >= slots || !queue.isEmpty {
-            guard queue.count < waiting, queue.count(where: { $0.client == client }) < waitingPerClient else {
-                condition.unlock()
+        let (slots, waiting, waitingPerClient) = (self.slots, self.waiting, self.waitingPerClient)
+        let ticket = try state.withLock { state -> UInt64? in
+            if state.running < slots && state.queue.isEmpty {
+                state.served.removeAll(keepingCapacity: true) // nobody waited: turns start over
+                state.start(for: client)
+                return nil
+            }
+            guard state.queue.count < waiting, state.queue.count(where: { $0.client == client }) < waitingPerClient else {
                 throw Self.busy
             }
-            let ticket = nextTicket
-            nextTicket &+= 1
-            queue.append((ticket, client))
-            let deadline = Date().addingTimeInterval(maximumWait)
-            while running >= slots || nextInLine != ticket {
-                if !condition.wait(until: deadline) && (running >= slots || nextInLine != ticket) {
-                    queue.removeAll { $0.ticket == ticket }
-                    condition.broadcast() // another may be next in line now
-                    condition.unlock()
-                    throw Self.busy
-                }
+            let ticket = state.nextTicket
+            state.nextTicket &+= 1
+            state.queue.append((ticket, client))
+            return ticket
+        }
+        if let ticket {
+            // Every waiter is woken when a slot frees or one gives up (only the next in line goes).
+            try state.wait(until: Date().addingTimeInterval(maximumWait), for: { $0.running < slots && $0.nextInLine == ticket },
+                           wake: .all) { state, ready in
+                state.queue.removeAll { $0.ticket == ticket }
+                guard ready else { throw Self.busy } // another may be next in line now
+                state.start(for: client)
             }
-            queue.removeAll { $0.ticket == ticket }
-        } else {
-            served.removeAll(keepingCapacity: true) // nobody waited: turns start over
         }
-        served[client, default: 0] += 1
-        running += 1
-        condition.unlock()
-        defer {
-            condition.lock()
-            running -= 1
-            condition.broadcast() // wake every waiter: only the next in line goes
-            condition.unlock()
-        }
+        defer { state.withLock(wake: .all) { $0.running -= 1 } }
         return try work()
     }
 

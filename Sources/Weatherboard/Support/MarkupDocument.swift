@@ -3,9 +3,7 @@ import Foundation
 
 /// An HTML or XML document parsed by libxml2 and queried with XPath: the KMA provider reads
 /// its XML with it, and tests read pages and feeds. Never fetches anything from the network.
-/// Sendable: the document is never changed after parsing, and every query makes its own XPath
-/// context, so threads may read one document together.
-public final class MarkupDocument: @unchecked Sendable {
+public final class MarkupDocument {
     private let document: xmlDocPtr
 
     public enum Kind { case html, xml }

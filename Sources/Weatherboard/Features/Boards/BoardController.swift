@@ -10,7 +10,7 @@ struct BoardController {
     let clock: @Sendable () -> Date
     /// The city page with the post form given back (the text as typed, why it was refused).
     /// The page is the city page's to compose (`CityPageController`); the application hands it here.
-    let cityPageWithComposer: (City, AppContext, Composer, HTTPStatus) throws -> Response
+    let cityPageWithComposer: @Sendable (City, AppContext, Composer, HTTPStatus) throws -> Response
 
     func addRoutes(to router: Router<AppContext>) {
         router.post("/city/{slug}/posts", create)

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import Synchronization
 
 /// The city page: the city's weather (rendered once for everyone) above its board (for this
 /// viewer). It composes the two features, so that neither needs the other: the board's posting
@@ -110,8 +111,7 @@ struct CityPageController {
 /// was rendered from until the next five-minute mark (or the moment its reading stops being
 /// "now"): rendering one costs several times the rest of a page, and a page cache entry lives
 /// 30 seconds.
-final class WeatherFragments: @unchecked Sendable {
-    // Safe to share: `entries` is only touched with `lock` held.
+final class WeatherFragments: Sendable {
     private struct Entry {
         let fetchedAt: Date?
         let source: String?
@@ -119,10 +119,8 @@ final class WeatherFragments: @unchecked Sendable {
         let fragment: HTMLFragment
     }
 
-    // Safe to share: `entries` is only touched with `lock` held.
-    private let lock = NSLock()
     /// Least recently shown go first, past a count and a byte budget.
-    private var entries = LRUCache<String, Entry>(maximumCount: 4_000, maximumCost: 8 << 20)
+    private let entries = Mutex(LRUCache<String, Entry>(maximumCount: 4_000, maximumCost: 8 << 20))
     /// How often the part is rendered again for the same forecast.
     static let step: TimeInterval = 300
 
@@ -143,7 +141,7 @@ final class WeatherFragments: @unchecked Sendable {
     }
 
     func fragment(city: Int64, language: Language, report: WeatherReport?, now: Date) -> HTMLFragment? {
-        guard let entry = lock.withLock({ entries.value(for: "\(city) \(language.rawValue)") }),
+        guard let entry = entries.withLock({ $0.value(for: "\(city) \(language.rawValue)") }),
               entry.fetchedAt == report?.forecast.fetchedAt, entry.source == report?.source, entry.until > now else { return nil }
         return entry.fragment
     }
@@ -151,8 +149,8 @@ final class WeatherFragments: @unchecked Sendable {
     func keep(_ fragment: HTMLFragment, city: Int64, language: Language, report: WeatherReport?, now: Date) {
         let entry = Entry(fetchedAt: report?.forecast.fetchedAt, source: report?.source, until: Self.validUntil(now: now, report: report),
                           fragment: fragment)
-        lock.withLock {
-            entries.set(entry, for: "\(city) \(language.rawValue)", cost: fragment.bytes.count + (fragment.deflated?.deflated.count ?? 0))
+        entries.withLock {
+            $0.set(entry, for: "\(city) \(language.rawValue)", cost: fragment.bytes.count + (fragment.deflated?.deflated.count ?? 0))
         }
     }
 }

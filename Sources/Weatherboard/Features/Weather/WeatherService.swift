@@ -1,6 +1,8 @@
 import Foundation
+import HTTPServer
 import Logging
 import Metrics
+import Synchronization
 
 /// What a page shows: a forecast and where it came from.
 public struct WeatherReport: Sendable {
@@ -23,17 +25,16 @@ public struct WeatherReport: Sendable {
 /// - errors are never cached; when every provider fails, the last cached data is shown, up to
 ///   `maximumStaleAge`: older data is not shown at all (the page waits for a fetch, bounded, or
 ///   says it has no weather), and an answer that lacks the days a page needs is a failure.
-public final class WeatherService: @unchecked Sendable {
-    // Safe to share: the constants are set in init; `inFlight`, `breakerOpenUntil`,
-    // `lastRefreshFailed`, `decoded`, `fetchTokens`, `tokensCountedAt` and `clientFetches` are
-    // only touched with `lock` held.
+///
+/// Each concern is a part of its own: `SingleFlight`, `CircuitBreakers`, `UpstreamBudget`,
+/// `ForecastMemory`, `RefreshLeases`; this type composes them.
+public final class WeatherService: Sendable {
     public let providers: [WeatherProvider]
     /// Asked beside every forecast fetch, the first that answers wins.
     let airQualityProviders: [AirQualityProvider]
     /// The cache table and the leases, shared by every node.
     let store: ForecastStore
     let freshFor: TimeInterval
-    let breakerOpenFor: TimeInterval
     let clock: @Sendable () -> Date
     let logger: Logger
 
@@ -71,28 +72,18 @@ public final class WeatherService: @unchecked Sendable {
     public static let fetchThreads = 4
     /// Upstream fetches one request may start (the home page's list, a long bookmark cookie).
     static let fetchesPerRequest = 5
-    private let fetches: BoundedExecutor
-
-    private let lock = NSLock()
-    private var inFlight: [Int64: Pending<Forecast>] = [:]
-    private var breakerOpenUntil: [String: Date] = [:]
-    private var lastRefreshFailed: Set<Int64> = []
+    private let fetches: ThreadPool
+    private let flights = SingleFlight<Int64, Forecast>()
+    private let breakers: CircuitBreakers
+    let budget: UpstreamBudget
+    private let memory: ForecastMemory
+    private let leases: RefreshLeases
+    /// Cities whose last refresh found every provider failing (their stale data says "cache").
+    private let lastRefreshFailed = Mutex<Set<Int64>>([])
     /// Upstream fetches by provider and outcome, for the operator: a usable answer, an answer
     /// refused as implausible (that city only), a failure (the breaker opens).
     private struct FetchOutcomes { let answered, unusable, failed: Counter }
     private let fetchOutcomes: [String: FetchOutcomes]
-    /// The newest cached forecast per city, decoded: SQLite keeps them across restarts, but
-    /// decoding the JSON on every page view cost more than the rest of the page's work. Bounded
-    /// (a crawl of every city must not hold every forecast): least recently shown go first, each
-    /// costing its JSON's size.
-    private var decoded: LRUCache<Int64, Forecast>
-    let budget: FetchBudget
-    /// The node's fetch allowance (a token bucket holding up to a minute's worth).
-    private var fetchTokens: Double
-    private var tokensCountedAt: Date
-    /// Cold fetches each recent client caused, in its current window; the least recently seen
-    /// clients are forgotten first (bounded: a crawler with many addresses cannot grow it).
-    private var clientFetches: LRUCache<String, (count: Int, since: Date)>
 
     public init(providers: [WeatherProvider], airQualityProviders: [AirQualityProvider] = [], database: AppDatabase, freshFor: TimeInterval = 1800,
                 breakerOpenFor: TimeInterval = 60, firstFetchBudget: TimeInterval = 0.3, fetchThreads: Int = WeatherService.fetchThreads,
@@ -108,24 +99,21 @@ public final class WeatherService: @unchecked Sendable {
                                     factory: metrics) }
             return (id, FetchOutcomes(answered: outcome("answered"), unusable: outcome("unusable"), failed: outcome("failed")))
         }, uniquingKeysWith: { first, _ in first })
-        self.budget = budget
-        fetchTokens = Double(budget.perMinute)
-        tokensCountedAt = clock()
-        clientFetches = LRUCache(maximumCount: 10_000, maximumCost: .max)
-        decoded = LRUCache(maximumCount: memoryLimit.forecasts, maximumCost: memoryLimit.bytes)
+        self.budget = UpstreamBudget(budget, now: clock())
+        memory = ForecastMemory(memoryLimit)
+        breakers = CircuitBreakers(openFor: breakerOpenFor)
         self.firstFetchBudget = firstFetchBudget
-        fetches = BoundedExecutor(name: "weather-fetch", threads: fetchThreads, queueLimit: 256)
-        self.store = ForecastStore(database: database)
+        fetches = ThreadPool(name: "weather-fetch", threads: fetchThreads, stackSize: 512 * 1024, queueLimit: 256)
+        store = ForecastStore(database: database)
+        leases = RefreshLeases(store: store, logger: logger)
         self.freshFor = freshFor
-        self.breakerOpenFor = breakerOpenFor
         self.logger = logger
         self.clock = clock
     }
 
     /// Whether `provider` is being skipped after a failure now (its circuit breaker is open).
     func isBreakerOpen(_ provider: String) -> Bool {
-        let now = clock()
-        return lock.withLock { (breakerOpenUntil[provider] ?? .distantPast) > now }
+        breakers.isOpen(provider, at: clock())
     }
 
     /// How long data from a fallback provider (demo, when Open-Meteo failed) is served before the
@@ -151,7 +139,7 @@ public final class WeatherService: @unchecked Sendable {
         if clock().timeIntervalSince(cached.fetchedAt) > Self.maximumStaleAge { return nil }
         if isFresh(cached, for: city) { return WeatherReport(forecast: cached, source: cached.source) }
         startFetch(city)
-        let failed = lock.withLock { lastRefreshFailed.contains(city.id) }
+        let failed = lastRefreshFailed.withLock { $0.contains(city.id) }
         return WeatherReport(forecast: cached, source: failed ? "cache" : cached.source)
     }
 
@@ -181,27 +169,7 @@ public final class WeatherService: @unchecked Sendable {
     /// Counts a cold fetch against `client`'s share; false past it. Joining a fetch already in
     /// flight costs nothing.
     private func admitColdFetch(by client: String, city: City) -> Bool {
-        let now = clock()
-        return lock.withLock {
-            if inFlight[city.id] != nil { return true }
-            var entry = clientFetches.value(for: client) ?? (0, now)
-            if now.timeIntervalSince(entry.since) >= budget.clientWindow { entry = (0, now) }
-            guard entry.count < budget.coldPerClient else { return false }
-            entry.count += 1
-            clientFetches.set(entry, for: client, cost: 1)
-            return true
-        }
-    }
-
-    /// Takes one of the node's fetches; false when this minute's are spent. Called with `lock` held.
-    private func takeFetchToken() -> Bool {
-        let now = clock()
-        let perSecond = Double(budget.perMinute) / 60
-        fetchTokens = min(Double(budget.perMinute), fetchTokens + max(0, now.timeIntervalSince(tokensCountedAt)) * perSecond)
-        tokensCountedAt = now
-        guard fetchTokens >= 1 else { return false }
-        fetchTokens -= 1
-        return true
+        flights.isInFlight(city.id) || budget.admitColdFetch(by: client, at: clock())
     }
 
     // MARK: - Upstream
@@ -210,26 +178,17 @@ public final class WeatherService: @unchecked Sendable {
     /// the executor's queue is full.
     @discardableResult
     private func startFetch(_ city: City) -> Pending<Forecast>? {
-        let started = lock.withLock { () -> (flight: Pending<Forecast>, isLeader: Bool)? in
-            if let existing = inFlight[city.id] { return (existing, false) }
-            guard takeFetchToken() else { return nil }
-            let flight = Pending<Forecast>()
-            inFlight[city.id] = flight
-            return (flight, true)
-        }
-        guard let (flight, isLeader) = started else {
+        let now = clock()
+        guard let (flight, isLeader) = flights.join(city.id, admit: { budget.takeFetch(at: now) }) else {
             logger.debug("weather fetches for this minute spent; \(city.slug) not fetched")
             return nil
         }
         guard isLeader else { return flight }
         let queued = fetches.submit {
-            let result = self.fetchThroughChain(city)
-            self.lock.withLock { self.inFlight[city.id] = nil }
-            flight.finish(result)
+            self.flights.land(city.id, with: self.fetchThroughChain(city))
         }
         if !queued {
-            lock.withLock { inFlight[city.id] = nil }
-            flight.finish(nil)
+            flights.land(city.id, with: nil)
             logger.warning("weather fetch queue full; \(city.slug) not fetched")
             return nil
         }
@@ -241,8 +200,10 @@ public final class WeatherService: @unchecked Sendable {
         // refreshing it now (then its answer is awaited rather than asked for again).
         let stored = storedForecast(city)
         if let stored, isFresh(stored, for: city) { return stored }
-        guard claimRefresh(city) else { return awaitRefresh(city, newerThan: stored?.fetchedAt) }
-        defer { releaseRefresh(city) }
+        guard leases.claim(city, now: clock()) else {
+            return leases.awaitHolder(city, newerThan: stored?.fetchedAt) { storedForecast(city) }
+        }
+        defer { leases.release(city) }
         // The air is asked at the same time as the forecast, from its own service, and only when
         // the values stored are an hour old: particulates are modelled hourly, and a forecast may
         // be refreshed far more often (every minute, on a busy site told so).
@@ -260,8 +221,7 @@ public final class WeatherService: @unchecked Sendable {
         }
         for provider in providers where provider.covers(city) {
             let now = clock()
-            let open = lock.withLock { (breakerOpenUntil[provider.id] ?? .distantPast) > now }
-            if open { continue }
+            if breakers.isOpen(provider.id, at: now) { continue }
             do {
                 var forecast = try provider.forecast(for: city, now: now).checked()
                 if let problem = forecast.problem(for: city, now: now) { throw UpstreamError.answer("\(provider.id): \(problem)") }
@@ -270,10 +230,8 @@ public final class WeatherService: @unchecked Sendable {
                     ?? stored?.airQuality.flatMap { now.timeIntervalSince($0.fetchedAt) < Self.airQualityKeptFor ? $0 : nil }
                 store(forecast, for: city)
                 fetchOutcomes[provider.id]?.answered.increment()
-                lock.withLock {
-                    breakerOpenUntil[provider.id] = nil
-                    lastRefreshFailed.remove(city.id)
-                }
+                breakers.reset(provider.id)
+                lastRefreshFailed.withLock { _ = $0.remove(city.id) }
                 return forecast
             } catch {
                 logger.warning("weather provider \(provider.id) failed for \(city.slug): \(error)")
@@ -281,12 +239,10 @@ public final class WeatherService: @unchecked Sendable {
                 // is skipped for a while.
                 let aboutTheAnswer = (error as? UpstreamError)?.isAboutTheAnswer == true
                 (aboutTheAnswer ? fetchOutcomes[provider.id]?.unusable : fetchOutcomes[provider.id]?.failed)?.increment()
-                if !aboutTheAnswer {
-                    lock.withLock { breakerOpenUntil[provider.id] = clock().addingTimeInterval(breakerOpenFor) }
-                }
+                if !aboutTheAnswer { breakers.trip(provider.id, at: clock()) }
             }
         }
-        lock.withLock { _ = lastRefreshFailed.insert(city.id) }
+        lastRefreshFailed.withLock { _ = $0.insert(city.id) }
         return nil
     }
 
@@ -305,18 +261,17 @@ public final class WeatherService: @unchecked Sendable {
     private func fetchAirQuality(_ city: City, now: Date) -> Forecast.AirQuality? {
         for provider in airQualityProviders {
             let key = Self.airKey(provider.id)
-            let open = lock.withLock { (breakerOpenUntil[key] ?? .distantPast) > clock() }
-            if open { continue }
+            if breakers.isOpen(key, at: clock()) { continue }
             do {
                 let values = try provider.airQuality(for: city, now: now)
                 fetchOutcomes[key]?.answered.increment()
-                lock.withLock { breakerOpenUntil[key] = nil }
+                breakers.reset(key)
                 return values
             } catch {
                 logger.warning("air-quality provider \(provider.id) failed for \(city.slug): \(error)")
                 let aboutTheAnswer = (error as? UpstreamError)?.isAboutTheAnswer == true
                 (aboutTheAnswer ? fetchOutcomes[key]?.unusable : fetchOutcomes[key]?.failed)?.increment()
-                if !aboutTheAnswer { lock.withLock { breakerOpenUntil[key] = clock().addingTimeInterval(breakerOpenFor) } }
+                if !aboutTheAnswer { breakers.trip(key, at: clock()) }
             }
         }
         return nil
@@ -325,7 +280,7 @@ public final class WeatherService: @unchecked Sendable {
     // MARK: - Cache
 
     private func cachedForecast(_ city: City) -> Forecast? {
-        if let forecast = lock.withLock({ decoded.value(for: city.id) }) { return forecast }
+        if let forecast = memory.forecast(cityID: city.id) { return forecast }
         return storedForecast(city)
     }
 
@@ -344,7 +299,7 @@ public final class WeatherService: @unchecked Sendable {
         guard let row = stored else { return nil }
         do {
             let forecast = try Self.decoder.decode(Forecast.self, from: Data(row.payload.utf8)).checked()
-            remember(forecast, for: city, size: row.payload.utf8.count)
+            memory.remember(forecast, cityID: city.id, size: row.payload.utf8.count)
             return forecast
         } catch {
             logger.warning("cached forecast for \(city.slug) from \(row.provider) discarded: \(error)")
@@ -357,72 +312,14 @@ public final class WeatherService: @unchecked Sendable {
         }
     }
 
-    /// Keeps the newest forecast for the city in memory.
-    private func remember(_ forecast: Forecast, for city: City, size: Int) {
-        lock.withLock {
-            if let known = decoded.peek(city.id), known.fetchedAt > forecast.fetchedAt { return }
-            decoded.set(forecast, for: city.id, cost: size)
-        }
-    }
-
     /// Drops the city's decoded forecast: another node stored a newer one.
-    func forget(cityID: Int64) {
-        lock.withLock { decoded.removeValue(for: cityID) }
-    }
+    func forget(cityID: Int64) { memory.forget(cityID: cityID) }
 
     /// Drops every decoded forecast (the database has the newest).
-    func forgetAll() {
-        lock.withLock { decoded.removeAll() }
-    }
-
-    // MARK: - One fetch across nodes
-
-    /// This service's name in the lease table.
-    private let node = UUID().uuidString
-    /// How long a lease holds if its node never releases it (it died mid-fetch): longer than a
-    /// provider's timeout.
-    static let leaseDuration: TimeInterval = 30
-
-    /// Takes the city's refresh lease unless another node holds an unexpired one.
-    private func claimRefresh(_ city: City) -> Bool {
-        let now = clock().timeIntervalSince1970
-        do {
-            return try store.claimLease(cityID: city.id, holder: node, until: now + Self.leaseDuration, now: now)
-        } catch {
-            logger.error("could not take the weather lease for \(city.slug): \(error)")
-            return true // the database is failing: better one fetch too many than none
-        }
-    }
-
-    private func releaseRefresh(_ city: City) {
-        do {
-            try store.releaseLease(cityID: city.id, holder: node)
-        } catch {
-            logger.error("could not release the weather lease for \(city.slug) (other nodes wait for it up to \(Int(Self.leaseDuration)) s): \(error)")
-        }
-    }
-
-    /// Waits (on the fetch thread, never a request's) for the node holding the lease to store
-    /// its answer, at most `leaseDuration`; then whatever is stored.
-    private func awaitRefresh(_ city: City, newerThan known: Date?) -> Forecast? {
-        let deadline = Date().addingTimeInterval(Self.leaseDuration)
-        while Date() < deadline {
-            if let stored = storedForecast(city), known.map({ stored.fetchedAt > $0 }) ?? true { return stored }
-            do {
-                if try !store.isLeased(cityID: city.id) { break }
-            } catch {
-                logger.error("could not see whether the weather lease for \(city.slug) is held; reading what is stored: \(error)")
-                break
-            }
-            usleep(100_000)
-        }
-        return storedForecast(city)
-    }
+    func forgetAll() { memory.forgetAll() }
 
     /// Decoded forecasts held in memory now (tests read it).
-    var forecastsInMemory: (count: Int, bytes: Int) {
-        lock.withLock { (decoded.count, decoded.totalCost) }
-    }
+    var forecastsInMemory: (count: Int, bytes: Int) { memory.usage }
 
     private func store(_ forecast: Forecast, for city: City) {
         let data: Data
@@ -432,7 +329,7 @@ public final class WeatherService: @unchecked Sendable {
             logger.error("could not encode the forecast for \(city.slug); it is not kept: \(error)")
             return
         }
-        remember(forecast, for: city, size: data.count)
+        memory.remember(forecast, cityID: city.id, size: data.count)
         do {
             try store.save(cityID: city.id, provider: forecast.source, fetchedAt: forecast.fetchedAt,
                            payload: String(decoding: data, as: UTF8.self))

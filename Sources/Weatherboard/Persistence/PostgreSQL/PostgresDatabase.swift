@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import Metrics
 import Synchronization
 #if canImport(Glibc)
@@ -41,20 +42,27 @@ public struct PostgresTimeouts: Sendable, Equatable {
 /// A pool of connections (sized by the caller to the threads that use them), each statement prepared once per
 /// connection, values exchanged as text (what both engines' columns hold: integers, seconds
 /// since 1970 as doubles, text).
-final class PostgresDatabase: SQLDatabase, @unchecked Sendable { // state guarded by `condition`
+final class PostgresDatabase: SQLDatabase, Sendable {
     let url: String
     private let library: LibPQ
-    private let condition = NSCondition()
-    /// Free connections, the one returned last at the end (used first, so the others age out).
-    private var idle: [(connection: PostgresConnection, since: Date)] = []
-    private var open = 0
-    private var closed = false
+    private struct Pool {
+        /// Free connections, the one returned last at the end (used first, so the others age out).
+        var idle: [(connection: PostgresConnection, since: Date)] = []
+        var open = 0
+        var closed = false
+
+        /// Every connection is in use and no other may be opened.
+        func isExhausted(_ maximum: Int) -> Bool { idle.isEmpty && open >= maximum && !closed }
+    }
+    /// A connection taken out of the pool is its taker's alone until it is checked in again.
+    private let pool = ConditionLock(Pool())
     let maximumConnections: Int
     let timeouts: PostgresTimeouts
     /// Checkouts that found every connection in use and waited; those that gave up.
     private let poolWaits, poolTimeouts: Counter
     /// Closes connections unused for `timeouts.idle` seconds, even on a node nobody asks anything.
-    private var idleSweep: DispatchSourceTimer?
+    /// (Behind a lock only because Dispatch's timers are not `Sendable`: it is set once and cancelled once.)
+    private let idleSweep = Mutex<(any DispatchSourceTimer)?>(nil)
 
     var dialect: SQLDialect { .postgres }
 
@@ -73,32 +81,30 @@ final class PostgresDatabase: SQLDatabase, @unchecked Sendable { // state guarde
         self.library = try LibPQ.shared.get()
         self.maximumConnections = maximumConnections
         self.timeouts = timeouts
-        let sweep = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
-        sweep.schedule(deadline: .now() + timeouts.idle / 2, repeating: timeouts.idle / 2, leeway: .seconds(1))
-        sweep.setEventHandler { [weak self] in self?.closeIdleConnections() }
-        sweep.resume()
-        idleSweep = sweep
+        idleSweep.withLock { [timeouts] idleSweep in
+            let sweep = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+            sweep.schedule(deadline: .now() + timeouts.idle / 2, repeating: timeouts.idle / 2, leeway: .seconds(1))
+            sweep.setEventHandler { [weak self] in self?.closeIdleConnections() }
+            sweep.resume()
+            idleSweep = sweep
+        }
     }
 
-    deinit { idleSweep?.cancel() }
+    deinit { idleSweep.withLock { $0?.cancel() } }
 
     /// Connections open now, in use or free (for tests and metrics).
-    var openConnections: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return open
-    }
+    var openConnections: Int { pool.withLock { $0.open } }
 
     /// Closes the free connections unused for `timeouts.idle` seconds but the newest.
     func closeIdleConnections(now: Date = Date()) {
-        condition.lock()
         let cutoff = now.addingTimeInterval(-timeouts.idle)
-        // The oldest sit first; the last one stays whatever its age.
-        let stale = idle.dropLast().prefix { $0.since < cutoff }.map(\.connection)
-        idle.removeFirst(stale.count)
-        open -= stale.count
-        if !stale.isEmpty { condition.broadcast() }
-        condition.unlock()
+        let stale = pool.withLock(wake: .all) { pool in
+            // The oldest sit first; the last one stays whatever its age.
+            let stale = pool.idle.dropLast().prefix { $0.since < cutoff }.map(\.connection)
+            pool.idle.removeFirst(stale.count)
+            pool.open -= stale.count
+            return stale
+        }
         stale.forEach { $0.close() }
     }
 
@@ -163,54 +169,68 @@ final class PostgresDatabase: SQLDatabase, @unchecked Sendable { // state guarde
         }
     }
 
+    private enum CheckOut {
+        case pooled(PostgresConnection)
+        /// Room for one more: counted as open, to be connected outside the lock.
+        case connect
+        case timedOut, closed
+    }
+
     private func checkOut(wait: Double) throws -> PostgresConnection {
-        condition.lock()
-        let deadline = Date().addingTimeInterval(wait)
-        if idle.isEmpty && open >= maximumConnections && !closed { poolWaits.increment() }
-        while idle.isEmpty && open >= maximumConnections && !closed {
-            if !condition.wait(until: deadline) && idle.isEmpty && open >= maximumConnections && !closed {
-                condition.unlock()
-                poolTimeouts.increment()
-                throw SQLError(.unavailable, "no PostgreSQL connection free within \(wait) s (\(maximumConnections) in use)")
-            }
-        }
-        if closed {
-            condition.unlock()
-            throw SQLError(.connection, "the database is closed")
-        }
+        let maximum = maximumConnections
+        var waited = false
         // Connections ended while they sat idle (a restart, a terminated backend) are dropped
         // here, unused: after a restart no request fails on one of them.
         var ended: [PostgresConnection] = []
         defer { ended.forEach { $0.close() } }
-        while let (connection, _) = idle.popLast() {
-            if connection.endedWhileIdle {
-                ended.append(connection)
-                open -= 1
-                continue
+        let outcome = pool.wait(until: Date().addingTimeInterval(wait), for: { pool in
+            let exhausted = pool.isExhausted(maximum)
+            if exhausted { waited = true }
+            return !exhausted
+        }) { pool, ready -> CheckOut in
+            guard ready else { return .timedOut }
+            if pool.closed { return .closed }
+            while let (connection, _) = pool.idle.popLast() {
+                if connection.endedWhileIdle {
+                    ended.append(connection)
+                    pool.open -= 1
+                    continue
+                }
+                return .pooled(connection)
             }
-            condition.unlock()
-            return connection
+            pool.open += 1
+            return .connect
         }
-        open += 1
-        condition.unlock()
-        do {
-            return try PostgresConnection(url: url, library: library, timeouts: timeouts)
-        } catch {
-            condition.lock()
-            open -= 1
-            condition.signal()
-            condition.unlock()
-            throw error
+        if waited { poolWaits.increment() }
+        switch outcome {
+        case .pooled(let connection):
+            return connection
+        case .timedOut:
+            poolTimeouts.increment()
+            throw SQLError(.unavailable, "no PostgreSQL connection free within \(wait) s (\(maximum) in use)")
+        case .closed:
+            throw SQLError(.connection, "the database is closed")
+        case .connect:
+            do {
+                return try PostgresConnection(url: url, library: library, timeouts: timeouts)
+            } catch {
+                pool.withLock(wake: .one) { $0.open -= 1 }
+                throw error
+            }
         }
     }
 
     private func checkIn(_ connection: PostgresConnection) {
         let usable = connection.isUsable
-        condition.lock()
-        if usable && !closed { idle.append((connection, Date())) } else { open -= 1 }
-        condition.signal()
-        condition.unlock()
-        if !usable || closed { connection.close() }
+        let kept = pool.withLock(wake: .one) { pool -> Bool in
+            guard usable && !pool.closed else {
+                pool.open -= 1
+                return false
+            }
+            pool.idle.append((connection, Date()))
+            return true
+        }
+        if !kept { connection.close() }
     }
 
     func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
@@ -275,14 +295,14 @@ final class PostgresDatabase: SQLDatabase, @unchecked Sendable { // state guarde
     }
 
     func close() throws {
-        condition.lock()
-        closed = true
-        idleSweep?.cancel()
-        let connections = idle.map(\.connection)
-        idle = []
-        open -= connections.count
-        condition.broadcast()
-        condition.unlock()
+        idleSweep.withLock { $0?.cancel() }
+        let connections = pool.withLock(wake: .all) { pool in
+            pool.closed = true
+            let connections = pool.idle.map(\.connection)
+            pool.idle = []
+            pool.open -= connections.count
+            return connections
+        }
         connections.forEach { $0.close() }
     }
 }
@@ -355,7 +375,7 @@ final class PostgresConnection: SQLConnection {
                 guard remaining > 0 else {
                     library.clear(kept)
                     close()
-                    throw SQLError(.unavailable, "PostgreSQL did not answer within \(answerDeadline) s")
+                    throw SQLError(.timeout, "PostgreSQL did not answer within \(answerDeadline) s")
                 }
                 var descriptor = pollfd(fd: library.socket(connection), events: Int16(POLLIN), revents: 0)
                 let ready = poll(&descriptor, 1, Int32(min(remaining * 1000, 60_000).rounded(.up)))
@@ -494,7 +514,9 @@ final class PostgresConnection: SQLConnection {
         case "23505": .uniqueViolation
         case let s where s.hasPrefix("23"): .constraintViolation
         case let s where s.hasPrefix("08") || s.isEmpty || s.hasPrefix("57P"): .connection // lost, refused, shut down
-        case "57014", "55P03", "40001", "40P01", "53300": .unavailable // timeouts, lock waits, too many connections
+        case "55P03", "40001", "40P01": .busy // a lock not granted in time, a serialisation failure, a deadlock
+        case "57014": .timeout // the statement's time ran out
+        case "53300": .unavailable // too many connections
         case "53100": .full // disk full
         case let s where s.hasPrefix("25006"): .unavailable // read-only transaction (a standby)
         default: .other

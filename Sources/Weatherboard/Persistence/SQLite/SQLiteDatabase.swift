@@ -75,19 +75,27 @@ final class SQLiteDatabase: SQLDatabase {
         try Self.classifying { try pool.write { try body(GRDBConnection($0)) } }
     }
 
-    /// SQLite's passing trouble as `SQLError`s the site answers 503/507 to: a full disk, a busy or
-    /// locked database past the busy timeout, a read-only file, an I/O error. Other errors pass
-    /// through unchanged.
+    /// Every error of SQLite's as an `SQLError` of the kind the site acts on (what PostgreSQL's
+    /// are turned into too): a full disk, a busy or locked database past the busy timeout, a
+    /// read-only file or an I/O error are passing trouble answered 503/507; a constraint is
+    /// told apart as unique or other. Errors that are not SQLite's pass through unchanged.
     private static func classifying<T>(_ work: () throws -> T) throws -> T {
         do {
             return try work()
         } catch let error as DatabaseError {
-            switch error.resultCode {
-            case .SQLITE_FULL: throw SQLError(.full, "the disk is full: \(error.message ?? "SQLITE_FULL")")
-            case .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_READONLY, .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_NOMEM, .SQLITE_PROTOCOL:
-                throw SQLError(.unavailable, "SQLite cannot do this now: \(error.message ?? "\(error.resultCode)")")
-            default: throw error
-            }
+            throw SQLError(kind(of: error), "SQLite: \(error.message ?? "\(error.resultCode)")\(error.sql.map { " (in: \($0.prefix(120)))" } ?? "")")
+        }
+    }
+
+    static func kind(of error: DatabaseError) -> SQLError.Kind {
+        switch error.resultCode {
+        case .SQLITE_FULL: .full
+        case .SQLITE_BUSY, .SQLITE_LOCKED: .busy
+        case .SQLITE_READONLY, .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_NOMEM, .SQLITE_PROTOCOL: .unavailable
+        case .SQLITE_CONSTRAINT:
+            error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE || error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY
+                ? .uniqueViolation : .constraintViolation
+        default: .other
         }
     }
 

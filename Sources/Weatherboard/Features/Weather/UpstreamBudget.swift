@@ -1,0 +1,46 @@
+import Foundation
+import Synchronization
+
+/// How fast upstream is asked (`WeatherService.FetchBudget`): the node's fetches a minute, as a
+/// token bucket holding up to a minute's worth, and each client's cold fetches in its window.
+final class UpstreamBudget: Sendable {
+    let limits: WeatherService.FetchBudget
+
+    private struct State {
+        var tokens: Double
+        var countedAt: Date
+        /// Cold fetches each recent client caused, in its current window; the least recently
+        /// seen clients are forgotten first (bounded: a crawler with many addresses cannot grow it).
+        var clients = LRUCache<String, (count: Int, since: Date)>(maximumCount: 10_000, maximumCost: .max)
+    }
+    private let state: Mutex<State>
+
+    init(_ limits: WeatherService.FetchBudget, now: Date) {
+        self.limits = limits
+        state = Mutex(State(tokens: Double(limits.perMinute), countedAt: now))
+    }
+
+    /// Takes one of the node's fetches; false when this minute's are spent.
+    func takeFetch(at now: Date) -> Bool {
+        let perMinute = Double(limits.perMinute)
+        return state.withLock { state in
+            state.tokens = min(perMinute, state.tokens + max(0, now.timeIntervalSince(state.countedAt)) * perMinute / 60)
+            state.countedAt = now
+            guard state.tokens >= 1 else { return false }
+            state.tokens -= 1
+            return true
+        }
+    }
+
+    /// Counts a cold fetch against `client`'s share; false past it.
+    func admitColdFetch(by client: String, at now: Date) -> Bool {
+        state.withLock { state in
+            var entry = state.clients.value(for: client) ?? (0, now)
+            if now.timeIntervalSince(entry.since) >= limits.clientWindow { entry = (0, now) }
+            guard entry.count < limits.coldPerClient else { return false }
+            entry.count += 1
+            state.clients.set(entry, for: client, cost: 1)
+            return true
+        }
+    }
+}
