@@ -1,43 +1,6 @@
 import Foundation
 import HTTPServer
 
-/// What every page shows around its content: title, language switch, who is signed in.
-struct LayoutView {
-    struct LanguageOption {
-        var code: String
-        var label: String
-        var href: String
-        var current: Bool
-    }
-
-    struct CurrentUser {
-        var username: String
-        var displayName: String
-        var isAdmin: Bool
-        /// Unread notices (`data-unread`).
-        var unread: Int
-        var hasUnread: Bool { unread > 0 }
-    }
-
-    var lang: String
-    var pageTitle: String
-    var csrfToken: String
-    var searchQuery = ""
-    var currentUser: CurrentUser?
-    var signInHref = ""
-    var signUpHref = ""
-    var languages: [LanguageOption]
-    /// The footer credits the weather sources this site can show, and no other.
-    /// A one-time confirmation of the last action, and its Undo (a form) where there is one.
-    var flash: String?
-    var undoUnblock: String?
-    /// The page's own address: where Undo comes back to (the page the action was taken on).
-    var here = "/"
-    var creditsOpenMeteo = false
-    var creditsKMA = false
-    var creditsDemo = false
-}
-
 /// Builds complete pages: the layout's view for a request, and the response around a compiled
 /// template's bytes.
 public struct Pages: Sendable {
@@ -143,35 +106,4 @@ func percentEncode(_ text: String) -> String {
         }
     }
     return String(decoding: encoded, as: UTF8.self)
-}
-
-/// One `<option>` of a `<select>`.
-/// "Are you sure?" before a destructive action, without JavaScript: the action's own form,
-/// its fields carried along, posted only from here.
-struct ConfirmPage {
-    struct Field {
-        var name: String
-        var value: String
-    }
-    struct Detail {
-        var text: String
-    }
-
-    var layout: LayoutView
-    var heading: String
-    /// Said first, as an alert: values a link filled in rather than the site's own form.
-    var warning: String?
-    var quote: String?
-    var details: [Detail] = []
-    var question: String
-    var action: String
-    var fields: [Field] = []
-    var button: String
-    var cancelHref: String
-}
-
-struct SelectOption {
-    var value: String
-    var label: String
-    var selected = false
 }

@@ -1,32 +1,19 @@
 import Foundation
 import HTTPServer
 
-/// City search, the nearest city and the palette stylesheet. (The city page is `CityPageController`'s.)
+/// City search and the nearest city. (The city page is `CityPageController`'s.)
 struct CitiesController {
     let pages: Pages
     let index: CityIndex
     let forgiving: ForgivingSearch
-    /// The palette stylesheet, generated once; its ETag is a hash of its text.
-    let paletteCSS: Response
 
     init(pages: Pages, index: CityIndex) {
         self.pages = pages
         self.index = index
         forgiving = ForgivingSearch(index: index)
-        let css = Palette.stylesheet()
-        var response = Response(headers: HTTPHeaders([("Content-Type", "text/css; charset=utf-8"),
-                                                      ("Cache-Control", "public, max-age=86400")]), body: Array(css.utf8))
-        response.headers.add("ETag", "\"\(String(fnv1a(Array(css.utf8)), radix: 16))\"")
-        paletteCSS = response
     }
 
     func addRoutes(to router: Router<AppContext>) {
-        router.get("/palette.css") { request, _ in
-            if let tag = request.headers["If-None-Match"], tag == paletteCSS.headers["ETag"] {
-                return Response(status: .notModified, headers: HTTPHeaders([("ETag", tag)]))
-            }
-            return paletteCSS
-        }
         router.get("/search", search)
         router.get("/nearest", nearest)
     }

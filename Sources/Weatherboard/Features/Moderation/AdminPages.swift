@@ -57,7 +57,7 @@ struct AdminQueuePage {
     var durations: [SelectOption]
     /// Removal reasons offered as presets (editable).
     var reasonPresets: [String] = []
-    /// Carried by the GET forms that lead to a confirmation (`AdminController.formProof`).
+    /// Carried by the GET forms that lead to a confirmation (`AdminArea.formProof`).
     var formProof = ""
 }
 
@@ -123,7 +123,7 @@ struct AdminUserPage {
     var durations: [SelectOption]
     /// Removal reasons offered as presets (editable).
     var reasonPresets: [String] = []
-    /// Carried by the GET forms that lead to a confirmation (`AdminController.formProof`).
+    /// Carried by the GET forms that lead to a confirmation (`AdminArea.formProof`).
     var formProof = ""
     var bans: [BanEntry]
     var posts: [Post]

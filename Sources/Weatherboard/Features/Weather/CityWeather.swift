@@ -1,0 +1,151 @@
+import Foundation
+
+/// The view for `city_weather.mustache`: the header, three day cards, the hourly chart, the
+/// five-day strip and the provenance line.
+struct CityWeather {
+    struct Card {
+        var day: String
+        var title: String
+        var dateLabel: String
+        var date: String
+        var missing = false
+        var highRaw = ""
+        var lowRaw = ""
+        var high = ""
+        var low = ""
+        var icon = ""
+        var condition = ""
+        /// None for yesterday (over, no chance left).
+        var precipitation: String?
+        var classes = ""
+        var current: String?
+        var feelsLike = ""
+        /// "Rain likely from 15:00 to 18:00" (today only).
+        var rainSummary: String?
+        var details: Details?
+    }
+
+    /// Today's sun, wind, humidity and UV; each absent when the provider gave none.
+    struct Details {
+        struct Sun {
+            var sunrise: String
+            var sunset: String
+            var text: String
+        }
+        struct Value {
+            /// As the provider gave it, for `data-…` attributes.
+            var raw: String
+            var text: String
+        }
+        var sun: Sun?
+        var wind: Value?
+        var humidity: Value?
+        var uv: Value?
+        var isEmpty: Bool { sun == nil && wind == nil && humidity == nil && uv == nil }
+    }
+
+    /// A day's chance of rain, hour by hour.
+    struct RainDay {
+        struct Hour {
+            var chance: Int
+            /// 0–10: the bar's height in tenths.
+            var band: Int
+            /// Every third hour's label under the bars ("00", "03", …).
+            var label: String?
+            var isPast: Bool
+        }
+        var day: String
+        var title: String
+        var hours: [Hour]
+        /// Tomorrow's rain in words, under its bars.
+        var sentence: String?
+    }
+
+    /// Today's and tomorrow's rows (an optional: only an optional opens a template scope).
+    struct RainHours {
+        var days: [RainDay]
+    }
+
+    /// PM10 and PM2.5 with their bands and where they came from.
+    struct Air {
+        struct Reading {
+            var raw: String
+            var value: String
+            /// `good`, `moderate`, `unhealthy`, `very_unhealthy`.
+            var band: String
+            var bandName: String
+        }
+        var pm10: Reading?
+        var pm25: Reading?
+        var provenance: String
+        var source: String
+        var isDemo: Bool
+    }
+
+    struct Chart {
+        struct Line {
+            var day: String
+            var label: String
+            var points: String
+        }
+        struct YTick {
+            var y: String
+            var labelY: String
+            var label: String
+            var left: String
+            var right: String
+        }
+        struct XTick {
+            var x: String
+            var axisY: String
+            var label: String
+        }
+        var width: Int
+        var height: Int
+        var title: String
+        var yTicks: [YTick]
+        var xTicks: [XTick]
+        var nowX: String
+        var top: String
+        var bottomY: String
+        var nowLabel: String
+        var lines: [Line]
+        struct Summary {
+            var text: String
+        }
+        var summary: [Summary]
+    }
+
+    struct StripDay {
+        var date: String
+        var label: String
+        var high: String
+        var low: String
+        var icon: String
+        var condition: String
+        var chipClass: String
+    }
+
+    struct Provenance {
+        var source: String
+        var text: String
+        var isDemo: Bool
+    }
+
+    var cityName: String
+    /// Where the city is, in the reader's language ("South Korea", "Illinois, United States").
+    var country: String
+    /// ISO 3166-1 alpha-2, for tools (`data-country`).
+    var countryCode: String
+    var hasWeather: Bool
+    var headerClass = ""
+    var headline: String?
+    var comparisonBasis: String?
+    var tomorrowLine: String?
+    var cards: [Card] = []
+    var chart: Chart?
+    var strip: [StripDay] = []
+    var rainHours: RainHours?
+    var air: Air?
+    var provenance: Provenance?
+}

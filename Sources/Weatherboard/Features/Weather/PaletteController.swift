@@ -1,0 +1,25 @@
+import Foundation
+import HTTPServer
+
+/// `/palette.css`: the temperature colours every page's backgrounds are drawn from, as a
+/// stylesheet generated once; its ETag is a hash of its text.
+struct PaletteController {
+    let stylesheet: Response
+
+    init() {
+        let css = Palette.stylesheet()
+        var response = Response(headers: HTTPHeaders([("Content-Type", "text/css; charset=utf-8"),
+                                                      ("Cache-Control", "public, max-age=86400")]), body: Array(css.utf8))
+        response.headers.add("ETag", "\"\(String(fnv1a(Array(css.utf8)), radix: 16))\"")
+        stylesheet = response
+    }
+
+    func addRoutes(to router: Router<AppContext>) {
+        router.get("/palette.css") { [stylesheet] request, _ in
+            if let tag = request.headers["If-None-Match"], tag == stylesheet.headers["ETag"] {
+                return Response(status: .notModified, headers: HTTPHeaders([("ETag", tag)]))
+            }
+            return stylesheet
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+
+/// What every page shows around its content: title, language switch, who is signed in.
+struct LayoutView {
+    struct LanguageOption {
+        var code: String
+        var label: String
+        var href: String
+        var current: Bool
+    }
+
+    struct CurrentUser {
+        var username: String
+        var displayName: String
+        var isAdmin: Bool
+        /// Unread notices (`data-unread`).
+        var unread: Int
+        var hasUnread: Bool { unread > 0 }
+    }
+
+    var lang: String
+    var pageTitle: String
+    var csrfToken: String
+    var searchQuery = ""
+    var currentUser: CurrentUser?
+    var signInHref = ""
+    var signUpHref = ""
+    var languages: [LanguageOption]
+    /// A one-time confirmation of the last action, and its Undo (a form) where there is one.
+    var flash: String?
+    var undoUnblock: String?
+    /// The page's own address: where Undo comes back to (the page the action was taken on).
+    var here = "/"
+    /// The footer credits the weather sources this site can show, and no other.
+    var creditsOpenMeteo = false
+    var creditsKMA = false
+    var creditsDemo = false
+}
