@@ -67,7 +67,13 @@ public final class TestClient {
         fd = socketFD
     }
 
-    deinit { Glibc.close(fd) }
+    /// A client with no connection whose input is `received` (a response made in process).
+    private init(received: [UInt8]) {
+        fd = -1
+        buffer = received
+    }
+
+    deinit { if fd >= 0 { Glibc.close(fd) } }
 
     public func send(_ text: String) throws { try send(Array(text.utf8)) }
 
@@ -91,6 +97,7 @@ public final class TestClient {
 
     /// Reads more bytes; false at EOF.
     private func fill() throws -> Bool {
+        guard fd >= 0 else { return false }
         var chunk = [UInt8](repeating: 0, count: 65536)
         let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
         if n == 0 { return false }
@@ -189,17 +196,33 @@ public final class TestClient {
         return nil
     }
 
-    /// One request on a fresh connection: the usual way tests talk to the server. `timeout` is
-    /// how long to wait for each read (seconds).
+    /// One request on a fresh connection, for what only a socket shows (the server's own
+    /// behaviour, streams, a smoke set of pages). `timeout` is how long to wait for each read
+    /// (seconds).
     public static func request(port: Int, _ method: String, _ target: String, headers: [(String, String)] = [],
                                body: [UInt8] = [], source: String? = nil, timeout: Double = 5) throws -> WireResponse {
         let client = try TestClient(port: port, timeout: timeout, source: source)
-        var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        try client.send(requestBytes(method, target, host: "127.0.0.1:\(port)", headers: headers, body: body))
+        return try client.readResponse(head: method == "HEAD")
+    }
+
+    /// One request through `server` without a socket (`Server.exchange`): the same bytes as
+    /// `request(port:…)` sends, answered on this thread, the answer read as off the wire. The
+    /// usual way application tests talk to the application.
+    public static func exchange(with server: Server, _ method: String, _ target: String, headers: [(String, String)] = [],
+                                body: [UInt8] = [], source: String? = nil) throws -> WireResponse {
+        let bytes = requestBytes(method, target, host: "127.0.0.1:\(server.port)", headers: headers, body: body)
+        let answer = TestClient(received: server.exchange(bytes, from: source ?? "127.0.0.1"))
+        return try answer.readResponse(head: method == "HEAD")
+    }
+
+    private static func requestBytes(_ method: String, _ target: String, host: String, headers: [(String, String)],
+                                     body: [UInt8]) -> [UInt8] {
+        var text = "\(method) \(target) HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         if !body.isEmpty || method == "POST" { text += "Content-Length: \(body.count)\r\n" }
         text += "\r\n"
-        try client.send(Array(text.utf8) + body)
-        return try client.readResponse(head: method == "HEAD")
+        return Array(text.utf8) + body
     }
 }
 

@@ -427,10 +427,14 @@ final class TestServer {
         let client = try TestClient(port: server.port, timeout: 10)
         let request = "GET /big HTTP/1.1\r\nHost: x\r\n\r\n"
         try client.send(String(repeating: request, count: 100))
-        Thread.sleep(forTimeInterval: 1)
-        // 100 MiB were asked for; with nobody reading, the server stops after what the socket
-        // buffers hold instead of queueing every response in memory.
-        #expect(handled.value < 20, "handled \(handled.value) of 100 while the client was not reading")
+        // 100 MiB were asked for; with nobody reading, the server stops once it holds an answer
+        // the socket will not take (it reads no further request on that connection until then,
+        // so at most the one being answered is added), instead of queueing every response.
+        // (Held bytes past every request's own are an answer's.)
+        try waitUntil("the server holds an answer the socket does not take") { server.heldBytes > 100 * request.utf8.count }
+        let handledWhenFull = handled.value
+        #expect(handledWhenFull < 20, "handled \(handledWhenFull) of 100 while the client was not reading")
+        #expect(server.heldBytes < 4 << 20, "held \(server.heldBytes) bytes for a client that does not read")
         for _ in 0..<100 { #expect(try client.readResponse().body.count == 1 << 20) }
         #expect(handled.value == 100)
     }
@@ -608,7 +612,7 @@ final class TestServer {
         // Far more connections than descriptors: the extra ones are accepted and closed at once.
         var clients: [TestClient] = []
         for _ in 0..<80 { if let client = try? TestClient(port: port, timeout: 0.2) { clients.append(client) } }
-        Thread.sleep(forTimeInterval: 0.3)
+        try waitUntil("some connections are turned away", timeout: 60) { clients.contains { $0.isClosedByServer() } }
         let refused = clients.filter { $0.isClosedByServer() }.count
         #expect(refused > 0, "some connections must have been turned away")
         clients.removeAll()

@@ -86,8 +86,12 @@ final class AppHarness: Sendable {
         return ["--db", application.configuration.databasePath]
     }
 
-    /// A browser with its own cookie jar.
-    func browser() -> Browser { Browser(port: port) }
+    /// A browser with its own cookie jar. Its requests go through `Server.exchange` in this
+    /// process unless `overSocket`: a test of what the server does with connections, threads
+    /// and time asks for the socket.
+    func browser(overSocket: Bool = false) -> Browser {
+        overSocket ? Browser(port: port) : Browser(server: application.server)
+    }
 
     /// Makes a signed-up person an admin (Given steps).
     func promoteToAdmin(_ username: String) throws {
@@ -121,13 +125,15 @@ final class AppHarness: Sendable {
         try application.database.write { try $0.execute(sql, arguments.map { $0.sqlValue }) }
     }
 
-    func get(_ target: String, headers: [(String, String)] = []) throws -> WireResponse {
-        try TestClient.request(port: port, "GET", target, headers: headers)
+    /// A GET through `Server.exchange`, or over a socket when `overSocket`.
+    func get(_ target: String, headers: [(String, String)] = [], overSocket: Bool = false) throws -> WireResponse {
+        overSocket ? try TestClient.request(port: port, "GET", target, headers: headers)
+            : try TestClient.exchange(with: application.server, "GET", target, headers: headers)
     }
 
     /// GETs an HTML page and parses it.
-    func page(_ target: String, headers: [(String, String)] = []) throws -> (WireResponse, MarkupDocument) {
-        let response = try get(target, headers: headers)
+    func page(_ target: String, headers: [(String, String)] = [], overSocket: Bool = false) throws -> (WireResponse, MarkupDocument) {
+        let response = try get(target, headers: headers, overSocket: overSocket)
         return (response, try MarkupDocument(response.body))
     }
 }
@@ -136,6 +142,8 @@ final class AppHarness: Sendable {
 /// browser submitting the page's forms.
 final class Browser {
     let port: Int
+    /// The server requests go to in this process (`Server.exchange`); nil: over a socket to `port`.
+    let server: Server?
     var cookies: [String: String] = [:]
     var lastPage: MarkupDocument?
     var acceptLanguage: String?
@@ -144,7 +152,22 @@ final class Browser {
     /// What a proxy in front would say about the client (`X-Forwarded-For`).
     var forwardedFor: String?
 
-    init(port: Int) { self.port = port }
+    /// A browser talking to `port` over sockets (a server in another process, or a test of connections).
+    init(port: Int) {
+        self.port = port
+        server = nil
+    }
+
+    /// A browser whose requests `server` answers in this process, with no socket.
+    init(server: Server) {
+        port = server.port
+        self.server = server
+    }
+
+    private func send(_ method: String, _ target: String, headers: [(String, String)], body: [UInt8] = []) throws -> WireResponse {
+        if let server { return try TestClient.exchange(with: server, method, target, headers: headers, body: body, source: source) }
+        return try TestClient.request(port: port, method, target, headers: headers, body: body, source: source)
+    }
 
     var csrfToken: String? { lastPage?.nodes("//input[@name='csrf_token']").first?["value"] }
 
@@ -168,7 +191,7 @@ final class Browser {
     func get(_ target: String) throws -> (WireResponse, MarkupDocument) {
         // Like a browser, never send the fragment.
         let target = target.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? target
-        let response = try TestClient.request(port: port, "GET", target, headers: headers, source: source)
+        let response = try send("GET", target, headers: headers)
         keepCookies(response)
         let page = try MarkupDocument(response.body.isEmpty ? Array("<html></html>".utf8) : response.body)
         if response.headers["Content-Type"]?.hasPrefix("text/html") == true { lastPage = page }
@@ -183,7 +206,7 @@ final class Browser {
         let body = all.map { "\(percentEncode($0.0))=\(percentEncode($0.1))" }.joined(separator: "&")
         var headers = self.headers
         headers.append(("Content-Type", "application/x-www-form-urlencoded"))
-        let response = try TestClient.request(port: port, "POST", target, headers: headers, body: Array(body.utf8), source: source)
+        let response = try send("POST", target, headers: headers, body: Array(body.utf8))
         keepCookies(response)
         var page: MarkupDocument?
         if response.headers["Content-Type"]?.hasPrefix("text/html") == true, !response.body.isEmpty {

@@ -122,7 +122,9 @@ import HTTPTestSupport
         let city = try #require(app.application.cities.city(slug: "busan"))
         let forecast = try DemoProvider().forecast(for: city, now: AppHarness.fixedNow)
         let (_, page) = try app.page("/city/busan")
-        for card in page.nodes("//section[@data-day]") {
+        let cards = page.nodes("//section[@data-day]")
+        #expect(cards.count == 3, "yesterday, today and tomorrow")
+        for card in cards {
             let day = try #require(forecast.day(card["data-date"] ?? ""))
             #expect(Double(card["data-high"] ?? "") == day.high)
             #expect(Double(card["data-low"] ?? "") == day.low)

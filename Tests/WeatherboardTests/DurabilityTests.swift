@@ -67,8 +67,10 @@ import Testing
         // Posts from four threads until the node dies under them.
         let acknowledged = Locked<[String]>([])
         let running = Locked(true)
+        let stopped = Locked(0)
         let threads = (0..<4).map { thread in
             Thread {
+                defer { stopped.update { $0 += 1 } }
                 let client = Browser(port: port)
                 client.cookies = cookies
                 var number = 0
@@ -84,7 +86,9 @@ import Testing
         try waitUntil("some posts acknowledged", timeout: 60) { acknowledged.value.count >= 50 }
         first.kill()
         running.update { $0 = false }
-        Thread.sleep(forTimeInterval: 0.5) // the posting threads see the refused connections and stop
+        // Every posting thread has seen the refused connections and stopped: no post is in flight
+        // when the second node starts.
+        try waitUntil("the posting threads stop", timeout: 30) { stopped.value == threads.count }
 
         let second = try Node(arguments: database, port: port, log: folder + "/second.log")
         defer { second.stop() }

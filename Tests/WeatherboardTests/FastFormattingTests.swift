@@ -12,7 +12,7 @@ import Testing
         values += (0..<20_000).map { _ in Double.random(in: -2_000...2_000, using: &generator) }
         var checked = 0
         for value in values {
-            #expect(CityWeatherView.oneDecimal(value) == String(format: "%.1f", value), "\(value)")
+            #expect(WeatherNumbers.oneDecimal(value) == String(format: "%.1f", value), "\(value)")
             checked += 1
         }
         #expect(checked == values.count && checked > 100_000)

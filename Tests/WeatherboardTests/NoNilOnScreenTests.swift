@@ -19,13 +19,21 @@ import Testing
                      "/city/seoul?before=1", "/city/seoul/moderation", "/city/seoul/feed.atom", "/users/reporter", "/login", "/signup",
                      "/admin", "/admin/log", "/admin/log?action=unban", "/admin/users/reporter", "/admin/users/author", "/settings",
                      "/settings/reports", "/nowhere"]
-        for (browser, name) in [(admin, "admin"), (app.browser(), "guest")] {
+        // What each page answers each of them (a page answering 500, or a guest let in, is no page of its own).
+        let guestStatuses = ["/admin": 303, "/admin/log": 303, "/admin/log?action=unban": 303, "/admin/users/reporter": 303,
+                             "/admin/users/author": 303, "/settings": 303, "/settings/reports": 303, "/nowhere": 404]
+        let adminStatuses = ["/nowhere": 404]
+        var shown = 0
+        for (browser, name, statuses) in [(admin, "admin", adminStatuses), (app.browser(), "guest", guestStatuses)] {
             for target in pages {
                 let (response, _) = try browser.get(target)
+                #expect(response.status == statuses[target] ?? 200, "\(name) \(target)")
+                shown += 1
                 let text = String(decoding: response.body, as: UTF8.self)
                 #expect(!text.contains("Optional("), "\(name) \(target)")
                 #expect(text.range(of: #"\bnil\b"#, options: .regularExpression) == nil, "\(name) \(target)")
             }
         }
+        #expect(shown == 2 * pages.count)
     }
 }

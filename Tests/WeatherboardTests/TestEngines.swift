@@ -93,13 +93,13 @@ final class TestPostgres: Sendable {
         _ = try ChildProcess(shell: asRoot ? "chown -R postgres \(folder) && exec su postgres -s /bin/sh -c '\(watchdog)' >/dev/null 2>&1"
                                            : "(\(watchdog)) >/dev/null 2>&1")
         // Ready when it accepts a connection.
-        let deadline = Date().addingTimeInterval(30)
-        var ready = false
-        while Date() < deadline && !ready {
-            ready = (try? PostgresDatabase(url: "postgresql://postgres@127.0.0.1:\(port)/postgres").isHealthy()) == true
-            if !ready { usleep(100_000) }
+        do {
+            try waitUntil("the test PostgreSQL accepts a connection", timeout: 30) {
+                (try? PostgresDatabase(url: "postgresql://postgres@127.0.0.1:\(port)/postgres").isHealthy()) == true
+            }
+        } catch {
+            throw TestPostgresUnavailable(description: "the test PostgreSQL did not start (log: \(folder)/log)")
         }
-        guard ready else { throw TestPostgresUnavailable(description: "the test PostgreSQL did not start (log: \(folder)/log)") }
         admin = try PostgresDatabase(url: "postgresql://postgres@127.0.0.1:\(port)/postgres", maximumConnections: 2)
         // The template: migrations and the city catalog, once.
         try admin.withConnection { try $0.simple("CREATE DATABASE wb_template") }

@@ -653,6 +653,7 @@ import Testing
         }
         try browser.devTools("Emulation.setEmulatedMedia", ["features": [["name": "prefers-color-scheme", "value": "light"]]])
         try browser.setWindow(width: 1280, height: 900)
+        #expect(!written.isEmpty)
         for path in written {
             let bytes = try Data(contentsOf: URL(fileURLWithPath: path)).prefix(8)
             #expect(Array(bytes) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "\(path) is not a PNG")

@@ -36,13 +36,12 @@ final class WebDriver {
     init(width: Int = 1280, height: Int = 900, acceptLanguage: String = "en-GB,en") throws {
         port = Self.freePort()
         driver = try ChildProcess([Self.chromedriver, "--port=\(port)", "--silent"])
-        var ready = false
         // Up to 30 s: on a busy two-core machine (other suites run alongside) start-up is slow.
-        for _ in 0..<300 {
-            if (try? call("GET", "/status")) != nil { ready = true; break }
-            Thread.sleep(forTimeInterval: 0.1)
+        do {
+            try waitUntil("chromedriver answers", timeout: 30) { (try? call("GET", "/status")) != nil }
+        } catch {
+            throw Failure(description: "chromedriver did not start")
         }
-        guard ready else { throw Failure(description: "chromedriver did not start") }
         let capabilities: [String: Any] = ["capabilities": ["alwaysMatch": [
             "browserName": "chrome",
             "goog:chromeOptions": [
