@@ -172,6 +172,43 @@ import Testing
         #expect(DeflatedPieceTests.contains(guestPacked.body, deflated))
     }
 
+    /// Readers a board is the same for share one render of it (decided from its rows, before
+    /// rendering); what is a reader's own gets a render of its own: their post's Delete, their
+    /// agreement, a person they blocked left out (issue 22's signed-in figure, issue 24 #5).
+    @Test func readersABoardIsTheSameForShareOneRenderAndOthersGetTheirOwn() throws {
+        let scene = try Scene()
+        let boards = scene.app.application.renderedBoards
+        let readers = [scene.app.browser(), scene.app.browser()]
+        try readers[0].signUp("reader")
+        try readers[1].signUp("another")
+        let postID = try scene.firstPostID
+        let post = "//article[@data-post-id='\(postID)']"
+        let before = (boards.made.load(ordering: .relaxed), boards.reused.load(ordering: .relaxed))
+        let pages = try readers.map { try $0.get("/city/seoul").1 }
+        #expect(boards.made.load(ordering: .relaxed) == before.0 + 1)
+        #expect(boards.reused.load(ordering: .relaxed) == before.1 + 1)
+        for page in pages {
+            #expect(page.nodes(post).count == 1)
+            #expect(page.nodes("//form[@action='/posts/\(postID)/delete']").isEmpty)
+            #expect(page.nodes(post + "//button[@aria-pressed='false']").count == 1)
+        }
+        #expect(readers[0].csrfToken != readers[1].csrfToken, "each response carries its own token")
+        // The author's board has Delete on their post.
+        #expect(try scene.author.get("/city/seoul").1.nodes("//form[@action='/posts/\(postID)/delete']").count == 1)
+        // One reader agrees: their board says so; the other's shows the count only.
+        #expect(try readers[1].post("/posts/\(postID)/react", [("return_to", "/city/seoul")]).0.status == 303)
+        let agreed = try readers[1].get("/city/seoul").1
+        let other = try readers[0].get("/city/seoul").1
+        #expect(agreed.nodes(post + "//button[@aria-pressed='true']").count == 1)
+        #expect(other.nodes(post + "//button[@aria-pressed='false']").count == 1)
+        #expect(other.nodes(post + "//*[@data-reactions='1']").count == 1)
+        // One blocks the author: the post leaves their board alone.
+        try readers[0].get("/users/author")
+        #expect(try readers[0].post("/users/author/block", [("return_to", "/city/seoul")]).0.status == 303)
+        #expect(try readers[0].get("/city/seoul").1.nodes(post).isEmpty)
+        #expect(try readers[1].get("/city/seoul").1.nodes(post).count == 1)
+    }
+
     /// A board rendered the same for two readers is deflated once; each response carries its own
     /// token, which works; a reader whose board differs gets their own (issue 24 #4).
     @Test func aBoardAsEveryoneSeesItIsDeflatedOnceAndEachResponseCarriesItsOwnToken() throws {

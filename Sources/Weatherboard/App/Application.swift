@@ -29,6 +29,8 @@ public final class Application: Sendable {
     let weatherParts = WeatherFragments()
     /// Boards' deflated forms, reused while a render is the same as the one before.
     let sharedDeflates = SharedDeflates()
+    /// Boards as rendered, for the next reader they are the same for.
+    let renderedBoards = RenderedBoards()
     /// What the operator scrapes at `/metrics`.
     public let metrics = SiteMetrics()
     /// `/healthz`, answered on the event loop from a monitor's verdict while a balancer watches.
@@ -93,7 +95,8 @@ public final class Application: Sendable {
         self.health = health
         router = Application.makeRouter(configuration: configuration, database: database, pages: pages,
                                         cities: cities, weather: weather, cache: pageCache, live: live, metrics: metrics,
-                                        health: health, weatherParts: weatherParts, sharedDeflates: sharedDeflates, logger: logger)
+                                        health: health, weatherParts: weatherParts, sharedDeflates: sharedDeflates,
+                                        renderedBoards: renderedBoards, logger: logger)
         var serverConfiguration = configuration.server
         serverConfiguration.host = configuration.host
         serverConfiguration.port = configuration.port
@@ -150,7 +153,7 @@ public final class Application: Sendable {
     static func makeRouter(configuration: AppConfiguration, database: AppDatabase, pages: Pages,
                            cities: CityIndex, weather: WeatherService, cache: PageCache, live: LiveBoards,
                            metrics: SiteMetrics, health: HealthController, weatherParts: WeatherFragments,
-                           sharedDeflates: SharedDeflates, logger: Logger) -> Router<AppContext> {
+                           sharedDeflates: SharedDeflates, renderedBoards: RenderedBoards, logger: Logger) -> Router<AppContext> {
         let router = Router<AppContext>()
         let errors = ErrorPages(pages: pages, logger: logger)
         // Outermost first: the time and status of everything below; headers go on every response,
@@ -184,7 +187,7 @@ public final class Application: Sendable {
         PaletteController().addRoutes(to: router)
         let cityPage = CityPageController(pages: pages, index: cities, weather: weather, board: board, bookmarks: bookmarks,
                                           cache: cache, clientAddress: clientAddress, clock: clock, fragments: weatherParts,
-                                          deflates: sharedDeflates)
+                                          deflates: sharedDeflates, boards: renderedBoards)
         cityPage.addRoutes(to: router)
         let postingRules = PostingRules(secondsBetweenPosts: configuration.limits.secondsBetweenPosts,
                                         postsPerDay: configuration.limits.postsPerDay)

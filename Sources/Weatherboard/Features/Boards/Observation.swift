@@ -1,7 +1,7 @@
 import Foundation
 
 /// What a member saw outside when posting: the sky, and how it feels against the forecast.
-struct Observation: Sendable, Equatable {
+struct Observation: Sendable, Hashable {
     enum Sky: String, CaseIterable, Sendable {
         case clear, clouds, fog, rain, snow, storm
 

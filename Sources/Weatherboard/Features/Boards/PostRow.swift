@@ -1,7 +1,7 @@
 import Foundation
 
 /// A post as a viewer may see it, with its author and the viewer's relation to it.
-struct PostRow: Sendable {
+struct PostRow: Sendable, Hashable {
     var id: Int64
     var cityID: Int64
     var userID: Int64?

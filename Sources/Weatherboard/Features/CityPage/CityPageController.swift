@@ -18,6 +18,7 @@ struct CityPageController {
     let clock: @Sendable () -> Date
     let fragments: WeatherFragments
     let deflates: SharedDeflates
+    let boards: RenderedBoards
 
     func addRoutes(to router: Router<AppContext>) {
         router.get("/city/{slug}", show)
@@ -79,12 +80,36 @@ struct CityPageController {
                                csrfToken: String, signInHref: String) -> HTMLFragment {
         let token = Array(HTML.escaped(csrfToken))
         let perResponse = csrfToken == context.csrfToken && token.count == HTMLFragment.Hole.length
-        let section = board.section(city: city, context: context, before: before, composer: composer, posts: posts,
-                                    csrfToken: perResponse ? HTMLFragment.Hole.placeholder : HTMLFragment(token), signInHref: signInHref)
-        let fragment = pages.renderer.responseFragment(context.language) { Templates.board(section, &$0, $1) }
+        // A board with the post form given back (the text as typed) is this reader's alone.
+        let key = composer == nil ? renderKey(city, context, before: before, posts: posts, token: perResponse ? nil : csrfToken,
+                                              signInHref: signInHref) : nil
+        let fragment: HTMLFragment
+        if let key, let kept = boards.fragment(for: key) {
+            fragment = kept
+        } else {
+            let section = board.section(city: city, context: context, before: before, composer: composer, posts: posts,
+                                        csrfToken: perResponse ? HTMLFragment.Hole.placeholder : HTMLFragment(token), signInHref: signInHref)
+            fragment = pages.renderer.responseFragment(context.language) { Templates.board(section, &$0, $1) }
+            if let key { boards.keep(fragment, for: key) }
+        }
         guard perResponse else { return fragment }
-        let key = "board \(city.id) \(before.map(String.init) ?? "newest") \(context.language.rawValue)"
-        return fragment.filled(with: token, deflated: acceptsGzip(context.request) ? deflates.run(for: fragment, key: key) : nil)
+        let deflateKey = "board \(city.id) \(before.map(String.init) ?? "newest") \(context.language.rawValue)"
+        return fragment.filled(with: token, deflated: acceptsGzip(context.request) ? deflates.run(for: fragment, key: deflateKey) : nil)
+    }
+
+    /// What this reader's board depends on (`RenderedBoards.Key`).
+    private func renderKey(_ city: City, _ context: AppContext, before: Int64?, posts: BoardView.Rows, token: String?,
+                           signInHref: String) -> RenderedBoards.Key {
+        let shown = Array(posts.posts.prefix(BoardQueries.pageSize))
+        let replies = shown.compactMap { post in
+            posts.replies[post.id].map { RenderedBoards.Key.Replies(post: post.id, shown: $0.shown, count: $0.count) }
+        }
+        let reader = context.user?.id
+        let owns = reader != nil && (shown.contains { $0.userID == reader } || replies.contains { $0.shown.contains { $0.userID == reader } })
+        return RenderedBoards.Key(city: city.id, before: before, language: context.language, signedIn: reader != nil,
+                                  owner: owns ? reader : nil, token: token, signInHref: signInHref,
+                                  minute: Int64((clock().timeIntervalSince1970 / 60).rounded(.down)),
+                                  posts: shown, morePosts: posts.posts.count > shown.count, replies: replies)
     }
 
     /// The weather part of the city page, the same for every reader in one language: rendered
