@@ -9,6 +9,20 @@ struct AccountStore: Sendable {
         try database.readStatement { try User.find(username: username, $0) }
     }
 
+    /// The person named `username` and their password's hash, for checking a password at sign-in.
+    func credentials(username: String) throws -> (user: User, passwordHash: String)? {
+        try database.readStatement { db in
+            try db.one("SELECT \(User.columns), password_hash FROM users WHERE username_key = ?", [username.lowercased()]) {
+                (User(row: $0), $0.string(User.columnCount))
+            }
+        }
+    }
+
+    /// The hash of `userID`'s password, for checking it before a change only they may make.
+    func passwordHash(userID: Int64) throws -> String? {
+        try database.readStatement { try $0.one("SELECT password_hash FROM users WHERE id = ?", [userID]) { $0.string(0) } }
+    }
+
     /// Every admin's username and display name but `userID`'s (names others may not look like).
     func adminNames(except userID: Int64?) throws -> [(username: String, displayName: String)] {
         try database.readStatement { db in
@@ -142,13 +156,7 @@ extension NewUser {
             INSERT INTO users (username, username_key, display_name, password_hash, role, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id
             """, [username, username.lowercased(), displayName, passwordHash, role, createdAt]) { $0.int64(0) } ?? 0
         return User(id: id, username: username, usernameKey: username.lowercased(), displayName: displayName,
-                    passwordHash: passwordHash, role: role, createdAt: createdAt)
-    }
-}
-
-extension User {
-    static func find(username: String, _ db: any SQLConnection) throws -> User? {
-        try db.one("SELECT \(columns) FROM users WHERE username_key = ?", [username.lowercased()], User.init(row:))
+                    role: role, createdAt: createdAt)
     }
 }
 

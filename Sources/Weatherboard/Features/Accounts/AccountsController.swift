@@ -120,11 +120,12 @@ struct AccountsController {
         let address = clientAddress.of(request)
         try store.countSignIn([(limit, "login:ip:\(address)"), (limit, "login:user:\(username.lowercased()):ip:\(address)")],
                               on: username, brake: GuessingBrake(), now: now)
-        let user = try store.user(named: username)
-        guard let user, try hasher.verify(password, against: user.passwordHash, client: address) else {
+        let found = try store.credentials(username: username)
+        guard let found, try hasher.verify(password, against: found.passwordHash, client: address) else {
             return signInPage(context, username: username, next: next, error: pages.string("error_sign_in", context.language),
                               status: .unprocessableContent)
         }
+        let user = found.user
         let token = try store.signIn(userID: user.id, replacing: context.sessionTokenHash, sessions: identity.sessions, now: now)
         // A banned person may sign in to read; the sign-in page tells them why and until when.
         if let ban = try store.activeBan(userID: user.id, now: now) {
@@ -199,7 +200,7 @@ struct AccountsController {
         let current = context.form["current_password"] ?? ""
         let new = context.form["new_password"] ?? ""
         let language = context.language
-        guard try hasher.verify(current, against: user.passwordHash, client: clientAddress.of(request)) else {
+        guard try hasher.verify(current, against: try store.passwordHash(userID: user.id) ?? "", client: clientAddress.of(request)) else {
             return try settingsPage(context, user: user, passwordError: pages.string("error_password_wrong", language),
                                     status: .unprocessableContent)
         }
@@ -216,7 +217,8 @@ struct AccountsController {
     func deleteAccount(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireUser()
         try countPasswordCheck(user)
-        guard try hasher.verify(context.form["password"] ?? "", against: user.passwordHash, client: clientAddress.of(request)) else {
+        guard try hasher.verify(context.form["password"] ?? "", against: try store.passwordHash(userID: user.id) ?? "",
+                                client: clientAddress.of(request)) else {
             return try settingsPage(context, user: user, deleteError: pages.string("error_password_wrong", context.language),
                                     status: .unprocessableContent)
         }

@@ -31,7 +31,7 @@ struct SessionStore: Sendable {
     /// force): the list and the reader come from this one enum, so a column added or moved
     /// cannot be read from the wrong place.
     enum Column: Int, CaseIterable {
-        case csrfSecret, lastSeenAt, userID, username, usernameKey, displayName, passwordHash, role, createdAt
+        case csrfSecret, lastSeenAt, userID, username, usernameKey, displayName, role, createdAt
         case banReason, banUntil, banID, unread
 
         var sql: String {
@@ -42,7 +42,6 @@ struct SessionStore: Sendable {
             case .username: "u.username"
             case .usernameKey: "u.username_key"
             case .displayName: "u.display_name"
-            case .passwordHash: "u.password_hash"
             case .role: "u.role"
             case .createdAt: "u.created_at"
             case .banReason: "b.reason"
@@ -70,7 +69,7 @@ struct SessionStore: Sendable {
                 typealias C = Column
                 let user = User(id: row.int64(C.userID.rawValue), username: row.string(C.username.rawValue),
                                 usernameKey: row.string(C.usernameKey.rawValue), displayName: row.string(C.displayName.rawValue),
-                                passwordHash: row.string(C.passwordHash.rawValue), role: row.string(C.role.rawValue),
+                                role: row.string(C.role.rawValue),
                                 createdAt: row.date(C.createdAt.rawValue))
                 let ban = row.isNull(C.banID.rawValue) ? nil : Ban(reason: row.string(C.banReason.rawValue), until: row.optionalDate(C.banUntil.rawValue))
                 return (user, row.string(C.csrfSecret.rawValue), row.double(C.lastSeenAt.rawValue), ban, row.int(C.unread.rawValue))

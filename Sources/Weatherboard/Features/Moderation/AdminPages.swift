@@ -95,15 +95,6 @@ struct AdminUserPage {
         var lifted: String?
     }
 
-    struct Post {
-        var id: Int64
-        var body: String
-        var citySlug: String
-        var isHidden: Bool
-        var isRemoved: Bool
-        var removedReason: String?
-    }
-
     struct Report {
         var postID: Int64
         var other: String
@@ -126,7 +117,8 @@ struct AdminUserPage {
     /// Carried by the GET forms that lead to a confirmation (`AdminArea.formProof`).
     var formProof = ""
     var bans: [BanEntry]
-    var posts: [Post]
+    /// Their posts as the store reads them (nothing in them needs wording).
+    var posts: [ModerationStore.Person.Post]
     var made: [Report]
     var received: [Report]
 }

@@ -157,10 +157,6 @@ struct AdminPeopleController {
         let language = context.language
         let id = person.id
         let record = try store.person(id, now: clock())
-        let posts = record.posts.map {
-            AdminUserPage.Post(id: $0.id, body: $0.body, citySlug: $0.citySlug, isHidden: $0.isHidden, isRemoved: $0.isRemoved,
-                               removedReason: $0.removedReason)
-        }
         func reports(_ list: [ModerationStore.Person.Report]) -> [AdminUserPage.Report] {
             list.map { AdminUserPage.Report(postID: $0.postID, other: $0.other, reason: pages.string("reason_\($0.reason)", language),
                                             outcome: pages.string("outcome_\($0.outcome)", language)) }
@@ -178,7 +174,7 @@ struct AdminPeopleController {
                                      } ?? pages.string("admin_banned_permanent", language, ["reason": ban.reason])
                                  },
                                  canBan: !person.isAdmin && person.id != context.user?.id, durations: AdminArea.durationOptions(pages, language),
-                                 bans: bans, posts: posts, made: made, received: received)
+                                 bans: bans, posts: record.posts, made: made, received: received)
         view.problem = problem
         view.formProof = AdminArea.formProof(context)
         view.reasonPresets = AdminArea.removalPresets(pages, language)

@@ -1,7 +1,8 @@
 import Foundation
 
-/// A ban in force: the person may read but not post, edit, report or block. It lives with the
-/// accounts because sign-in and every session look-up read it; moderation only writes bans.
+/// A ban in force: the person may read but not post, edit, report or block. The request's
+/// context holds it beside the person (sign-in and every session look-up read it; moderation
+/// only writes bans), so it is the application's type, not one feature's.
 public struct Ban: Sendable, Equatable {
     public let reason: String
     /// nil for a permanent ban.

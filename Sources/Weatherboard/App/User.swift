@@ -1,38 +1,40 @@
 import Foundation
 import HTTPServer
 
-/// A person with an account, as stored: it always has its id (a new account is a `NewUser`
-/// until it is inserted, so no code holds a person without one).
+/// A person with an account, as every feature sees them (the one a request is from, an author,
+/// a moderator): it always has its id (a new account is a `NewUser` until it is inserted, so no
+/// code holds a person without one). Their password's hash is not part of it: only the
+/// accounts' store reads it, when a password is checked.
 public struct User: Codable, Sendable, Equatable {
     public let id: Int64
     public var username: String
     public var usernameKey: String
     public var displayName: String
-    public var passwordHash: String
     public var role: String
     public var createdAt: Date
 
     enum CodingKeys: String, CodingKey {
         case id, username, role
-        case usernameKey = "username_key", displayName = "display_name", passwordHash = "password_hash", createdAt = "created_at"
+        case usernameKey = "username_key", displayName = "display_name", createdAt = "created_at"
     }
 
     public var isAdmin: Bool { role == "admin" }
 
     /// The columns `init(row:)` reads, in its order.
-    static let columns = "id, username, username_key, display_name, password_hash, role, created_at"
+    static let columns = "id, username, username_key, display_name, role, created_at"
+    /// How many columns `columns` names (a query may select more after them).
+    static let columnCount = 6
 
     init(row: any SQLRow) {
         self.init(id: row.int64(0), username: row.string(1), usernameKey: row.string(2), displayName: row.string(3),
-                  passwordHash: row.string(4), role: row.string(5), createdAt: row.date(6))
+                  role: row.string(4), createdAt: row.date(5))
     }
 
-    init(id: Int64, username: String, usernameKey: String, displayName: String, passwordHash: String, role: String, createdAt: Date) {
+    init(id: Int64, username: String, usernameKey: String, displayName: String, role: String, createdAt: Date) {
         self.id = id
         self.username = username
         self.usernameKey = usernameKey
         self.displayName = displayName
-        self.passwordHash = passwordHash
         self.role = role
         self.createdAt = createdAt
     }
@@ -48,6 +50,10 @@ struct NewUser {
 }
 
 extension User {
+    static func find(username: String, _ db: any SQLConnection) throws -> User? {
+        try db.one("SELECT \(columns) FROM users WHERE username_key = ?", [username.lowercased()], User.init(row:))
+    }
+
     /// The person a `/users/{username}`-style route names, or 404.
     static func named(_ request: Request, in database: AppDatabase) throws -> User {
         guard let user = try database.readStatement({ try User.find(username: request.parameters["username"] ?? "", $0) }) else {
