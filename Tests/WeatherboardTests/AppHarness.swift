@@ -120,9 +120,14 @@ final class AppHarness: Sendable {
         try application.database.readStatement { try $0.one(sql, arguments) { $0.int(0) } ?? 0 }
     }
 
-    /// Changes the application's database behind its back (Given steps).
+    /// Changes the application's database behind its back (Given steps), and says that anything
+    /// may have changed, as the stores announce their own writes: kept pages and boards are read
+    /// again (an operator's SQL would show when they expire).
     func execute(_ sql: String, _ arguments: [any SQLArgument] = []) throws {
-        try application.database.write { try $0.execute(sql, arguments.map { $0.sqlValue }) }
+        try application.database.write { db, changes in
+            try db.execute(sql, arguments.map { $0.sqlValue })
+            try changes.emit(.everything)
+        }
     }
 
     /// A GET through `Server.exchange`, or over a socket when `overSocket`.

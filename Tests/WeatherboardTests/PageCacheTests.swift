@@ -209,6 +209,81 @@ import Testing
         #expect(try readers[1].get("/city/seoul").1.nodes(post).count == 1)
     }
 
+    /// A board page is read once for everyone it is the same for (`BoardSnapshots`, SQLite):
+    /// each signed-in reader adds their own agreements and reports in one statement; a change to
+    /// the board makes it read again at once, a forecast does not; a reader who sees it otherwise
+    /// (they blocked someone, or a post of theirs is hidden) gets it read for them alone; the
+    /// observations are counted again after a minute.
+    @Test func aBoardIsReadOnceForEveryoneItIsTheSameForAndEachReaderAddsTheirOwnMarks() throws {
+        let scene = try Scene()
+        let snapshots = scene.app.application.boardSnapshots
+        #expect((snapshots == nil) == (TestEngine.current == .postgres), "kept only where every change arrives as it commits")
+        let reads = { snapshots?.reads.load(ordering: .relaxed) ?? 0 }
+        let seoul = try #require(scene.app.application.cities.city(slug: "seoul"))
+        let readers = [scene.app.browser(), scene.app.browser(), scene.app.browser()]
+        for (n, reader) in readers.enumerated() { try reader.signUp("reader\(n)") }
+        let postID = try scene.firstPostID
+        let post = "//article[@data-post-id='\(postID)']"
+        func body(_ page: MarkupDocument) -> [String] {
+            page.nodes(post + "//p[@class='post-body'][not(ancestor::article[@data-parent-id])]").map(\.text)
+        }
+
+        let before = reads()
+        let pages = try readers.map { try $0.get("/city/seoul").1 }
+        #expect(pages.allSatisfy { body($0) == ["First light over the Han"] })
+        #expect(reads() == before, "the guest's read serves every reader")
+        // One agrees, one reports: each sees their own mark, the third neither.
+        #expect(try readers[0].post("/posts/\(postID)/react", [("return_to", "/city/seoul")]).0.status == 303)
+        #expect(try readers[1].post("/posts/\(postID)/report", [("reason", "spam")]).0.status == 303)
+        let agreed = try readers[0].get("/city/seoul").1, reported = try readers[1].get("/city/seoul").1
+        let bystander = try readers[2].get("/city/seoul").1
+        #expect(agreed.nodes(post + "//button[@aria-pressed='true']").count == 1)
+        #expect(agreed.nodes(post + "//*[@data-reactions='1']").count == 1)
+        #expect(reported.text(post + "/p[@class='reported-placeholder']") == "You reported this post.")
+        #expect(body(reported).isEmpty)
+        #expect(bystander.nodes(post + "//button[@aria-pressed='false']").count == 1 && body(bystander).count == 1)
+        #expect(bystander.nodes(post + "//*[@data-reactions='1']").count == 1)
+        // A forecast stored for the city leaves the board as read; a reply changes it at once.
+        let afterAgreeing = reads()
+        scene.app.application.database.changes.deliver([.weather(seoul.id)], from: .here)
+        _ = try readers[2].get("/city/seoul")
+        #expect(reads() == afterAgreeing, "a forecast is not the board")
+        #expect(try readers[2].post("/posts/\(postID)/replies", [("body", "Same here by the river")]).0.status == 303)
+        for reader in [readers[0], readers[2]] { // (the reporter sees the post's placeholder, without its conversation)
+            #expect(try reader.get("/city/seoul").1.nodes("//article[@data-parent-id='\(postID)']//p[@class='post-body']").map(\.text)
+                    == ["Same here by the river"])
+        }
+        // Blocking the author: their post leaves this reader's board only.
+        try readers[2].get("/users/author")
+        #expect(try readers[2].post("/users/author/block", [("return_to", "/city/seoul")]).0.status == 303)
+        #expect(try readers[2].get("/city/seoul").1.nodes(post).isEmpty)
+        #expect(try body(readers[0].get("/city/seoul").1) == ["First light over the Han"])
+        // Hidden by reports, the post is still its author's on their board, and nobody else's.
+        let third = scene.app.browser()
+        try third.signUp("reader3")
+        try third.get("/city/seoul")
+        for reporter in [readers[0], third] {
+            #expect(try reporter.post("/posts/\(postID)/report", [("reason", "spam")]).0.status == 303)
+        }
+        #expect(try scene.author.get("/city/seoul").1.nodes(post + "[contains(@class,'is-hidden')]").count == 1)
+        #expect(try readers[0].get("/city/seoul").1.nodes(post + "//p[@class='post-body']").isEmpty)
+        // The "last 3 hours" tally moves with the clock though the board does not change.
+        let observer = scene.app.browser()
+        try observer.signUp("observer")
+        try observer.get("/city/seoul")
+        #expect(try observer.post("/city/seoul/posts", [("body", "Snow on the bridges"), ("sky", "snow")]).0.status == 303)
+        func snow() throws -> String? {
+            try readers[0].get("/city/seoul").1.nodes("//*[@data-observations]//*[@data-sky='snow']").first?["data-count"]
+        }
+        #expect(try snow() == "1")
+        scene.app.clock.advance(Observation.window - 30)
+        #expect(try snow() == "1")
+        let readBefore = reads()
+        scene.app.clock.advance(61)
+        #expect(try snow() == nil, "counted again after a minute: the post is more than 3 hours old")
+        #expect(reads() == readBefore + (snapshots == nil ? 0 : 1), "the tally alone, the board as it was")
+    }
+
     /// A board rendered the same for two readers is deflated once; each response carries its own
     /// token, which works; a reader whose board differs gets their own (issue 24 #4).
     @Test func aBoardAsEveryoneSeesItIsDeflatedOnceAndEachResponseCarriesItsOwnToken() throws {

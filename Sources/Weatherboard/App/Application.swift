@@ -31,6 +31,9 @@ public final class Application: Sendable {
     let sharedDeflates = SharedDeflates()
     /// Boards as rendered, for the next reader they are the same for.
     let renderedBoards = RenderedBoards()
+    /// Board pages as everyone sees them, kept while unchanged; only where every change reaches
+    /// this process as it commits (SQLite; see `BoardSnapshots`).
+    let boardSnapshots: BoardSnapshots?
     /// What the operator scrapes at `/metrics`.
     public let metrics = SiteMetrics()
     /// `/healthz`, answered on the event loop from a monitor's verdict while a balancer watches.
@@ -69,6 +72,7 @@ public final class Application: Sendable {
             case .city, .post, .everything: break
             }
         }
+        boardSnapshots = database.dialect == .sqlite ? BoardSnapshots(versions: pageVersions) : nil
         pageCache = PageCache(versions: pageVersions, maximumAge: configuration.pageCacheMaximumAge, clock: configuration.clock,
                               metrics: metrics.factory)
         let conversations = BoardStore(database: database)
@@ -96,7 +100,7 @@ public final class Application: Sendable {
         router = Application.makeRouter(configuration: configuration, database: database, pages: pages,
                                         cities: cities, weather: weather, cache: pageCache, live: live, metrics: metrics,
                                         health: health, weatherParts: weatherParts, sharedDeflates: sharedDeflates,
-                                        renderedBoards: renderedBoards, logger: logger)
+                                        renderedBoards: renderedBoards, boardSnapshots: boardSnapshots, logger: logger)
         var serverConfiguration = configuration.server
         serverConfiguration.host = configuration.host
         serverConfiguration.port = configuration.port
@@ -153,7 +157,8 @@ public final class Application: Sendable {
     static func makeRouter(configuration: AppConfiguration, database: AppDatabase, pages: Pages,
                            cities: CityIndex, weather: WeatherService, cache: PageCache, live: LiveBoards,
                            metrics: SiteMetrics, health: HealthController, weatherParts: WeatherFragments,
-                           sharedDeflates: SharedDeflates, renderedBoards: RenderedBoards, logger: Logger) -> Router<AppContext> {
+                           sharedDeflates: SharedDeflates, renderedBoards: RenderedBoards, boardSnapshots: BoardSnapshots?,
+                           logger: Logger) -> Router<AppContext> {
         let router = Router<AppContext>()
         let errors = ErrorPages(pages: pages, logger: logger)
         // Outermost first: the time and status of everything below; headers go on every response,
@@ -179,7 +184,7 @@ public final class Application: Sendable {
         router.use(Flash.middleware(secure: configuration.secureCookies))
         router.use(Middleware.pageAddress(nearestPage: { [unowned router] in router.nearestPage(above: $0) }))
         router.use(identity.middleware)
-        let board = BoardView(database: database, pages: pages, clock: clock)
+        let board = BoardView(database: database, pages: pages, clock: clock, snapshots: boardSnapshots)
         let bookmarks = Bookmarks(store: BookmarkStore(database: database), index: cities, clock: clock, secureCookies: configuration.secureCookies)
         bookmarks.addRoutes(to: router)
         HomeController(pages: pages, index: cities, weather: weather, bookmarks: bookmarks, cache: cache, clock: clock).addRoutes(to: router)

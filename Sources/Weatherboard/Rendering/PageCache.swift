@@ -10,6 +10,8 @@ public final class PageVersions: Sendable {
     private struct Counters {
         /// A city's board or forecast changed.
         var cities: [Int64: UInt64] = [:]
+        /// A city's board changed (its forecast did not).
+        var boards: [Int64: UInt64] = [:]
         /// Something every page may show changed.
         var global: UInt64 = 0
     }
@@ -31,14 +33,24 @@ public final class PageVersions: Sendable {
         }
     }
 
+    /// What a city's board as read depends on: everything's version and its board's (a forecast
+    /// stored for the city leaves it be).
+    func boardStamp(city: Int64) -> Stamp {
+        counters.withLock { counters in
+            Stamp(global: counters.global, cities: [counters.boards[city] ?? 0])
+        }
+    }
+
     /// Records a committed change (made here, or by another node).
     public func apply(_ change: PageChange) {
         counters.withLock { counters in
             switch change {
             case .city(let id):
                 counters.cities[id, default: 0] &+= 1
+                counters.boards[id, default: 0] &+= 1
             case .post(let event):
                 counters.cities[event.city, default: 0] &+= 1
+                counters.boards[event.city, default: 0] &+= 1
             case .weather(let id):
                 counters.cities[id, default: 0] &+= 1
             case .everything, .missed:

@@ -350,6 +350,28 @@ enum BoardQueries {
         return replies
     }
 
+    /// What `viewer` adds to a board page of `cityID` whose posts and replies have ids in
+    /// `lowest...highest` (`ViewerMarks`): one statement, walking the reader's own rows only.
+    static func viewerMarks(cityID: Int64, viewer: User, ids lowest: Int64, _ highest: Int64, _ db: any SQLConnection) throws -> ViewerMarks {
+        var marks = ViewerMarks()
+        try db.forEachRow("""
+            SELECT 0, CASE WHEN EXISTS (SELECT 1 FROM blocks WHERE blocker_id = ?1)
+                            OR EXISTS (SELECT 1 FROM hidden_posts WHERE viewer_id = ?1)
+                            OR EXISTS (SELECT 1 FROM posts WHERE user_id = ?1 AND city_id = ?2
+                                       AND hidden_at IS NOT NULL AND removed_at IS NULL)
+                          THEN 1 ELSE 0 END, NULL
+            UNION ALL SELECT 1, post_id, created_at FROM reports WHERE reporter_id = ?1 AND post_id BETWEEN ?3 AND ?4
+            UNION ALL SELECT 2, post_id, NULL FROM reactions WHERE user_id = ?1 AND post_id BETWEEN ?3 AND ?4
+            """, [viewer.id, cityID, lowest, highest].map { $0.sqlValue }) { row in
+            switch row.int(0) {
+            case 0: marks.seesOtherwise = row.int64(1) != 0
+            case 1: marks.reported[row.int64(1)] = row.date(2)
+            default: marks.agreed.insert(row.int64(1))
+            }
+        }
+        return marks
+    }
+
     /// A post's replies the viewer can see, oldest first, after the reply `after` (the cursor),
     /// one more than a page; and how many the viewer can see in all.
     static func replies(to postID: Int64, viewer: User?, after: Int64?, _ db: any SQLConnection) throws -> (rows: [PostRow], count: Int) {

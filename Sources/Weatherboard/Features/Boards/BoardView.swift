@@ -41,10 +41,14 @@ struct BoardView {
     private let replyPhrases: [Language: PostPresenter.ReplyPhrases]
     private let reasonOptions: [Language: HTMLFragment]
 
-    init(database: AppDatabase, pages: Pages, clock: @escaping @Sendable () -> Date) {
+    /// Board pages as everyone sees them, where they can be kept (nil: read per reader).
+    let snapshots: BoardSnapshots?
+
+    init(database: AppDatabase, pages: Pages, clock: @escaping @Sendable () -> Date, snapshots: BoardSnapshots? = nil) {
         self.database = database
         self.pages = pages
         self.clock = clock
+        self.snapshots = snapshots
         var relativeTimes: [Language: PostPresenter.RelativeTimes] = [:]
         var reasonOptions: [Language: HTMLFragment] = [:]
         var replyPhrases: [Language: PostPresenter.ReplyPhrases] = [:]
@@ -69,14 +73,41 @@ struct BoardView {
         var observations: ObservationTally
     }
 
-    /// The rows of a board page for the viewer, in two statements however many posts and
-    /// replies there are. Read inside the caller's read, with whatever else its page needs.
+    /// The rows of a board page for the viewer. Kept as everyone sees them (`BoardSnapshots`),
+    /// most readers add their own marks in one statement; otherwise three statements for this
+    /// reader, however many posts and replies there are. Read inside the caller's read, with
+    /// whatever else its page needs.
     func posts(city: City, context: AppContext, before: Int64?, _ db: any SQLConnection) throws -> Rows {
-        let posts = try BoardQueries.board(cityID: city.id, viewer: context.user, before: before, limit: BoardQueries.pageSize + 1, db)
+        guard let snapshots, context.user?.isAdmin != true else { return try read(city: city, viewer: context.user, before: before, db) }
+        let key = BoardSnapshots.Key(city: city.id, before: before)
+        let stamp = snapshots.stamp(city: city.id)
+        let now = clock()
+        var shared: BoardSnapshots.Snapshot
+        if let kept = snapshots.snapshot(key, stamp: stamp, now: now) {
+            shared = kept
+            if now.timeIntervalSince(kept.observedAt) >= BoardSnapshots.observationsLifetime {
+                shared.rows.observations = try BoardQueries.observations(cityID: city.id, viewer: nil, now: now.timeIntervalSince1970, db)
+                shared.observedAt = now
+                snapshots.keep(shared, for: key)
+            }
+        } else {
+            shared = BoardSnapshots.Snapshot(stamp: stamp, readAt: now, rows: try read(city: city, viewer: nil, before: before, db), observedAt: now)
+            snapshots.keep(shared, for: key)
+        }
+        guard let viewer = context.user else { return shared.rows }
+        let ids = shared.rows.posts.map(\.id) + shared.rows.replies.values.flatMap { $0.shown.map(\.id) }
+        let marks = try BoardQueries.viewerMarks(cityID: city.id, viewer: viewer, ids: ids.min() ?? 1, ids.max() ?? 0, db)
+        if marks.seesOtherwise { return try read(city: city, viewer: viewer, before: before, db) }
+        return marks.applied(to: shared.rows)
+    }
+
+    /// The rows of a board page as `viewer` may see them, in three statements.
+    private func read(city: City, viewer: User?, before: Int64?, _ db: any SQLConnection) throws -> Rows {
+        let posts = try BoardQueries.board(cityID: city.id, viewer: viewer, before: before, limit: BoardQueries.pageSize + 1, db)
         let shown = posts.prefix(BoardQueries.pageSize)
-        let observations = try BoardQueries.observations(cityID: city.id, viewer: context.user, now: clock().timeIntervalSince1970, db)
+        let observations = try BoardQueries.observations(cityID: city.id, viewer: viewer, now: clock().timeIntervalSince1970, db)
         guard let newest = shown.first?.id, let oldest = shown.last?.id else { return Rows(posts: posts, replies: [:], observations: observations) }
-        return Rows(posts: posts, replies: try BoardQueries.newestReplies(cityID: city.id, posts: oldest, newest, viewer: context.user, db),
+        return Rows(posts: posts, replies: try BoardQueries.newestReplies(cityID: city.id, posts: oldest, newest, viewer: viewer, db),
                     observations: observations)
     }
 
