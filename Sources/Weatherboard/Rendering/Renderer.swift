@@ -28,9 +28,11 @@ public final class Renderer: Sendable {
 
     /// Runs a compiled template for a response body. It writes straight into the array that
     /// becomes the body (no copy of the page at the end); its spare capacity lives only until
-    /// the response is written, so keep `fragment` for anything held longer.
-    public func page(_ language: Language, _ template: (inout HTML, Strings) -> Void) -> RenderedPage {
-        let (bytes, pieces, _) = render(language, capacity: Self.pageCapacity, template)
+    /// the response is written, so keep `fragment` for anything held longer. `holding`: the
+    /// bytes of fragments it copies in, when they may be large (a board with its replies), so
+    /// that the page is sized for them rather than outgrowing its array and being copied again.
+    public func page(_ language: Language, holding fragments: Int = 0, _ template: (inout HTML, Strings) -> Void) -> RenderedPage {
+        let (bytes, pieces, _) = render(language, capacity: max(Self.pageCapacity, fragments + Self.pageCapacity / 2), template)
         return RenderedPage(bytes: bytes, deflatedPieces: pieces)
     }
 

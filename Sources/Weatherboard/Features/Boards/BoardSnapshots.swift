@@ -39,6 +39,14 @@ final class BoardSnapshots: Sendable {
     private let pages = Mutex(LRUCache<Key, Snapshot>(maximumCount: 4_000, maximumCost: 16 << 20))
     /// Pages read for the cache, and pages served from it (tests count them).
     let reads = Atomic<Int>(0)
+    /// Names each read, so that what is made from it can be kept under its name
+    /// (`RenderedBoards.Key`) rather than under its rows.
+    private let serials = Atomic<UInt64>(0)
+
+    /// A name no earlier read has.
+    func nextSerial() -> UInt64 {
+        serials.add(1, ordering: .relaxed).newValue
+    }
     let hits = Atomic<Int>(0)
 
     init(versions: PageVersions) {
@@ -73,13 +81,15 @@ final class BoardSnapshots: Sendable {
 /// What a signed-in reader adds to a board as everyone sees it: the posts they reported and
 /// agreed with, and whether they see it otherwise (they blocked someone or hid posts, or a post
 /// of theirs in the city is hidden by reports: then the board is read for them alone).
-struct ViewerMarks: Sendable {
+struct ViewerMarks: Sendable, Hashable {
     var seesOtherwise = false
     var reported: [Int64: Date] = [:]
     var agreed: Set<Int64> = []
 
     /// The rows as this reader sees them.
     func applied(to rows: BoardView.Rows) -> BoardView.Rows {
+        var rows = rows
+        rows.shared?.marks = self
         guard !reported.isEmpty || !agreed.isEmpty else { return rows }
         func marked(_ row: PostRow) -> PostRow {
             var row = row
@@ -87,7 +97,6 @@ struct ViewerMarks: Sendable {
             row.reactedByViewer = agreed.contains(row.id)
             return row
         }
-        var rows = rows
         rows.posts = rows.posts.map(marked)
         for (post, replies) in rows.replies { rows.replies[post] = (replies.shown.map(marked), replies.count) }
         return rows

@@ -71,6 +71,14 @@ struct BoardView {
         var posts: [PostRow]
         var replies: [Int64: (shown: [PostRow], count: Int)]
         var observations: ObservationTally
+        /// Which kept read these rows are and the marks the reader added: the same two are the
+        /// same rows (nil: read for this reader alone).
+        var shared: SharedRead?
+    }
+
+    struct SharedRead: Hashable {
+        var serial: UInt64
+        var marks = ViewerMarks()
     }
 
     /// The rows of a board page for the viewer. Kept as everyone sees them (`BoardSnapshots`),
@@ -91,7 +99,9 @@ struct BoardView {
                 snapshots.keep(shared, for: key)
             }
         } else {
-            shared = BoardSnapshots.Snapshot(stamp: stamp, readAt: now, rows: try read(city: city, viewer: nil, before: before, db), observedAt: now)
+            var rows = try read(city: city, viewer: nil, before: before, db)
+            rows.shared = SharedRead(serial: snapshots.nextSerial())
+            shared = BoardSnapshots.Snapshot(stamp: stamp, readAt: now, rows: rows, observedAt: now)
             snapshots.keep(shared, for: key)
         }
         guard let viewer = context.user else { return shared.rows }

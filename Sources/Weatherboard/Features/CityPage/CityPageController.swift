@@ -68,7 +68,7 @@ struct CityPageController {
                             boardJump: board.jumpLabel(posts, language),
                             board: boardFragment(city, context, before: before, composer: composer, posts: posts, csrfToken: csrfToken,
                                                  signInHref: layout.signInHref))
-        return pages.renderer.page(language) { Templates.city(view, &$0, $1) }
+        return pages.renderer.page(language, holding: view.weather.bytes.count + view.board.bytes.count) { Templates.city(view, &$0, $1) }
     }
 
     /// The board, rendered for this viewer. A response's own token goes into holes, so that when
@@ -100,16 +100,20 @@ struct CityPageController {
     /// What this reader's board depends on (`RenderedBoards.Key`).
     private func renderKey(_ city: City, _ context: AppContext, before: Int64?, posts: BoardView.Rows, token: String?,
                            signInHref: String) -> RenderedBoards.Key {
-        let shown = Array(posts.posts.prefix(BoardQueries.pageSize))
-        let replies = shown.compactMap { post in
-            posts.replies[post.id].map { RenderedBoards.Key.Replies(post: post.id, shown: $0.shown, count: $0.count) }
-        }
+        let shown = posts.posts.prefix(BoardQueries.pageSize)
         let reader = context.user?.id
-        let owns = reader != nil && (shown.contains { $0.userID == reader } || replies.contains { $0.shown.contains { $0.userID == reader } })
+        let owns = reader != nil && (shown.contains { $0.userID == reader }
+                                     || shown.contains { posts.replies[$0.id]?.shown.contains { $0.userID == reader } == true })
+        let rows: RenderedBoards.Key.Rows = posts.shared.map { .shared($0) } ?? .read(
+            posts: Array(shown),
+            replies: shown.compactMap { post in
+                posts.replies[post.id].map { RenderedBoards.Key.Replies(post: post.id, shown: $0.shown, count: $0.count) }
+            })
         return RenderedBoards.Key(city: city.id, before: before, language: context.language, signedIn: reader != nil,
                                   owner: owns ? reader : nil, token: token, signInHref: signInHref,
                                   minute: Int64((clock().timeIntervalSince1970 / 60).rounded(.down)),
-                                  posts: shown, morePosts: posts.posts.count > shown.count, replies: replies)
+                                  rows: rows,
+                                  morePosts: posts.posts.count > shown.count)
     }
 
     /// The weather part of the city page, the same for every reader in one language: rendered

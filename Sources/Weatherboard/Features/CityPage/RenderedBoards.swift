@@ -8,8 +8,8 @@ import Synchronization
 /// is theirs (their edit and delete buttons), the token (or that it is a hole) and the minute
 /// (relative times and the edit window are worded to the minute). Readers with the same key get
 /// the same bytes, so one render serves them all, and `SharedDeflates` reuses its deflated form.
-/// Deciding that from the rows costs a few hundred instructions a post; rendering one, tens of
-/// thousands.
+/// Rows from a kept read are named by it; others are hashed (a few thousand instructions a
+/// post; rendering one, tens of thousands).
 final class RenderedBoards: Sendable {
     struct Key: Hashable, Sendable {
         var city: Int64
@@ -24,10 +24,16 @@ final class RenderedBoards: Sendable {
         var signInHref: String
         /// Minutes since 1970.
         var minute: Int64
-        var posts: [PostRow]
+        var rows: Rows
         /// Whether an older page follows (its link).
         var morePosts: Bool
-        var replies: [Replies]
+
+        /// The rows the board shows: a kept read with the reader's marks (`BoardSnapshots`),
+        /// named without hashing its rows, or the rows read for this reader alone.
+        enum Rows: Hashable, Sendable {
+            case shared(BoardView.SharedRead)
+            case read(posts: [PostRow], replies: [Replies])
+        }
 
         struct Replies: Hashable, Sendable {
             var post: Int64
