@@ -42,6 +42,7 @@ let package = Package(
             name: "Weatherboard",
             dependencies: [
                 "HTTPServer",
+                "CSystem",
                 "CLibXML2",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),

@@ -18,3 +18,8 @@ int csystem_available_cpus(void) {
 int csystem_spawn_add_closefrom(posix_spawn_file_actions_t *actions, int from) {
     return posix_spawn_file_actions_addclosefrom_np(actions, from);
 }
+
+#include <string.h>
+void *csystem_memmem(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length) {
+    return memmem(haystack, haystack_length, needle, needle_length);
+}

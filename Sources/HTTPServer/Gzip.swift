@@ -5,6 +5,12 @@ import CZlib
 /// CRC-32 combination.
 public enum Gzip {
     /// `bytes` as one gzip member.
+    /// zlib's memLevel: a hash table of 2^(memoryLevel + 7) entries. Its default, 8, is sized for
+    /// long inputs; for a page (a few to a few hundred kilobytes) 6 gives the same output at
+    /// level 6 while a stream allocates and clears a quarter of the table (starting a stream
+    /// cost about 65 µs against 20, measured on a page with Python's zlib; docs/performance.md).
+    static let memoryLevel: Int32 = 6
+
     public static func compress(_ bytes: [UInt8], level: Int32 = 6) -> [UInt8] {
         var out = header
         out += deflateRun(bytes, final: true, level: level)
@@ -19,7 +25,7 @@ public enum Gzip {
     /// byte boundary, so that more deflate data can follow. `final`: ends the stream.
     public static func deflateRun(_ bytes: [UInt8], final: Bool, level: Int32 = 6) -> [UInt8] {
         var stream = z_stream()
-        guard deflateInit2_(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        guard deflateInit2_(&stream, level, Z_DEFLATED, -15, memoryLevel, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
         else { return final ? storedBlock(bytes, final: true) : storedBlock(bytes, final: false) }
         defer { deflateEnd(&stream) }
         var out = [UInt8](repeating: 0, count: Int(deflateBound(&stream, UInt(bytes.count))) + 16)
@@ -138,7 +144,7 @@ extension Gzip {
 
         private init?(_ bytes: [UInt8], holes: [Int], holeLength: Int, level: Int32, storingEveryHole: Bool) {
             var stream = z_stream()
-            guard deflateInit2_(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
+            guard deflateInit2_(&stream, level, Z_DEFLATED, -15, memoryLevel, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
             else { return nil }
             defer { deflateEnd(&stream) }
             var out: [UInt8] = []
@@ -236,7 +242,7 @@ extension Gzip {
     /// A piece that overlaps another or runs past the end is compressed like the rest.
     public static func deflate(_ bytes: ArraySlice<UInt8>, reusing pieces: [Piece], final: Bool, level: Int32) -> (deflated: [UInt8], crc: UInt32) {
         var stream = z_stream()
-        guard deflateInit2_(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        guard deflateInit2_(&stream, level, Z_DEFLATED, -15, memoryLevel, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
         else { return (storedBlocks(bytes, final: final), crc32(Array(bytes))) }
         defer { deflateEnd(&stream) }
         var out: [UInt8] = []

@@ -284,6 +284,34 @@ import Testing
         #expect(reads() == readBefore + (snapshots == nil ? 0 : 1), "the tally alone, the board as it was")
     }
 
+    /// A kept page that expires and renders again byte for byte the same reuses its deflated
+    /// form (no deflating it again) and keeps its tag, so a visitor's copy is still current (304);
+    /// once its text changes (a post's time now reads "10 minutes ago") it gets a new tag.
+    @Test func anExpiredPageThatRendersTheSameKeepsItsDeflatedFormAndItsTag() throws {
+        let scene = try Scene()
+        let cache = scene.app.application.pageCache
+        let cookie = scene.guest.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
+        func guestPage() throws -> (tag: String, page: [UInt8]) {
+            let packed = try scene.app.get("/city/seoul", headers: [("Cookie", cookie), ("Accept-Encoding", "gzip")])
+            #expect(packed.status == 200 && packed.headers["Content-Encoding"] == "gzip")
+            return (try #require(packed.headers["ETag"]), try gunzip(packed.body))
+        }
+        let first = try guestPage()
+        let renders = cache.renders.load(ordering: .relaxed)
+        scene.app.clock.advance(cache.maximumAge + 1)
+        let again = try guestPage()
+        #expect(cache.renders.load(ordering: .relaxed) == renders + 1, "expired: rendered again")
+        #expect(again.tag == first.tag, "the same bytes, the same tag")
+        #expect(withoutTokens(again.page) == withoutTokens(first.page))
+        #expect(String(decoding: again.page, as: UTF8.self).contains("First light over the Han"))
+        let revalidated = try scene.app.get("/city/seoul", headers: [("Cookie", cookie), ("If-None-Match", again.tag)])
+        #expect(revalidated.status == 304)
+        scene.app.clock.advance(600)
+        let later = try guestPage()
+        #expect(later.tag != first.tag, "its text changed")
+        #expect(withoutTokens(later.page) != withoutTokens(first.page))
+    }
+
     /// A board rendered the same for two readers is deflated once; each response carries its own
     /// token, which works; a reader whose board differs gets their own (issue 24 #4).
     @Test func aBoardAsEveryoneSeesItIsDeflatedOnceAndEachResponseCarriesItsOwnToken() throws {

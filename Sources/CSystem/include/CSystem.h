@@ -25,3 +25,7 @@ static inline int csystem_limit_malloc_arenas(int count) { return mallopt(M_AREN
 /// Standard output flushed at every line end, even to a file or a pipe (C's default holds a
 /// block until exit). Swift cannot name `stdout` safely under strict concurrency.
 static inline void csystem_line_buffer_stdout(void) { setvbuf(stdout, NULL, _IOLBF, 0); }
+
+#include <stddef.h>
+/// memmem(3), declared by glibc only under _GNU_SOURCE: where `needle` first occurs in `haystack`.
+void *csystem_memmem(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length);

@@ -147,10 +147,16 @@ final class PageCache: Sendable {
                 }
                 renders.add(1, ordering: .relaxed)
                 misses.increment()
-                let page = SplicedPage(try render(Self.tokenPlaceholder), hole: Array(Self.tokenPlaceholder.utf8))
+                let previous = kept.withLock { $0.entries.peek(key) }
+                let page = SplicedPage(try render(Self.tokenPlaceholder), hole: Array(Self.tokenPlaceholder.utf8), previous: previous?.page)
                 return kept.withLock { kept in
-                    kept.serial &+= 1
-                    let entry = Entry(stamp: stamp, expires: now.addingTimeInterval(maximumAge), serial: kept.serial, page: page)
+                    // The same bytes keep their tag: a visitor's copy is still current (304).
+                    var serial = previous?.serial ?? 0
+                    if !page.isUnchanged {
+                        kept.serial &+= 1
+                        serial = kept.serial
+                    }
+                    let entry = Entry(stamp: stamp, expires: now.addingTimeInterval(maximumAge), serial: serial, page: page)
                     kept.entries.set(entry, for: key, cost: page.byteCount)
                     return entry
                 }

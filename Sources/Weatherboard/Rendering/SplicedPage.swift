@@ -1,3 +1,5 @@
+import Foundation
+import CSystem
 import HTTPServer
 
 /// A rendered page with holes where each visitor's own value goes (the CSRF token), kept both as
@@ -9,31 +11,45 @@ struct SplicedPage: Sendable {
     /// Each run deflated with a sync flush (the last one ends the stream).
     let deflatedRuns: [[UInt8]]
     let runCRCs: [UInt32]
+    /// Byte for byte the page it replaced (`init`'s `previous`), whose deflated runs it reuses.
+    let isUnchanged: Bool
 
     /// The bytes it holds, plain and deflated (what a cache counts it as).
     var byteCount: Int {
         runs.reduce(0) { $0 + $1.count } + deflatedRuns.reduce(0) { $0 + $1.count }
     }
 
-    init(_ page: RenderedPage, hole: [UInt8]) {
+    /// `previous`: the page this one replaces; when the render came out byte for byte the same
+    /// (a board whose times read the same, a city with no posts), its deflated runs are reused
+    /// instead of deflating the page again.
+    init(_ page: RenderedPage, hole: [UInt8], previous: SplicedPage? = nil) {
         let bytes = page.bytes
         var runs: [[UInt8]] = []
         var starts: [Int] = []
         var start = 0
-        var index = 0
-        while index + hole.count <= bytes.count {
-            if bytes[index] == hole[0] && bytes[index..<(index + hole.count)].elementsEqual(hole) {
-                runs.append(Array(bytes[start..<index]))
-                starts.append(start)
-                index += hole.count
-                start = index
-            } else {
-                index += 1
+        // memmem: a byte-by-byte comparison cost ten instructions a byte of every kept page.
+        bytes.withUnsafeBytes { page in
+            hole.withUnsafeBytes { hole in
+                guard let base = page.baseAddress, !hole.isEmpty else { return }
+                while start + hole.count <= page.count,
+                      let found = csystem_memmem(base + start, page.count - start, hole.baseAddress!, hole.count) {
+                    let index = base.distance(to: UnsafeRawPointer(found))
+                    runs.append(Array(bytes[start..<index]))
+                    starts.append(start)
+                    start = index + hole.count
+                }
             }
         }
         runs.append(Array(bytes[start...]))
         starts.append(start)
         self.runs = runs
+        if let previous, Self.same(previous.runs, runs) {
+            deflatedRuns = previous.deflatedRuns
+            runCRCs = previous.runCRCs
+            isUnchanged = true
+            return
+        }
+        isUnchanged = false
         // Each run deflated once, with the fragments deflated ahead of time spliced in.
         var deflatedRuns: [[UInt8]] = []
         var runCRCs: [UInt32] = []
@@ -42,13 +58,27 @@ struct SplicedPage: Sendable {
                 let offset = piece.offset - starts[index]
                 return offset >= 0 && offset + piece.run.length <= run.count ? Gzip.Piece(offset: offset, run: piece.run) : nil
             }
-            let (deflated, crc) = Gzip.deflate(run[...], reusing: pieces, final: index == runs.count - 1, level: 6)
+            let (deflated, crc) = Gzip.deflate(run[...], reusing: pieces, final: index == runs.count - 1, level: Self.level)
             deflatedRuns.append(deflated)
             runCRCs.append(crc)
         }
         self.deflatedRuns = deflatedRuns
         self.runCRCs = runCRCs
     }
+
+    private static func same(_ these: [[UInt8]], _ those: [[UInt8]]) -> Bool {
+        these.count == those.count && zip(these, those).allSatisfy { this, that in
+            this.count == that.count && this.withUnsafeBytes { a in that.withUnsafeBytes { b in
+                a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
+            } }
+        }
+    }
+
+    /// The level the rest of a kept page is deflated at (its weather part was deflated at 9
+    /// when it was rendered). Level 1 saved an eighth of an expired page's instructions and cost
+    /// 7 % more bytes of what it deflates, on every response that page then serves
+    /// (docs/performance.md, 2026-11-25).
+    static let level: Int32 = 6
 
     /// The page with `value` in every hole.
     func bytes(filling value: [UInt8]) -> [UInt8] {
