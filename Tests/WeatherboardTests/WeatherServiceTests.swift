@@ -217,6 +217,35 @@ final class TestClock: @unchecked Sendable {
         #expect(stub.hits == 2)
     }
 
+    /// A refresh checks that nobody stored a newer forecast meanwhile; when the newest stored is
+    /// the one in memory it is not read and decoded again (with forecasts refreshed every minute
+    /// that was a quarter of a busy node's time). A newer one stored elsewhere is still read.
+    @Test func aRefreshDoesNotDecodeAgainTheForecastItHasInMemory() throws {
+        let stub = try UpstreamStub()
+        let clock = TestClock(AppHarness.fixedNow)
+        let weather = try service(stub, clock: clock)
+        _ = try #require(weather.report(for: seoul))
+        let decoded = weather.decodedFromStore.load(ordering: .relaxed)
+        for round in 1...3 {
+            clock.advance(1801)
+            _ = weather.report(for: seoul) // stale: a refresh starts
+            try waitUntil("refresh \(round) stored") { weather.report(for: seoul)?.forecast.fetchedAt == clock.read() }
+        }
+        #expect(stub.hits == 4)
+        #expect(weather.decodedFromStore.load(ordering: .relaxed) == decoded, "nothing read back while memory held the newest")
+        // Another node's newer forecast (this node not told): the refresh reads it instead of asking upstream.
+        let newer = try #require(weather.report(for: seoul)).forecast
+        clock.advance(1801)
+        var stored = newer
+        stored.fetchedAt = clock.read()
+        try weather.store.save(cityID: seoul.id, provider: stored.source, fetchedAt: stored.fetchedAt,
+                               payload: String(decoding: try WeatherService.encoder.encode(stored), as: UTF8.self))
+        _ = weather.report(for: seoul)
+        try waitUntil("the other node's forecast is read") { weather.report(for: seoul)?.forecast.fetchedAt == clock.read() }
+        #expect(stub.hits == 4, "not asked upstream")
+        #expect(weather.decodedFromStore.load(ordering: .relaxed) == decoded + 1)
+    }
+
     @Test func errorsAreNotCachedAndOldDataIsShownWhenEveryProviderFails() throws {
         let stub = try UpstreamStub()
         stub.mode = .unavailable

@@ -14,6 +14,17 @@ struct ForecastStore: Sendable {
         }
     }
 
+    /// Which provider's forecast is the newest cached for the city, and when it was fetched:
+    /// what a refresh checks first (another node may have stored a newer one), without reading
+    /// and decoding the JSON when it is the one in memory.
+    func newestStamp(cityID: Int64) throws -> (provider: String, fetchedAt: Date)? {
+        try database.readStatement { db in
+            try db.one("SELECT provider, fetched_at FROM weather_cache WHERE city_id = ? ORDER BY fetched_at DESC LIMIT 1", [cityID]) {
+                ($0.string(0), $0.date(1))
+            }
+        }
+    }
+
     /// Deletes a provider's cached forecast for the city (one that cannot be shown).
     func discard(cityID: Int64, provider: String) throws {
         try database.write { try $0.execute("DELETE FROM weather_cache WHERE city_id = ? AND provider = ?", cityID, provider) }
