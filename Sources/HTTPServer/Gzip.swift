@@ -227,9 +227,9 @@ extension Gzip {
 
     /// `bytes` as one gzip member, splicing in `pieces` (offsets into `bytes`) and compressing
     /// only what lies between them, at `level`.
-    public static func compress(_ bytes: [UInt8], reusing pieces: [Piece], level: Int32) -> [UInt8] {
+    public static func compress(_ bytes: [UInt8], reusing pieces: [Piece], level: Int32, storingGapsUnder: Int = 0) -> [UInt8] {
         var out = header
-        let (deflated, crc) = deflate(bytes[...], reusing: pieces, final: true, level: level)
+        let (deflated, crc) = deflate(bytes[...], reusing: pieces, final: true, level: level, storingGapsUnder: storingGapsUnder)
         out += deflated
         appendTrailer(&out, crc: crc, length: bytes.count)
         return out
@@ -240,7 +240,14 @@ extension Gzip {
     /// stream, fully flushed before each piece: after a full flush the stream refers to nothing
     /// before it, so what follows a piece cannot point into bytes the decoder got from the piece.
     /// A piece that overlaps another or runs past the end is compressed like the rest.
-    public static func deflate(_ bytes: ArraySlice<UInt8>, reusing pieces: [Piece], final: Bool, level: Int32) -> (deflated: [UInt8], crc: UInt32) {
+    ///
+    /// A stretch shorter than `storingGapsUnder` goes out as a stored block instead: each
+    /// stretch ends a block, and zlib builds its Huffman trees for every block whatever its size
+    /// (about 78 K instructions under callgrind), which for the few hundred bytes between two
+    /// pieces costs more than the page's own render. Nothing compressed refers across it: the
+    /// stream was fully flushed before, and the bytes never enter zlib's history.
+    public static func deflate(_ bytes: ArraySlice<UInt8>, reusing pieces: [Piece], final: Bool, level: Int32,
+                               storingGapsUnder: Int = 0) -> (deflated: [UInt8], crc: UInt32) {
         var stream = z_stream()
         guard deflateInit2_(&stream, level, Z_DEFLATED, -15, memoryLevel, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
         else { return (storedBlocks(bytes, final: final), crc32(Array(bytes))) }
@@ -251,7 +258,12 @@ extension Gzip {
         var position = 0
         bytes.withUnsafeBufferPointer { input in
             func run(_ range: Range<Int>, flush: Int32) {
-                deflateInto(&out, &stream, input, range, flush: flush)
+                if range.count < storingGapsUnder, flush == Z_FULL_FLUSH || flush == Z_FINISH {
+                    out += storedBlocks(bytes[(bytes.startIndex + range.lowerBound)..<(bytes.startIndex + range.upperBound)],
+                                        final: flush == Z_FINISH)
+                } else {
+                    deflateInto(&out, &stream, input, range, flush: flush)
+                }
                 if !range.isEmpty {
                     let gapCRC = UInt32(CZlib.crc32(0, input.baseAddress! + range.lowerBound, UInt32(range.count)))
                     crc = range.lowerBound == 0 ? gapCRC : crc32Combine(crc, gapCRC, secondLength: range.count)

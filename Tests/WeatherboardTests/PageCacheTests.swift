@@ -407,6 +407,31 @@ import Testing
         }
     }
 
+    /// Short stretches between pieces go out stored when asked (no Huffman trees built for a few
+    /// hundred bytes), longer ones deflated; whatever the layout, the body inflates to its bytes,
+    /// also when zlib's stream goes on after a stored stretch.
+    @Test func shortStretchesBetweenPiecesAreStoredAndTheBodyStillInflatesToItsBytes() throws {
+        let shared = Self.text(7, count: 9_000)
+        let run = Gzip.DeflatedRun(shared, level: 9)
+        let short = Self.text(1, count: 600), long = Self.text(2, count: 3_000), tail = Self.text(3, count: 300)
+        let layouts: [[[UInt8]?]] = [[short, nil, long, nil, tail], [long, nil, short, nil, short], [short, nil], [nil, tail],
+                                     [long, nil, short, nil, long], [short, nil, nil, short]]
+        for layout in layouts {
+            var bytes: [UInt8] = []
+            var pieces: [Gzip.Piece] = []
+            for part in layout {
+                if let part { bytes += part } else { pieces.append(Gzip.Piece(offset: bytes.count, run: run)); bytes += shared }
+            }
+            let gzip = Gzip.compress(bytes, reusing: pieces, level: 1, storingGapsUnder: 1_024)
+            #expect(try gunzip(gzip) == bytes)
+            #expect(Self.contains(gzip, run.deflated))
+            for part in layout.compactMap({ $0 }) where part.count < 1_024 {
+                #expect(Self.contains(gzip, part), "a short stretch goes out as it is")
+            }
+            #expect(!Self.contains(gzip, Array(long.prefix(1_500))), "a long one is deflated")
+        }
+    }
+
     @Test func piecesThatDoNotFitAreCompressedLikeTheRest() throws {
         let shared = Self.text(3, count: 2_000)
         let run = Gzip.DeflatedRun(shared, level: 9)

@@ -9,6 +9,8 @@ final class ResponseCompression: Sendable {
     private let byTag = Mutex<[String: [UInt8]]>([:])
     /// Smaller bodies are not worth the header and the work.
     static let minimumSize = 1_024
+    /// Stretches between a page's deflated pieces shorter than this are sent stored.
+    static let storedGap = 1_024
 
     func middleware(_ request: Request, _ context: AppContext, _ next: Router<AppContext>.Handler) throws -> Response {
         var response = try next(request, context)
@@ -29,7 +31,11 @@ final class ResponseCompression: Sendable {
                 response.body = compressed
             }
         } else {
-            response.body = Gzip.compress(response.body, reusing: response.deflatedPieces, level: 1)
+            // The few hundred bytes between a page's pieces (its observations line, its footer)
+            // are sent stored: deflating each would cost more than the rest of the page
+            // (docs/performance.md, 2026-11-25).
+            response.body = Gzip.compress(response.body, reusing: response.deflatedPieces, level: 1,
+                                          storingGapsUnder: response.deflatedPieces.isEmpty ? 0 : Self.storedGap)
         }
         response.headers.set("Content-Encoding", "gzip")
         return response
