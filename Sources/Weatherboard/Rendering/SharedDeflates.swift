@@ -42,8 +42,8 @@ final class SharedDeflates: Sendable {
         enum Found { case form(Gzip.DeflatedRun), secondTime, firstTime }
         let found = forms.withLock { forms -> Found in
             var entry = forms.value(for: key) ?? Forms()
-            if let same = entry.kept.first(where: { Self.equal($0.bytes, fragment.bytes) }) { return .form(same.run) }
-            if let candidate = entry.candidate, Self.equal(candidate, fragment.bytes) { return .secondTime }
+            if let same = entry.kept.first(where: { sameBytes($0.bytes, fragment.bytes) }) { return .form(same.run) }
+            if let candidate = entry.candidate, sameBytes(candidate, fragment.bytes) { return .secondTime }
             entry.candidate = Array(fragment.bytes[...]) // exactly sized: the render's array has room to spare
             forms.set(entry, for: key, cost: entry.cost)
             return .firstTime
@@ -68,12 +68,13 @@ final class SharedDeflates: Sendable {
             return run
         }
     }
+}
 
-    /// Byte for byte, as `memcmp` compares (a board is tens of kilobytes).
-    private static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        return a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in
-            x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0
-        } }
-    }
+/// Byte for byte, as `memcmp` compares (a board or a page is tens of kilobytes; comparing them
+/// element by element cost several instructions a byte).
+func sameBytes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    guard a.count == b.count else { return false }
+    return a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in
+        x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0
+    } }
 }

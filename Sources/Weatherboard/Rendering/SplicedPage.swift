@@ -43,7 +43,7 @@ struct SplicedPage: Sendable {
         runs.append(Array(bytes[start...]))
         starts.append(start)
         self.runs = runs
-        if let previous, Self.same(previous.runs, runs) {
+        if let previous, previous.runs.count == runs.count, zip(previous.runs, runs).allSatisfy(sameBytes) {
             deflatedRuns = previous.deflatedRuns
             runCRCs = previous.runCRCs
             isUnchanged = true
@@ -64,14 +64,6 @@ struct SplicedPage: Sendable {
         }
         self.deflatedRuns = deflatedRuns
         self.runCRCs = runCRCs
-    }
-
-    private static func same(_ these: [[UInt8]], _ those: [[UInt8]]) -> Bool {
-        these.count == those.count && zip(these, those).allSatisfy { this, that in
-            this.count == that.count && this.withUnsafeBytes { a in that.withUnsafeBytes { b in
-                a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
-            } }
-        }
     }
 
     /// The level the rest of a kept page is deflated at (its weather part was deflated at 9
