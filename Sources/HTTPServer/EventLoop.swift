@@ -13,9 +13,12 @@ final class Connection {
     var input: [UInt8] = []
     var inputIndex = 0
     /// Bytes waiting to be written, in order: a response's head and its body stay separate
-    /// chunks (written together with `writev`), so a page is never copied into one buffer.
-    var output: [[UInt8]] = []
-    /// How much of `output[0]` is written.
+    /// (written together with `sendmsg`, the body's stretches as they are), so a page is never
+    /// copied into one buffer. Those before `outputFirst` are written (dropped all at once when
+    /// the rest is); of that one, the stretches before `outputSpan`, and `outputIndex` bytes of it.
+    var output: [ResponseBody] = []
+    var outputFirst = 0
+    var outputSpan = 0
     var outputIndex = 0
     /// Bytes in `output` not yet written.
     var outputBytes = 0
@@ -54,7 +57,7 @@ final class Connection {
         self.parser = RequestParser(limits: limits)
     }
 
-    var hasPendingOutput: Bool { !output.isEmpty }
+    var hasPendingOutput: Bool { outputFirst < output.count }
     /// Bytes held for this connection now: its input buffer, a body being decoded, unsent output.
     var held: Int { closed ? 0 : input.count + parser.bufferedBodyBytes + outputBytes }
     var unparsedInput: Int { input.count - inputIndex }
@@ -86,7 +89,7 @@ final class EventLoop: @unchecked Sendable {
         let fd: Int32
         let serial: UInt64
         let head: [UInt8]
-        let body: [UInt8]
+        let body: ResponseBody
         let close: Bool
         /// For a streamed response: what writes its body, and whom it counts against.
         var stream: (@Sendable (ResponseStream) -> Void)? = nil
@@ -455,7 +458,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// A serialised response onto the connection's output, written as far as the socket takes it.
-    private func queueResponse(_ head: [UInt8], _ body: [UInt8], close: Bool, to connection: Connection) {
+    private func queueResponse(_ head: [UInt8], _ body: ResponseBody, close: Bool, to connection: Connection) {
         if close || shutdownDeadline != 0 { connection.closeWhenWritten = true }
         connection.lastOutputProgress = monotonicMilliseconds()
         enqueue(connection, head)
@@ -507,7 +510,7 @@ final class EventLoop: @unchecked Sendable {
         let stream = ResponseStream(loop: self, fd: connection.fd, serial: connection.serial, client: completion.streamClient)
         connection.stream = stream
         connection.streamChunked = completion.chunked
-        queueResponse(completion.head, [], close: completion.close, to: connection)
+        queueResponse(completion.head, ResponseBody(), close: completion.close, to: connection)
         if connection.closed { return } // closed while writing the head: the stream has ended
         updateInterest(connection)
         account(connection)
@@ -569,6 +572,10 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func enqueue(_ connection: Connection, _ bytes: [UInt8]) {
+        enqueue(connection, ResponseBody(bytes))
+    }
+
+    private func enqueue(_ connection: Connection, _ bytes: ResponseBody) {
         guard !bytes.isEmpty else { return }
         connection.output.append(bytes)
         connection.outputBytes += bytes.count
@@ -577,7 +584,7 @@ final class EventLoop: @unchecked Sendable {
     /// Writes what it can; on EAGAIN waits for EPOLLOUT, with the write timeout as back-pressure.
     private func flush(_ connection: Connection) {
         while connection.hasPendingOutput {
-            let n = send(connection.output, from: connection.outputIndex, to: connection.fd)
+            let n = send(connection)
             if n > 0 {
                 advance(connection, by: n)
                 continue
@@ -601,40 +608,79 @@ final class EventLoop: @unchecked Sendable {
         if connection.closeWhenWritten && !connection.inFlight { linger(connection) }
     }
 
-    /// One `sendmsg` of the first chunk (from `offset`) and the next, if any: a response's head
-    /// and body in one call. MSG_NOSIGNAL: a closed peer is an error here, not a signal.
-    private func send(_ chunks: [[UInt8]], from offset: Int, to fd: Int32) -> Int {
-        chunks[0].withUnsafeBytes { first in
-            let head = iovec(iov_base: UnsafeMutableRawPointer(mutating: first.baseAddress! + offset),
-                             iov_len: first.count - offset)
-            guard chunks.count > 1 else { return Glibc.send(fd, head.iov_base, head.iov_len, Int32(MSG_NOSIGNAL)) }
-            return chunks[1].withUnsafeBytes { second in
-                var vectors = (head, iovec(iov_base: UnsafeMutableRawPointer(mutating: second.baseAddress!),
-                                           iov_len: second.count))
-                return withUnsafeMutableBytes(of: &vectors) { raw in
-                    var message = msghdr()
-                    message.msg_iov = raw.baseAddress!.assumingMemoryBound(to: iovec.self)
-                    message.msg_iovlen = 2
-                    return sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
+    /// One `sendmsg` of what waits first: a response's head and its body's stretches, up to
+    /// `vectorsPerSend` of them. MSG_NOSIGNAL: a closed peer is an error here, not a signal.
+    private func send(_ connection: Connection) -> Int {
+        // The first two waiting (a head and its body) at most: each of their arrays' addresses
+        // is good only inside its `withStorage`, so they are nested, one level an array.
+        let bodies = connection.output[connection.outputFirst..<min(connection.output.count, connection.outputFirst + 2)]
+        let arrays = bodies.reduce(0) { $0 + $1.storageCount }
+        return withUnsafeTemporaryAllocation(of: UnsafeRawPointer.self, capacity: arrays) { bases in
+            func gather(_ body: Int, _ storage: Int, _ filled: Int) -> Int {
+                if body == bodies.count { return sendGathered(connection, bodies, bases) }
+                let current = bodies[bodies.startIndex + body]
+                if storage == current.storageCount { return gather(body + 1, 0, filled) }
+                return current.withStorage(storage) { bytes in
+                    bases[filled] = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+                    return gather(body, storage + 1, filled + 1)
                 }
             }
+            return gather(0, 0, 0)
         }
     }
 
-    /// Drops what `send` sent: whole chunks, then part of the next.
+    /// The `sendmsg` itself, with each array's address in `bases` (body after body).
+    private func sendGathered(_ connection: Connection, _ bodies: ArraySlice<ResponseBody>,
+                              _ bases: UnsafeMutableBufferPointer<UnsafeRawPointer>) -> Int {
+        withUnsafeTemporaryAllocation(of: iovec.self, capacity: Self.vectorsPerSend) { vectors in
+            var taken = 0
+            var firstBase = 0
+            for (number, body) in zip(0..., bodies) {
+                var span = number == 0 ? connection.outputSpan : 0
+                while span < body.spanCount && taken < Self.vectorsPerSend {
+                    let (storage, range) = body.span(span)
+                    let skip = number == 0 && span == connection.outputSpan ? connection.outputIndex : 0
+                    vectors[taken] = iovec(iov_base: UnsafeMutableRawPointer(mutating: bases[firstBase + storage] + range.lowerBound + skip),
+                                           iov_len: range.count - skip)
+                    taken += 1
+                    span += 1
+                }
+                firstBase += body.storageCount
+            }
+            var message = msghdr()
+            message.msg_iov = vectors.baseAddress
+            message.msg_iovlen = taken
+            return sendmsg(connection.fd, &message, Int32(MSG_NOSIGNAL))
+        }
+    }
+
+    /// Stretches handed to one `sendmsg` at most: a page with a long board is a few hundred
+    /// (the bytes between its forms' tokens).
+    static let vectorsPerSend = 256
+
+    /// Drops what `send` sent: whole stretches and bodies, then part of the next stretch.
     private func advance(_ connection: Connection, by written: Int) {
         connection.outputBytes -= written
         connection.lastOutputProgress = monotonicMilliseconds()
         var rest = written
         while rest > 0 {
-            let left = connection.output[0].count - connection.outputIndex
+            let body = connection.output[connection.outputFirst]
+            let left = body.span(connection.outputSpan).range.count - connection.outputIndex
             if rest < left {
                 connection.outputIndex += rest
                 return
             }
             rest -= left
-            connection.output.removeFirst()
             connection.outputIndex = 0
+            connection.outputSpan += 1
+            if connection.outputSpan == body.spanCount {
+                connection.outputSpan = 0
+                connection.outputFirst += 1
+            }
+        }
+        if connection.outputFirst == connection.output.count {
+            connection.output.removeAll(keepingCapacity: connection.output.count <= 64)
+            connection.outputFirst = 0
         }
     }
 
@@ -700,6 +746,9 @@ final class EventLoop: @unchecked Sendable {
         endStream(connection, finished: false)
         account(connection) // a closed connection holds nothing
         connection.output = []
+        connection.outputFirst = 0
+        connection.outputSpan = 0
+        connection.outputIndex = 0
         connection.input = []
         if heldMuch { releaseFreedMemory() }
         epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.fd, nil)

@@ -225,74 +225,102 @@ extension Gzip {
         } while stream.avail_out == 0 || stream.avail_in > 0
     }
 
-    /// `bytes` as one gzip member, splicing in `pieces` (offsets into `bytes`) and compressing
-    /// only what lies between them, at `level`.
-    public static func compress(_ bytes: [UInt8], reusing pieces: [Piece], level: Int32, storingGapsUnder: Int = 0) -> [UInt8] {
-        var out = header
-        let (deflated, crc) = deflate(bytes[...], reusing: pieces, final: true, level: level, storingGapsUnder: storingGapsUnder)
-        out += deflated
-        appendTrailer(&out, crc: crc, length: bytes.count)
+    /// `body` as one gzip member, splicing in `pieces` (offsets into `body`) and compressing
+    /// only what lies between them, at `level`. The result holds the pieces' deflated bytes
+    /// where they are kept (parts of its own between them), not copies.
+    public static func compress(_ body: ResponseBody, reusing pieces: [Piece], level: Int32, storingGapsUnder: Int = 0) -> ResponseBody {
+        var out = ResponseBody(header)
+        let (deflated, crc) = deflate(body, reusing: pieces, final: true, level: level, storingGapsUnder: storingGapsUnder)
+        out.append(deflated)
+        var trailer: [UInt8] = []
+        appendTrailer(&trailer, crc: crc, length: body.count)
+        out.append(trailer)
         return out
     }
 
-    /// Raw deflate data for `bytes` with `pieces` (offsets relative to `bytes.startIndex`)
-    /// spliced in, and the CRC-32 of `bytes`. The stretches between pieces go through one
-    /// stream, fully flushed before each piece: after a full flush the stream refers to nothing
-    /// before it, so what follows a piece cannot point into bytes the decoder got from the piece.
-    /// A piece that overlaps another or runs past the end is compressed like the rest.
+    /// `bytes` as one gzip member, splicing in `pieces`, in one array.
+    public static func compress(_ bytes: [UInt8], reusing pieces: [Piece], level: Int32, storingGapsUnder: Int = 0) -> [UInt8] {
+        compress(ResponseBody(bytes), reusing: pieces, level: level, storingGapsUnder: storingGapsUnder).joined()
+    }
+
+    /// Raw deflate data for `body` with `pieces` (offsets into `body`) spliced in, and the CRC-32
+    /// of `body`. The stretches between pieces go through one stream, fully flushed before each
+    /// piece: after a full flush the stream refers to nothing before it, so what follows a piece
+    /// cannot point into bytes the decoder got from the piece. A piece that overlaps another or
+    /// runs past the end is compressed like the rest.
     ///
     /// A stretch shorter than `storingGapsUnder` goes out as a stored block instead: each
     /// stretch ends a block, and zlib builds its Huffman trees for every block whatever its size
     /// (about 78 K instructions under callgrind), which for the few hundred bytes between two
     /// pieces costs more than the page's own render. Nothing compressed refers across it: the
     /// stream was fully flushed before, and the bytes never enter zlib's history.
-    public static func deflate(_ bytes: ArraySlice<UInt8>, reusing pieces: [Piece], final: Bool, level: Int32,
-                               storingGapsUnder: Int = 0) -> (deflated: [UInt8], crc: UInt32) {
+    public static func deflate(_ body: ResponseBody, reusing pieces: [Piece], final: Bool, level: Int32,
+                               storingGapsUnder: Int = 0) -> (deflated: ResponseBody, crc: UInt32) {
+        var crc: UInt32 = 0
+        func addCRC(_ range: Range<Int>) {
+            body.forEachStretch(in: range) { crc = UInt32(CZlib.crc32(UInt(crc), $0.baseAddress, UInt32($0.count))) }
+        }
         var stream = z_stream()
         guard deflateInit2_(&stream, level, Z_DEFLATED, -15, memoryLevel, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
-        else { return (storedBlocks(bytes, final: final), crc32(Array(bytes))) }
-        defer { deflateEnd(&stream) }
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count / 3 + 64)
-        var crc: UInt32 = 0
-        var position = 0
-        bytes.withUnsafeBufferPointer { input in
-            func run(_ range: Range<Int>, flush: Int32) {
-                if range.count < storingGapsUnder, flush == Z_FULL_FLUSH || flush == Z_FINISH {
-                    out += storedBlocks(bytes[(bytes.startIndex + range.lowerBound)..<(bytes.startIndex + range.upperBound)],
-                                        final: flush == Z_FINISH)
-                } else {
-                    deflateInto(&out, &stream, input, range, flush: flush)
-                }
-                if !range.isEmpty {
-                    let gapCRC = UInt32(CZlib.crc32(0, input.baseAddress! + range.lowerBound, UInt32(range.count)))
-                    crc = range.lowerBound == 0 ? gapCRC : crc32Combine(crc, gapCRC, secondLength: range.count)
-                }
-            }
-            for piece in pieces.sorted(by: { $0.offset < $1.offset })
-            where piece.offset >= position && piece.offset + piece.run.length <= input.count {
-                var pieceCRC = piece.run.crc
-                if !piece.run.holeOffsets.isEmpty {
-                    // Its holes hold this body's value, which its CRC cannot know.
-                    guard let filling = piece.filling, filling.count == piece.run.holeLength else { continue }
-                    pieceCRC = UInt32(CZlib.crc32(0, input.baseAddress! + piece.offset, UInt32(piece.run.length)))
-                }
-                if piece.offset > position { run(position..<piece.offset, flush: Z_FULL_FLUSH) }
-                let start = out.count
-                out += piece.run.deflated
-                if let filling = piece.filling, !piece.run.holeOffsets.isEmpty {
-                    for hole in piece.run.holeOffsets { out.replaceSubrange((start + hole)..<(start + hole + filling.count), with: filling) }
-                }
-                crc = piece.offset == 0 ? pieceCRC : crc32Combine(crc, pieceCRC, secondLength: piece.run.length)
-                position = piece.offset + piece.run.length
-            }
-            if final {
-                run(position..<input.count, flush: Z_FINISH)
-            } else if position < input.count {
-                run(position..<input.count, flush: Z_SYNC_FLUSH)
-            }
+        else {
+            addCRC(0..<body.count)
+            return (ResponseBody(storedBlocks(body.bytes(in: 0..<body.count)[...], final: final)), crc)
         }
-        return (out, crc)
+        defer { deflateEnd(&stream) }
+        var result = ResponseBody()
+        var out: [UInt8] = []
+        out.reserveCapacity(body.count / 3 + 64)
+        /// What zlib wrote since the last piece, as a part of the result.
+        func endOwnPart() {
+            result.append(out)
+            out = []
+        }
+        func run(_ range: Range<Int>, flush: Int32) {
+            if range.count < storingGapsUnder, flush == Z_FULL_FLUSH || flush == Z_FINISH {
+                out += storedBlocks(body.bytes(in: range)[...], final: flush == Z_FINISH)
+            } else if range.isEmpty {
+                deflateInto(&out, &stream, UnsafeBufferPointer(start: nil, count: 0), 0..<0, flush: flush)
+            } else {
+                var position = range.lowerBound
+                body.forEachStretch(in: range) { stretch in
+                    position += stretch.count
+                    deflateInto(&out, &stream, stretch, 0..<stretch.count, flush: position == range.upperBound ? flush : Z_NO_FLUSH)
+                }
+            }
+            addCRC(range)
+        }
+        var position = 0
+        for piece in pieces.sorted(by: { $0.offset < $1.offset })
+        where piece.offset >= position && piece.offset + piece.run.length <= body.count {
+            let holes = piece.run.holeOffsets
+            // Its holes hold this body's value, which its CRC cannot know.
+            if !holes.isEmpty { guard let filling = piece.filling, filling.count == piece.run.holeLength else { continue } }
+            if piece.offset > position { run(position..<piece.offset, flush: Z_FULL_FLUSH) }
+            endOwnPart()
+            let deflated = result.add(storage: piece.run.deflated)
+            if let filling = piece.filling, !holes.isEmpty {
+                let value = result.add(storage: filling)
+                var from = 0
+                for hole in holes {
+                    result.append(storage: deflated, from..<hole)
+                    result.append(storage: value, 0..<filling.count)
+                    from = hole + filling.count
+                }
+                result.append(storage: deflated, from..<piece.run.deflated.count)
+                addCRC(piece.offset..<(piece.offset + piece.run.length))
+            } else {
+                result.append(storage: deflated, 0..<piece.run.deflated.count)
+                crc = piece.offset == 0 ? piece.run.crc : crc32Combine(crc, piece.run.crc, secondLength: piece.run.length)
+            }
+            position = piece.offset + piece.run.length
+        }
+        if final {
+            run(position..<body.count, flush: Z_FINISH)
+        } else if position < body.count {
+            run(position..<body.count, flush: Z_SYNC_FLUSH)
+        }
+        endOwnPart()
+        return (result, crc)
     }
 
     /// `bytes` in stored blocks (what is left when zlib cannot start).

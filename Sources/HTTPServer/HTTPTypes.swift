@@ -157,14 +157,20 @@ public enum HTTPVersion: Sendable, Equatable {
     var text: String { self == .http10 ? "HTTP/1.0" : "HTTP/1.1" }
 }
 
-/// A response built by a handler. Bodies are complete byte arrays: pages here are small, and a
-/// known length lets every response carry `Content-Length`. A streamed response (`streaming`)
-/// has no body here: its handler writes it later to a `ResponseStream`.
+/// A response built by a handler. Bodies are complete: pages here are small, and a known length
+/// lets every response carry `Content-Length`. A streamed response (`streaming`) has no body
+/// here: its handler writes it later to a `ResponseStream`.
 public struct Response: Sendable {
     public var status: HTTPStatus
     public var headers: HTTPHeaders
-    /// Replacing or editing the body drops `deflatedPieces`, which described the old one.
-    public var body: [UInt8] { didSet { deflatedPieces = [] } }
+    /// The body as the slices it was assembled from, which the server writes without joining.
+    /// Replacing it drops `deflatedPieces`, which described the old one.
+    public var bodyParts: ResponseBody { didSet { deflatedPieces = [] } }
+    /// The body in one array (joined from its parts when it has several: a copy).
+    public var body: [UInt8] {
+        get { bodyParts.joined() }
+        set { bodyParts = ResponseBody(newValue) }
+    }
     /// Stretches of `body` deflated ahead of time (parts shared by many responses), which a
     /// compressor may splice in instead of compressing those bytes again (`Gzip.compress(_:reusing:level:)`).
     /// The server itself ignores them.
@@ -188,7 +194,7 @@ public struct Response: Sendable {
     public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
         self.headers = headers
-        self.body = body
+        self.bodyParts = ResponseBody(body)
     }
 
     public static func text(_ text: String, status: HTTPStatus = .ok) -> Response {

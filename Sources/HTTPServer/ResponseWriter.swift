@@ -17,13 +17,14 @@ struct ResponseWriter {
     ///   - chunked: a streamed body on HTTP/1.1 (`Transfer-Encoding: chunked`); a streamed body
     ///     on HTTP/1.0 has neither field and ends with the connection.
     func serialize(_ response: Response, omitBody: Bool, close: Bool, keepAliveHTTP10: Bool,
-                   date: String, chunked: Bool = false) -> (head: [UInt8], body: [UInt8]) {
+                   date: String, chunked: Bool = false) -> (head: [UInt8], body: ResponseBody) {
         let status = response.status
+        let body = response.bodyParts
         let bodyAllowed = status.code >= 200 && status.code != 204 && status.code != 304
-        let sendsBody = bodyAllowed && !omitBody && !response.body.isEmpty
-        let bodyInHead = sendsBody && response.body.count <= Self.bodyCopiedIntoHead
+        let sendsBody = bodyAllowed && !omitBody && !body.isEmpty
+        let bodyInHead = sendsBody && body.count <= Self.bodyCopiedIntoHead
         var out: [UInt8] = []
-        out.reserveCapacity(160 + response.headers.fields.count * 40 + (bodyInHead ? response.body.count : 0))
+        out.reserveCapacity(160 + response.headers.fields.count * 40 + (bodyInHead ? body.count : 0))
         // Bytes appended directly: with string interpolation this function cost 6,400 of a bare
         // request's 25,700 instructions, 4,600 without.
         out.append(contentsOf: "HTTP/1.1 ".utf8)
@@ -50,7 +51,7 @@ struct ResponseWriter {
             out.append(contentsOf: "\r\nTransfer-Encoding: chunked".utf8)
         } else if bodyAllowed && response.stream == nil {
             out.append(contentsOf: "\r\nContent-Length: ".utf8)
-            appendDecimal(response.body.count, to: &out)
+            appendDecimal(body.count, to: &out)
         }
         if close {
             out.append(contentsOf: "\r\nConnection: close".utf8)
@@ -58,8 +59,8 @@ struct ResponseWriter {
             out.append(contentsOf: "\r\nConnection: keep-alive".utf8)
         }
         out.append(contentsOf: "\r\n\r\n".utf8)
-        if bodyInHead { out.append(contentsOf: response.body) }
-        return (out, sendsBody && !bodyInHead ? response.body : [])
+        if bodyInHead { body.forEachStretch(in: 0..<body.count) { out.append(contentsOf: $0) } }
+        return (out, sendsBody && !bodyInHead ? body : ResponseBody())
     }
 
     /// A non-negative number's ASCII digits.

@@ -191,7 +191,7 @@ public final class Server: Sendable {
                 request.remoteAddress = remoteAddress
                 let response = handleImmediately(request) ?? handle(request, started: monotonicMilliseconds())
                 let (head, body, _) = serialize(response, for: request, date: WorkerDate.current())
-                return head + body
+                return head + body.joined()
             }
         }
     }
@@ -199,7 +199,7 @@ public final class Server: Sendable {
     /// The response's bytes for `request` (no body for HEAD) and whether the connection closes
     /// after it: when the client asked, or the server is draining.
     /// A streamed response on HTTP/1.0 ends by closing the connection.
-    func serialize(_ response: Response, for request: Request, date: String) -> (head: [UInt8], body: [UInt8], close: Bool) {
+    func serialize(_ response: Response, for request: Request, date: String) -> (head: [UInt8], body: ResponseBody, close: Bool) {
         let streamed = response.stream != nil
         let close = !request.wantsKeepAlive || draining.load(ordering: .relaxed) || (streamed && request.version == .http10)
         let (head, body) = writer.serialize(response, omitBody: request.method == "HEAD", close: close,
@@ -235,7 +235,7 @@ public final class Server: Sendable {
     private func log(_ request: Request, _ response: Response, started: UInt64) -> Response {
         if logger.logLevel <= .info {
             let ms = Double(monotonicMilliseconds() - started)
-            logger.info("\(request.method) \(request.path) \(response.status.code) \(response.body.count)B \(ms)ms")
+            logger.info("\(request.method) \(request.path) \(response.status.code) \(response.bodyParts.count)B \(ms)ms")
         }
         return response
     }

@@ -461,6 +461,42 @@ final class TestServer {
         }
     }
 
+    @Test func aBodyOfManyStretchesOfSeveralArraysComesBackWholeAndInOrder() throws {
+        // Stretches of three arrays, interleaved, more than one `sendmsg` takes, of every size
+        // from one byte; the largest bodies outgrow the socket's buffer, so writes stop in the
+        // middle of a stretch and go on from there.
+        let arrays: [[UInt8]] = (0..<3).map { array in (0..<5_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ array &* 101) } }
+        @Sendable func stretches(_ count: Int) -> [(array: Int, range: Range<Int>)] {
+            (0..<count).map { index in
+                let start = (index * 37) % 4_000
+                return (index % 3, start..<(start + 1 + (index * 131) % 997))
+            }
+        }
+        let router = Router<EmptyContext>()
+        router.get("/stretches/{count}") { request, _ in
+            var body = ResponseBody()
+            let numbers = arrays.map { body.add(storage: $0) }
+            for stretch in stretches(Int(request.parameters["count"]!)!) { body.append(storage: numbers[stretch.array], stretch.range) }
+            var response = Response()
+            response.bodyParts = body
+            return response
+        }
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        let server = Server(configuration: configuration, responder: router.responder)
+        try server.start()
+        defer { server.shutdown(); server.wait() }
+        let client = try TestClient(port: server.port, timeout: 10)
+        let counts = [1, 2, 255, 256, 257, 3_000, 5, 600]
+        try client.send(counts.map { "GET /stretches/\($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined())
+        for count in counts {
+            let expected = stretches(count).flatMap { arrays[$0.array][$0.range] }
+            let response = try client.readResponse()
+            #expect(response.headers["Content-Length"] == String(expected.count))
+            #expect(response.body == expected, "\(count) stretches")
+        }
+    }
+
     @Test func aResponseForAVanishedClientNeverReachesTheNextClientOnItsDescriptor() throws {
         let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), finished = DispatchSemaphore(value: 0)
         let router = Router<EmptyContext>()

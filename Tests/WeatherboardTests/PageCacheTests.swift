@@ -359,11 +359,11 @@ import Testing
     }
 
     @Test func splicedGzipMatchesZlibForAnyValue() throws {
-        let page = SplicedPage(RenderedPage(bytes: Array("<p>HOLE and again HOLE, then the end with no hole</p>".utf8)), hole: Array("HOLE".utf8))
+        let page = SplicedPage(RenderedPage(body: ResponseBody(Array("<p>HOLE and again HOLE, then the end with no hole</p>".utf8))), hole: Array("HOLE".utf8))
         for value in ["", "x", String(repeating: "token-", count: 30), "토큰"] {
             let expected = Array("<p>\(value) and again \(value), then the end with no hole</p>".utf8)
-            #expect(page.bytes(filling: Array(value.utf8)) == expected)
-            #expect(try gunzip(page.gzip(filling: Array(value.utf8))) == expected)
+            #expect(page.body(filling: Array(value.utf8)).joined() == expected)
+            #expect(try gunzip(page.gzip(filling: Array(value.utf8)).joined()) == expected)
         }
     }
 }
@@ -432,6 +432,58 @@ import Testing
         }
     }
 
+    /// A page lends its large fragments (a board with its replies, a city's weather) instead of
+    /// copying them: its body holds the kept fragment's own array, the response's token copied
+    /// into each hole between its stretches; joined it is the page a copy makes, and compressed
+    /// (splicing the fragment's deflated form) it inflates to it.
+    @Test func aPageLendsItsLargeFragmentsAndFillsTheirHolesBetweenTheStretches() throws {
+        let renderer = try Renderer(templatesDirectory: AppConfiguration.repositoryFolder("Templates"))
+        let hole = HTMLFragment.Hole.length
+        // A board-like fragment: forms every few hundred bytes, each with a hole, some close together.
+        var board = HTML()
+        for form in 0..<40 {
+            board.raw(Self.text(form, count: form % 5 == 0 ? 40 : 700))
+            board.raw("<input name=\"csrf_token\" value=\"")
+            board.text(HTMLFragment.Hole.placeholder)
+            board.raw("\">")
+        }
+        board.raw(Self.text(99, count: 3_000))
+        let kept = HTMLFragment(board.bytes, deflated: nil, holes: board.holes)
+        let token = Array(String(repeating: "t", count: hole).utf8)
+        let run = try #require(Gzip.DeflatedRun(kept.bytes, holes: kept.holes, holeLength: hole, level: 6))
+        let small = HTMLFragment(Array("<p>copied, too short to lend</p>".utf8))
+        for deflated in [nil, run] {
+            let shown = kept.filled(with: token, deflated: deflated)
+            let page = renderer.page(.en) { html, _ in
+                html.raw("<main>")
+                html.text(shown)
+                html.text(small)
+                html.raw("</main>")
+            }
+            var filled = kept.bytes
+            for offset in kept.holes { filled.replaceSubrange(offset..<(offset + hole), with: token) }
+            let expected = Array("<main>".utf8) + filled + small.bytes + Array("</main>".utf8)
+            let joined = page.body.joined()
+            #expect(joined == expected, "the page a copy makes")
+            var sharesTheKeptArray = false
+            var stretches = 0
+            page.body.forEachStretch(in: 0..<page.body.count) { stretch in
+                stretches += 1
+                kept.bytes.withUnsafeBufferPointer { keptBytes in
+                    if let base = stretch.baseAddress, let keptBase = keptBytes.baseAddress,
+                       base >= keptBase, base < keptBase + keptBytes.count { sharesTheKeptArray = true }
+                }
+            }
+            #expect(sharesTheKeptArray, "the fragment's stretches are sent from where it is kept")
+            #expect(stretches < 2 * kept.holes.count + 4, "short stretches are copied, not lent")
+            var response = Response.html(page)
+            response.bodyParts = Gzip.compress(response.bodyParts, reusing: page.deflatedPieces, level: 1)
+            let inflated = try gunzip(response.body)
+            #expect(inflated == expected, "compressed, it inflates to the page")
+            if deflated != nil { #expect(Self.contains(response.body, Array(run.deflated.prefix(run.holeOffsets[0])))) }
+        }
+    }
+
     @Test func piecesThatDoNotFitAreCompressedLikeTheRest() throws {
         let shared = Self.text(3, count: 2_000)
         let run = Gzip.DeflatedRun(shared, level: 9)
@@ -496,11 +548,11 @@ import Testing
         html.text(fragment)
         html.raw("<form>HOLE</form>")
         html.text(fragment)
-        let page = SplicedPage(RenderedPage(bytes: html.bytes, deflatedPieces: html.pieces), hole: Array("HOLE".utf8))
+        let page = SplicedPage(RenderedPage(body: ResponseBody(html.bytes), deflatedPieces: html.pieces), hole: Array("HOLE".utf8))
         #expect(html.pieces.count == 2)
         let expected = Array("<p>tok</p>".utf8) + shared + Array("<form>tok</form>".utf8) + shared
-        #expect(try gunzip(page.gzip(filling: Array("tok".utf8))) == expected)
-        #expect(Self.contains(page.gzip(filling: Array("tok".utf8)), fragment.deflated!.deflated))
+        #expect(try gunzip(page.gzip(filling: Array("tok".utf8)).joined()) == expected)
+        #expect(Self.contains(page.gzip(filling: Array("tok".utf8)).joined(), fragment.deflated!.deflated))
     }
 }
 

@@ -14,7 +14,7 @@ final class ResponseCompression: Sendable {
 
     func middleware(_ request: Request, _ context: AppContext, _ next: Router<AppContext>.Handler) throws -> Response {
         var response = try next(request, context)
-        guard response.body.count >= Self.minimumSize, response.headers["Content-Encoding"] == nil,
+        guard response.bodyParts.count >= Self.minimumSize, response.headers["Content-Encoding"] == nil,
               let type = response.headers["Content-Type"], Gzip.isCompressible(contentType: type) else { return response }
         response.headers.set("Vary", varyAddingAcceptEncoding(response.headers["Vary"]))
         guard acceptsGzip(request) else { return response }
@@ -34,7 +34,7 @@ final class ResponseCompression: Sendable {
             // The few hundred bytes between a page's pieces (its observations line, its footer)
             // are sent stored: deflating each would cost more than the rest of the page
             // (docs/performance.md, 2026-11-25).
-            response.body = Gzip.compress(response.body, reusing: response.deflatedPieces, level: 1,
+            response.bodyParts = Gzip.compress(response.bodyParts, reusing: response.deflatedPieces, level: 1,
                                           storingGapsUnder: response.deflatedPieces.isEmpty ? 0 : Self.storedGap)
         }
         response.headers.set("Content-Encoding", "gzip")

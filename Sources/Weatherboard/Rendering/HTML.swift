@@ -18,18 +18,37 @@ public struct HTML: ~Copyable {
     /// Where a per-response value goes (`HTMLFragment.hole`), for a fragment rendered once and
     /// filled per response.
     private(set) var holes: [Int] = []
+    /// Whether large fragments are lent rather than copied (`lent`): only for a response's page,
+    /// whose body can be parts; a fragment to be kept is one array.
+    private let lendsFragments: Bool
+    /// Stretches of fragments kept elsewhere (`lenders`) that belong in the page after `at`
+    /// bytes of its own: the response sends them from where they are kept instead of copying
+    /// them here.
+    private(set) var lent: [Lent] = []
+    private(set) var lenders: [[UInt8]] = []
+    private var lentBytes = 0
+
+    struct Lent {
+        var at: Int
+        var lender: Int
+        var range: Range<Int>
+    }
+    /// Where the next byte goes in the page as sent (its own bytes and the lent ones).
+    var position: Int { count + lentBytes }
 
     public init(capacity: Int = 64 * 1024) {
         self.capacity = max(capacity, 64)
         start = .allocate(capacity: self.capacity)
+        lendsFragments = false
     }
 
     /// Writes into `buffer` until it is full; the caller keeps `count` bytes of it if
-    /// `ownsStorage` is still false at the end.
-    init(writingInto buffer: UnsafeMutableBufferPointer<UInt8>) {
+    /// `ownsStorage` is still false at the end. `lendingFragments`: large fragments go to `lent`.
+    init(writingInto buffer: UnsafeMutableBufferPointer<UInt8>, lendingFragments: Bool) {
         start = buffer.baseAddress!
         capacity = buffer.count
         ownsStorage = false
+        lendsFragments = lendingFragments
     }
 
     deinit { if ownsStorage { start.deallocate() } }
@@ -79,22 +98,60 @@ public struct HTML: ~Copyable {
     /// A fragment's bytes, noting where its deflated form goes and filling its holes (or, when
     /// it brings no filling, noting them as this buffer's own).
     mutating func raw(_ fragment: HTMLFragment) {
-        let start = count
+        let start = position
         if fragment.isHole { holes.append(start) }
         if let run = fragment.deflated { pieces.append(Gzip.Piece(offset: start, run: run, filling: fragment.filling)) }
+        if lendsFragments, fragment.bytes.count >= Self.lentAtLeast, fragment.holes.isEmpty || fragment.filling != nil {
+            lend(fragment)
+            return
+        }
+        let own = count
         raw(fragment.bytes)
         guard !fragment.holes.isEmpty else { return }
         if let filling = fragment.filling {
             filling.withUnsafeBufferPointer { value in
                 guard let base = value.baseAddress else { return }
                 for hole in fragment.holes where hole + value.count <= fragment.bytes.count {
-                    (self.start + start + hole).update(from: base, count: value.count)
+                    (self.start + own + hole).update(from: base, count: value.count)
                 }
             }
         } else {
             holes += fragment.holes.map { start + $0 }
         }
     }
+
+    /// A fragment as stretches lent from where it is kept, with its filling copied into each
+    /// hole between them. A page's board with its replies is 100 KB or more, and copying it
+    /// was most of what a page of replies cost beyond one without (docs/performance.md).
+    private mutating func lend(_ fragment: HTMLFragment) {
+        let bytes = fragment.bytes
+        lenders.append(bytes)
+        let lender = lenders.count - 1
+        bytes.withUnsafeBufferPointer { source in
+            func lendOrCopy(_ stretch: Range<Int>) {
+                if stretch.count >= Self.lentAtLeast {
+                    lent.append(Lent(at: count, lender: lender, range: stretch))
+                    lentBytes += stretch.count
+                } else if !stretch.isEmpty {
+                    append(source.baseAddress! + stretch.lowerBound, count: stretch.count)
+                }
+            }
+            var from = 0
+            if let filling = fragment.filling {
+                for hole in fragment.holes where hole >= from && hole + filling.count <= bytes.count {
+                    lendOrCopy(from..<hole)
+                    raw(filling)
+                    from = hole + filling.count
+                }
+            }
+            lendOrCopy(from..<bytes.count)
+        }
+    }
+
+    /// Shorter stretches are copied: each lent one is a stretch of the body, one more entry in
+    /// the server's `sendmsg` (a board's forms each carry a token, so its stretches between
+    /// tokens are a post's few hundred bytes).
+    static let lentAtLeast = 256
 
     /// A value, HTML-escaped.
     @inline(__always)

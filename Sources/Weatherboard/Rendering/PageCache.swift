@@ -185,9 +185,9 @@ final class PageCache: Sendable {
         let token = HTML.escaped(context.csrfToken)
         if acceptsGzip(request) {
             response.headers.add("Content-Encoding", "gzip")
-            response.body = entry.page.gzip(filling: token)
+            response.bodyParts = entry.page.gzip(filling: token)
         } else {
-            response.body = entry.page.bytes(filling: token)
+            response.bodyParts = entry.page.body(filling: token)
         }
         return response
     }

@@ -28,12 +28,22 @@ public final class Renderer: Sendable {
 
     /// Runs a compiled template for a response body. It writes straight into the array that
     /// becomes the body (no copy of the page at the end); its spare capacity lives only until
-    /// the response is written, so keep `fragment` for anything held longer. `holding`: the
-    /// bytes of fragments it copies in, when they may be large (a board with its replies), so
-    /// that the page is sized for them rather than outgrowing its array and being copied again.
-    public func page(_ language: Language, holding fragments: Int = 0, _ template: (inout HTML, Strings) -> Void) -> RenderedPage {
-        let (bytes, pieces, _) = render(language, capacity: max(Self.pageCapacity, fragments + Self.pageCapacity / 2), template)
-        return RenderedPage(bytes: bytes, deflatedPieces: pieces)
+    /// the response is written, so keep `fragment` for anything held longer. Large fragments
+    /// it shows (a city's weather, a board) are not copied in: the body holds them as parts.
+    public func page(_ language: Language, _ template: (inout HTML, Strings) -> Void) -> RenderedPage {
+        let made = render(language, capacity: Self.pageCapacity, lendingFragments: true, template)
+        guard !made.lent.isEmpty else { return RenderedPage(body: ResponseBody(made.bytes), deflatedPieces: made.pieces) }
+        var body = ResponseBody()
+        let own = body.add(storage: made.bytes)
+        let lenders = made.lenders.map { body.add(storage: $0) }
+        var from = 0
+        for lent in made.lent {
+            body.append(storage: own, from..<lent.at)
+            body.append(storage: lenders[lent.lender], lent.range)
+            from = lent.at
+        }
+        body.append(storage: own, from..<made.bytes.count)
+        return RenderedPage(body: body, deflatedPieces: made.pieces)
     }
 
     /// Runs a compiled template into an exactly sized fragment, to be kept and shown again.
@@ -46,21 +56,25 @@ public final class Renderer: Sendable {
     /// Runs a compiled template into a fragment written straight into its array, like `page`:
     /// for a large fragment made per response (a board), whose spare capacity lives no longer.
     func responseFragment(_ language: Language, _ template: (inout HTML, Strings) -> Void) -> HTMLFragment {
-        let (bytes, _, holes) = render(language, capacity: Self.pageCapacity, template)
-        return HTMLFragment(bytes, deflated: nil, holes: holes)
+        let made = render(language, capacity: Self.pageCapacity, lendingFragments: false, template)
+        return HTMLFragment(made.bytes, deflated: nil, holes: made.holes)
     }
 
-    private func render(_ language: Language, capacity: Int, _ template: (inout HTML, Strings) -> Void)
-        -> (bytes: [UInt8], pieces: [Gzip.Piece], holes: [Int]) {
+    private func render(_ language: Language, capacity: Int, lendingFragments: Bool, _ template: (inout HTML, Strings) -> Void)
+        -> (bytes: [UInt8], pieces: [Gzip.Piece], holes: [Int], lent: [HTML.Lent], lenders: [[UInt8]]) {
         let strings = strings(language)
         var grown: [UInt8]?
         var pieces: [Gzip.Piece] = []
         var holes: [Int] = []
+        var lent: [HTML.Lent] = []
+        var lenders: [[UInt8]] = []
         let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
-            var html = HTML(writingInto: buffer)
+            var html = HTML(writingInto: buffer, lendingFragments: lendingFragments)
             template(&html, strings)
             pieces = html.pieces
             holes = html.holes
+            lent = html.lent
+            lenders = html.lenders
             if html.ownsStorage {
                 grown = html.bytes // it outgrew the array and moved; rare
                 initialized = 0
@@ -68,24 +82,25 @@ public final class Renderer: Sendable {
                 initialized = html.count
             }
         }
-        return (grown ?? bytes, pieces, holes)
+        return (grown ?? bytes, pieces, holes, lent, lenders)
     }
 
-    /// Room for the largest usual page: Seoul's with 20 posts is about 84 KB signed in (a page
-    /// that outgrows it is copied once into storage of its own).
+    /// Room for the largest usual page of its own bytes (a board or a city's weather is lent,
+    /// not copied in; a page that outgrows it is copied once into storage of its own).
     static let pageCapacity = 128 * 1024
 }
 
 /// A page's bytes and where in them fragments deflated ahead of time sit (`HTMLFragment.deflated`),
 /// so that compressing the page compresses only the rest.
 public struct RenderedPage: Sendable {
-    public var bytes: [UInt8]
+    public var body: ResponseBody
     public var deflatedPieces: [Gzip.Piece] = []
 }
 
 extension Response {
     public static func html(_ page: RenderedPage, status: HTTPStatus = .ok) -> Response {
-        var response = Response.html(page.bytes, status: status)
+        var response = Response.html([], status: status)
+        response.bodyParts = page.body
         response.deflatedPieces = page.deflatedPieces
         return response
     }

@@ -23,7 +23,7 @@ struct SplicedPage: Sendable {
     /// (a board whose times read the same, a city with no posts), its deflated runs are reused
     /// instead of deflating the page again.
     init(_ page: RenderedPage, hole: [UInt8], previous: SplicedPage? = nil) {
-        let bytes = page.bytes
+        let bytes = page.body.joined()
         var runs: [[UInt8]] = []
         var starts: [Int] = []
         var start = 0
@@ -58,8 +58,8 @@ struct SplicedPage: Sendable {
                 let offset = piece.offset - starts[index]
                 return offset >= 0 && offset + piece.run.length <= run.count ? Gzip.Piece(offset: offset, run: piece.run) : nil
             }
-            let (deflated, crc) = Gzip.deflate(run[...], reusing: pieces, final: index == runs.count - 1, level: Self.level)
-            deflatedRuns.append(deflated)
+            let (deflated, crc) = Gzip.deflate(ResponseBody(run), reusing: pieces, final: index == runs.count - 1, level: Self.level)
+            deflatedRuns.append(deflated.joined())
             runCRCs.append(crc)
         }
         self.deflatedRuns = deflatedRuns
@@ -72,36 +72,39 @@ struct SplicedPage: Sendable {
     /// (docs/performance.md, 2026-11-25).
     static let level: Int32 = 6
 
-    /// The page with `value` in every hole.
-    func bytes(filling value: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(runs.reduce(0) { $0 + $1.count } + value.count * (runs.count - 1))
+    /// The page with `value` in every hole: its runs as they are kept, the value between them.
+    func body(filling value: [UInt8]) -> ResponseBody {
+        var body = ResponseBody()
+        let filling = body.add(storage: value)
         for (index, run) in runs.enumerated() {
-            if index > 0 { out += value }
-            out += run
+            if index > 0 { body.append(storage: filling, 0..<value.count) }
+            body.append(storage: body.add(storage: run), 0..<run.count)
         }
-        return out
+        return body
     }
 
-    /// The page with `value` in every hole, as gzip.
-    func gzip(filling value: [UInt8]) -> [UInt8] {
-        var out = Gzip.header
-        out.reserveCapacity(deflatedRuns.reduce(32) { $0 + $1.count } + (value.count + 5) * (runs.count - 1))
+    /// The page with `value` in every hole, as gzip: the deflated runs as they are kept, the
+    /// value between them as a stored block.
+    func gzip(filling value: [UInt8]) -> ResponseBody {
+        var body = ResponseBody(Gzip.header)
         let valueBlock = Gzip.storedBlock(value, final: false)
+        let filling = body.add(storage: valueBlock)
         let valueCRC = Gzip.crc32(value)
         var crc: UInt32 = 0
         var length = 0
         for index in runs.indices {
             if index > 0 {
-                out += valueBlock
+                body.append(storage: filling, 0..<valueBlock.count)
                 crc = Gzip.crc32Combine(crc, valueCRC, secondLength: value.count)
                 length += value.count
             }
-            out += deflatedRuns[index]
+            body.append(storage: body.add(storage: deflatedRuns[index]), 0..<deflatedRuns[index].count)
             crc = index == 0 ? runCRCs[0] : Gzip.crc32Combine(crc, runCRCs[index], secondLength: runs[index].count)
             length += runs[index].count
         }
-        Gzip.appendTrailer(&out, crc: crc, length: length)
-        return out
+        var trailer: [UInt8] = []
+        Gzip.appendTrailer(&trailer, crc: crc, length: length)
+        body.append(trailer)
+        return body
     }
 }

@@ -147,8 +147,9 @@ struct BoardController {
                             title: pages.string("feed_title", context.language, ["city": city.name(context.language)]),
                             updated: DateFormatting.iso8601(updated), selfHref: "\(base)/city/\(city.slug)/feed.atom",
                             alternate: "\(base)/city/\(city.slug)", entries: entries)
-        let bytes = pages.renderer.page(context.language) { Templates.feed(view, &$0, $1) }.bytes
-        return Response(headers: HTTPHeaders([("Content-Type", "application/atom+xml; charset=utf-8")]), body: bytes)
+        var feed = Response(headers: HTTPHeaders([("Content-Type", "application/atom+xml; charset=utf-8")]))
+        feed.bodyParts = pages.renderer.page(context.language) { Templates.feed(view, &$0, $1) }.body
+        return feed
     }
 }
 

@@ -68,7 +68,7 @@ struct CityPageController {
                             boardJump: board.jumpLabel(posts, language),
                             board: boardFragment(city, context, before: before, composer: composer, posts: posts, csrfToken: csrfToken,
                                                  signInHref: layout.signInHref))
-        return pages.renderer.page(language, holding: view.weather.bytes.count + view.board.bytes.count) { Templates.city(view, &$0, $1) }
+        return pages.renderer.page(language) { Templates.city(view, &$0, $1) }
     }
 
     /// The board, rendered for this viewer. A response's own token goes into holes, so that when
