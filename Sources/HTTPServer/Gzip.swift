@@ -90,6 +90,11 @@ extension Gzip {
         /// each response writes its own value there (see `init(_:holes:holeLength:level:)`).
         public let holeOffsets: [Int]
         public let holeLength: Int
+        /// The bytes every hole held when the run was made (nil if they differed, or no holes),
+        /// and what the holes add to the CRC: the sum of x^(8·k) mod the CRC polynomial over the
+        /// holes, k the bytes after each (see `crc(filling:)`).
+        private let placeholder: [UInt8]?
+        private let holeShift: UInt
 
         public init(_ bytes: [UInt8], level: Int32 = 9) {
             length = bytes.count
@@ -97,6 +102,8 @@ extension Gzip {
             deflated = Gzip.deflateRun(bytes, final: false, level: level)
             holeOffsets = []
             holeLength = 0
+            placeholder = nil
+            holeShift = 0
         }
 
         /// `bytes` deflated in one window around holes (at `holes`, `holeLength` bytes each) that
@@ -168,6 +175,30 @@ extension Gzip {
             deflated = out
             holeOffsets = offsets
             self.holeLength = holeLength
+            let first = holes.first.map { Array(bytes[$0..<($0 + holeLength)]) }
+            if let first, holes.allSatisfy({ bytes[$0..<($0 + holeLength)].elementsEqual(first) }) {
+                placeholder = first
+                holeShift = holes.reduce(0) { $0 ^ crc32_combine_gen(off_t(bytes.count - $1 - holeLength)) }
+            } else {
+                placeholder = nil
+                holeShift = 0
+            }
+        }
+
+        /// The CRC-32 of the run's bytes with `value` in every hole, from the run's own CRC in a
+        /// few hundred instructions: a board's is per response, and computing it over the bytes
+        /// cost four instructions a byte (800 K for a board with its replies). A CRC is linear
+        /// but for a constant set by the length: between two messages of one length it differs
+        /// by the linear CRC of their difference, which here is `value` XOR the placeholder in
+        /// each hole and zeros elsewhere; the difference block's linear CRC, moved past the k
+        /// bytes after a hole, is multiplied by x^(8·k), and the holes' factors add up once
+        /// (`holeShift`). Nil when the holes did not all hold the same bytes.
+        public func crc(filling value: [UInt8]) -> UInt32? {
+            guard let placeholder, value.count == placeholder.count else { return nil }
+            let difference = zip(value, placeholder).map { $0 ^ $1 }
+            let zeros = [UInt8](repeating: 0, count: difference.count)
+            let linear = UInt(Gzip.crc32(difference) ^ Gzip.crc32(zeros))
+            return crc ^ UInt32(truncatingIfNeeded: crc32_combine_op(linear, 0, holeShift))
         }
     }
 
@@ -307,7 +338,11 @@ extension Gzip {
                     from = hole + filling.count
                 }
                 result.append(storage: deflated, from..<piece.run.deflated.count)
-                addCRC(piece.offset..<(piece.offset + piece.run.length))
+                if let pieceCRC = piece.run.crc(filling: filling) {
+                    crc = piece.offset == 0 ? pieceCRC : crc32Combine(crc, pieceCRC, secondLength: piece.run.length)
+                } else {
+                    addCRC(piece.offset..<(piece.offset + piece.run.length))
+                }
             } else {
                 result.append(storage: deflated, 0..<piece.run.deflated.count)
                 crc = piece.offset == 0 ? piece.run.crc : crc32Combine(crc, piece.run.crc, secondLength: piece.run.length)

@@ -484,6 +484,18 @@ import Testing
         }
     }
 
+    /// What caches keep holds its bytes and no more: a board rendered into room for a long one,
+    /// and a kept page without a hole, were arrays of 128 KB whatever their size (`Array` of a
+    /// whole array's slice is that array), which the caches' budgets, counting bytes, did not see.
+    @Test func keptFragmentsAndPagesHoldNoRoomToSpare() throws {
+        let renderer = try Renderer(templatesDirectory: AppConfiguration.repositoryFolder("Templates"))
+        let board = renderer.fragment(.en, capacity: 64 * 1024) { html, _ in html.raw("<p>a short board</p>") }
+        #expect(board.bytes.capacity < 256, "capacity \(board.bytes.capacity)")
+        let page = renderer.page(.en) { html, _ in html.raw("<p>a page without a hole</p>") }
+        let kept = SplicedPage(page, hole: Array("HOLE".utf8))
+        #expect(kept.runs.count == 1 && kept.runs[0].capacity < 256, "capacity \(kept.runs[0].capacity)")
+    }
+
     @Test func piecesThatDoNotFitAreCompressedLikeTheRest() throws {
         let shared = Self.text(3, count: 2_000)
         let run = Gzip.DeflatedRun(shared, level: 9)
@@ -493,6 +505,42 @@ import Testing
         #expect(try gunzip(Gzip.compress(bytes, reusing: pieces, level: 1)) == bytes)
         #expect(try gunzip(Gzip.compress(bytes, reusing: [], level: 1)) == bytes)
         #expect(try gunzip(Gzip.compress([], reusing: [], level: 1)) == [])
+    }
+
+    /// A run's CRC with a value in its holes comes from its own CRC (a board's is per response),
+    /// and is the CRC of the filled bytes for any value, hole layout and length after the last
+    /// hole; holes that held different bytes give none, and the body's CRC is then counted.
+    @Test func aRunsCRCWithAValueInItsHolesIsTheCRCOfTheFilledBytes() throws {
+        let length = 12
+        var generator = SystemRandomNumberGenerator()
+        for layout in 0..<20 {
+            var bytes = Self.text(layout, count: 50 + layout * 97)
+            var holes: [Int] = []
+            for _ in 0..<(1 + layout % 6) {
+                let at = bytes.count + Int.random(in: 0...300, using: &generator)
+                bytes += Self.text(layout + 1, count: at - bytes.count) + [UInt8](repeating: 0xFF, count: length)
+                holes.append(at)
+            }
+            bytes += Self.text(layout + 2, count: layout % 3 == 0 ? 0 : 1 + layout * 31)
+            let run = try #require(Gzip.DeflatedRun(bytes, holes: holes, holeLength: length, level: 6))
+            for _ in 0..<5 {
+                let value = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                var filled = bytes
+                for hole in holes { filled.replaceSubrange(hole..<(hole + length), with: value) }
+                #expect(run.crc(filling: value) == Gzip.crc32(filled), "layout \(layout)")
+            }
+            #expect(run.crc(filling: [1, 2, 3]) == nil, "a value of another length")
+        }
+        var differing = Self.text(1, count: 400)
+        differing.replaceSubrange(10..<(10 + length), with: [UInt8](repeating: 0xFF, count: length))
+        differing.replaceSubrange(200..<(200 + length), with: [UInt8](repeating: 0xFE, count: length))
+        let run = try #require(Gzip.DeflatedRun(differing, holes: [10, 200], holeLength: length, level: 6))
+        let value = Array("abcdefghijkl".utf8)
+        #expect(run.crc(filling: value) == nil)
+        var filled = differing
+        for hole in [10, 200] { filled.replaceSubrange(hole..<(hole + length), with: value) }
+        let body = Self.text(5, count: 2_000) + filled
+        #expect(try gunzip(Gzip.compress(body, reusing: [Gzip.Piece(offset: 2_000, run: run, filling: value)], level: 6)) == body)
     }
 
     @Test func aRunWithHolesTakesAnyValueOfItsLengthInEveryHole() throws {

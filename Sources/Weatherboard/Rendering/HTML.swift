@@ -19,7 +19,7 @@ public struct HTML: ~Copyable {
     /// filled per response.
     private(set) var holes: [Int] = []
     /// Whether large fragments are lent rather than copied (`lent`): only for a response's page,
-    /// whose body can be parts; a fragment to be kept is one array.
+    /// whose body can be stretches of several arrays; a fragment to be kept is one array.
     private let lendsFragments: Bool
     /// Stretches of fragments kept elsewhere (`lenders`) that belong in the page after `at`
     /// bytes of its own: the response sends them from where they are kept instead of copying
@@ -42,13 +42,13 @@ public struct HTML: ~Copyable {
         lendsFragments = false
     }
 
-    /// Writes into `buffer` until it is full; the caller keeps `count` bytes of it if
-    /// `ownsStorage` is still false at the end. `lendingFragments`: large fragments go to `lent`.
-    init(writingInto buffer: UnsafeMutableBufferPointer<UInt8>, lendingFragments: Bool) {
+    /// A response's page: writes into `buffer` until it is full (the caller keeps `count` bytes
+    /// of it if `ownsStorage` is still false at the end), large fragments going to `lent`.
+    init(writingInto buffer: UnsafeMutableBufferPointer<UInt8>) {
         start = buffer.baseAddress!
         capacity = buffer.count
         ownsStorage = false
-        lendsFragments = lendingFragments
+        lendsFragments = true
     }
 
     deinit { if ownsStorage { start.deallocate() } }

@@ -31,48 +31,15 @@ public final class Renderer: Sendable {
     /// the response is written, so keep `fragment` for anything held longer. Large fragments
     /// it shows (a city's weather, a board) are not copied in: the body holds them as parts.
     public func page(_ language: Language, _ template: (inout HTML, Strings) -> Void) -> RenderedPage {
-        let made = render(language, capacity: Self.pageCapacity, lendingFragments: true, template)
-        guard !made.lent.isEmpty else { return RenderedPage(body: ResponseBody(made.bytes), deflatedPieces: made.pieces) }
-        var body = ResponseBody()
-        let own = body.add(storage: made.bytes)
-        let lenders = made.lenders.map { body.add(storage: $0) }
-        var from = 0
-        for lent in made.lent {
-            body.append(storage: own, from..<lent.at)
-            body.append(storage: lenders[lent.lender], lent.range)
-            from = lent.at
-        }
-        body.append(storage: own, from..<made.bytes.count)
-        return RenderedPage(body: body, deflatedPieces: made.pieces)
-    }
-
-    /// Runs a compiled template into an exactly sized fragment, to be kept and shown again.
-    public func fragment(_ language: Language, _ template: (inout HTML, Strings) -> Void) -> HTMLFragment {
-        var html = HTML(capacity: 4096)
-        template(&html, strings(language))
-        return HTMLFragment(html.bytes, deflated: nil, holes: html.holes)
-    }
-
-    /// Runs a compiled template into a fragment written straight into its array, like `page`:
-    /// for a large fragment made per response (a board), whose spare capacity lives no longer.
-    func responseFragment(_ language: Language, _ template: (inout HTML, Strings) -> Void) -> HTMLFragment {
-        let made = render(language, capacity: Self.pageCapacity, lendingFragments: false, template)
-        return HTMLFragment(made.bytes, deflated: nil, holes: made.holes)
-    }
-
-    private func render(_ language: Language, capacity: Int, lendingFragments: Bool, _ template: (inout HTML, Strings) -> Void)
-        -> (bytes: [UInt8], pieces: [Gzip.Piece], holes: [Int], lent: [HTML.Lent], lenders: [[UInt8]]) {
         let strings = strings(language)
         var grown: [UInt8]?
         var pieces: [Gzip.Piece] = []
-        var holes: [Int] = []
         var lent: [HTML.Lent] = []
         var lenders: [[UInt8]] = []
-        let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
-            var html = HTML(writingInto: buffer, lendingFragments: lendingFragments)
+        let bytes = [UInt8](unsafeUninitializedCapacity: Self.pageCapacity) { buffer, initialized in
+            var html = HTML(writingInto: buffer)
             template(&html, strings)
             pieces = html.pieces
-            holes = html.holes
             lent = html.lent
             lenders = html.lenders
             if html.ownsStorage {
@@ -82,7 +49,28 @@ public final class Renderer: Sendable {
                 initialized = html.count
             }
         }
-        return (grown ?? bytes, pieces, holes, lent, lenders)
+        let own = grown ?? bytes
+        guard !lent.isEmpty else { return RenderedPage(body: ResponseBody(own), deflatedPieces: pieces) }
+        var body = ResponseBody()
+        let ownStorage = body.add(storage: own)
+        let lenderStorages = lenders.map { body.add(storage: $0) }
+        var from = 0
+        for stretch in lent {
+            body.append(storage: ownStorage, from..<stretch.at)
+            body.append(storage: lenderStorages[stretch.lender], stretch.range)
+            from = stretch.at
+        }
+        body.append(storage: ownStorage, from..<own.count)
+        return RenderedPage(body: body, deflatedPieces: pieces)
+    }
+
+    /// Runs a compiled template into an exactly sized fragment, to be kept and shown again
+    /// (`capacity`: room to render into first, for a large one such as a board). Exactly sized:
+    /// an array keeps the capacity it was made with, and a cache counts what a fragment holds.
+    public func fragment(_ language: Language, capacity: Int = 4096, _ template: (inout HTML, Strings) -> Void) -> HTMLFragment {
+        var html = HTML(capacity: capacity)
+        template(&html, strings(language))
+        return HTMLFragment(html.bytes, deflated: nil, holes: html.holes)
     }
 
     /// Room for the largest usual page of its own bytes (a board or a city's weather is lent,

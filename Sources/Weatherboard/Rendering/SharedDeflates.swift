@@ -44,7 +44,7 @@ final class SharedDeflates: Sendable {
             var entry = forms.value(for: key) ?? Forms()
             if let same = entry.kept.first(where: { sameBytes($0.bytes, fragment.bytes) }) { return .form(same.run) }
             if let candidate = entry.candidate, sameBytes(candidate, fragment.bytes) { return .secondTime }
-            entry.candidate = Array(fragment.bytes[...]) // exactly sized: the render's array has room to spare
+            entry.candidate = fragment.bytes // the kept board's own array (`Renderer.fragment` sizes it exactly)
             forms.set(entry, for: key, cost: entry.cost)
             return .firstTime
         }
@@ -60,7 +60,7 @@ final class SharedDeflates: Sendable {
             made.add(1, ordering: .relaxed)
             forms.withLock { forms in
                 var entry = forms.value(for: key) ?? Forms()
-                entry.kept.insert(Kept(bytes: Array(fragment.bytes[...]), run: run), at: 0)
+                entry.kept.insert(Kept(bytes: fragment.bytes, run: run), at: 0)
                 entry.kept = Array(entry.kept.prefix(Self.formsPerKey))
                 entry.candidate = nil
                 forms.set(entry, for: key, cost: entry.cost)
@@ -71,10 +71,11 @@ final class SharedDeflates: Sendable {
 }
 
 /// Byte for byte, as `memcmp` compares (a board or a page is tens of kilobytes; comparing them
-/// element by element cost several instructions a byte).
+/// element by element cost several instructions a byte). One array against itself (a kept
+/// board shown again) is not compared at all.
 func sameBytes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
     guard a.count == b.count else { return false }
     return a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in
-        x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0
+        x.count == 0 || x.baseAddress == y.baseAddress || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0
     } }
 }

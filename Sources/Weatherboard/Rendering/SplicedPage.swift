@@ -40,7 +40,11 @@ struct SplicedPage: Sendable {
                 }
             }
         }
-        runs.append(Array(bytes[start...]))
+        // Copied even when it is the whole page (no hole): `Array` of a whole array's slice is
+        // that array, and a render's array has room to spare that the cache would hold.
+        runs.append([UInt8](unsafeUninitializedCapacity: bytes.count - start) { buffer, initialized in
+            initialized = buffer.initialize(fromContentsOf: bytes[start...])
+        })
         starts.append(start)
         self.runs = runs
         if let previous, previous.runs.count == runs.count, zip(previous.runs, runs).allSatisfy(sameBytes) {

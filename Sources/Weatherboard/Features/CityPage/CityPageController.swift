@@ -89,7 +89,7 @@ struct CityPageController {
         } else {
             let section = board.section(city: city, context: context, before: before, composer: composer, posts: posts,
                                         csrfToken: perResponse ? HTMLFragment.Hole.placeholder : HTMLFragment(token), signInHref: signInHref)
-            fragment = pages.renderer.responseFragment(context.language) { Templates.board(section, &$0, $1) }
+            fragment = pages.renderer.fragment(context.language, capacity: 64 * 1024) { Templates.board(section, &$0, $1) }
             if let key { boards.keep(fragment, for: key) }
         }
         guard perResponse else { return fragment }
