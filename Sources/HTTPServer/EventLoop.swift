@@ -611,6 +611,13 @@ final class EventLoop: @unchecked Sendable {
     /// One `sendmsg` of what waits first: a response's head and its body's stretches, up to
     /// `vectorsPerSend` of them. MSG_NOSIGNAL: a closed peer is an error here, not a signal.
     private func send(_ connection: Connection) -> Int {
+        let fd = connection.fd, skip = connection.outputIndex
+        // The usual small answer, its body in its head's array: that array as it is.
+        if connection.outputFirst + 1 == connection.output.count && connection.output[connection.outputFirst].isOneArray {
+            return connection.output[connection.outputFirst].withStorage(0) { bytes in
+                Glibc.send(fd, bytes.baseAddress! + skip, bytes.count - skip, Int32(MSG_NOSIGNAL))
+            }
+        }
         // The first two waiting (a head and its body) at most: each of their arrays' addresses
         // is good only inside its `withStorage`, so they are nested, one level an array.
         let bodies = connection.output[connection.outputFirst..<min(connection.output.count, connection.outputFirst + 2)]

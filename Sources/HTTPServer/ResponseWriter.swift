@@ -59,7 +59,9 @@ struct ResponseWriter {
             out.append(contentsOf: "\r\nConnection: keep-alive".utf8)
         }
         out.append(contentsOf: "\r\n\r\n".utf8)
-        if bodyInHead { body.forEachStretch(in: 0..<body.count) { out.append(contentsOf: $0) } }
+        if bodyInHead {
+            if body.isOneArray { out += body.joined() } else { body.forEachStretch(in: 0..<body.count) { out.append(contentsOf: $0) } }
+        }
         return (out, sendsBody && !bodyInHead ? body : ResponseBody())
     }
 
