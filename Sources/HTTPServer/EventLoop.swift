@@ -661,9 +661,11 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Stretches handed to one `sendmsg` at most: a page with a long board is a few hundred
-    /// (the bytes between its forms' tokens).
-    static let vectorsPerSend = 256
+    /// Stretches handed to one `sendmsg` at most: Linux's limit (UIO_MAXIOV). A page with a long
+    /// board is a few hundred (the bytes between its forms' tokens); at 256 a page with replies
+    /// took two calls, and was measurably slower in wall time than at 1,024 (docs/performance.md,
+    /// 2026-11-25). 16 KB of the loop thread's stack.
+    static let vectorsPerSend = 1024
 
     /// Drops what `send` sent: whole stretches and bodies, then part of the next stretch.
     private func advance(_ connection: Connection, by written: Int) {

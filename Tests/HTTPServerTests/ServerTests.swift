@@ -487,7 +487,7 @@ final class TestServer {
         try server.start()
         defer { server.shutdown(); server.wait() }
         let client = try TestClient(port: server.port, timeout: 10)
-        let counts = [1, 2, 255, 256, 257, 3_000, 5, 600]
+        let counts = [1, 2, 1_023, 1_024, 1_025, 3_000, 5, 600]
         try client.send(counts.map { "GET /stretches/\($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined())
         for count in counts {
             let expected = stretches(count).flatMap { arrays[$0.array][$0.range] }
