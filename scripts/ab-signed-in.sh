@@ -37,32 +37,9 @@ stop() { # TERM, so that SQLite folds its log into the database; KILL if it ling
 trap 'stop; rm -rf "$WORK"' EXIT
 
 start "${BINS[0]}" "$WORK/seed.sqlite"
-csrf_of() { grep -o 'name="csrf_token" value="[^"]*"' | sed -n '1{s/.*value="//; s/"$//; p;}'; }
-: >"$WORK/sessions.tsv"
-for person in $(seq 1 20); do
-    jar="$WORK/person-$person.jar"
-    token=$(curl -fsS -c "$jar" -b "$jar" "$BASE/signup" | csrf_of)
-    curl -fsS -o /dev/null -c "$jar" -b "$jar" --data-urlencode "csrf_token=$token" --data-urlencode "username=bench$person" \
-        --data-urlencode "display_name=Bench person $person" --data-urlencode "password=a long bench password $person" "$BASE/signup"
-    token=$(curl -fsS -c "$jar" -b "$jar" "$BASE/city/seoul" | csrf_of)
-    curl -fsS -o /dev/null -c "$jar" -b "$jar" --data-urlencode "csrf_token=$token" \
-        --data-urlencode "body=Post by person $person: drizzle by the river, see https://example.com/$person" "$BASE/city/seoul/posts"
-    printf 'session=%s\t%s\n' "$(awk '$6 == "session" {print $7}' "$jar")" "$token" >>"$WORK/sessions.tsv"
-done
-COOKIE=$(head -1 "$WORK/sessions.tsv" | cut -f1)
-if [[ $REPLIES == 1 ]]; then
-    for id in $(curl -fsS -H "Cookie: $COOKIE" "$BASE/city/seoul" | grep -o 'data-post-id="[0-9]*" data-author' | grep -o '[0-9]\+'); do
-        for person in 2 3 4 5 6; do
-            IFS=$'\t' read -r cookie token < <(sed -n "${person}p" "$WORK/sessions.tsv")
-            if (( person <= 4 )); then
-                curl -fsS -o /dev/null -H "Cookie: $cookie" --data-urlencode "csrf_token=$token" \
-                    --data-urlencode "body=Reply $person to $id: same here, the drizzle stopped at six" "$BASE/posts/$id/replies"
-            else # 403 on their own post
-                curl -sS -o /dev/null -H "Cookie: $cookie" --data-urlencode "csrf_token=$token" "$BASE/posts/$id/react"
-            fi
-        done
-    done
-fi
+source "$(dirname "$0")/seed-board.sh"
+seed_members 1
+[[ $REPLIES != 1 ]] || seed_conversation
 shown() { # what the first member's page shows: replies and bytes
     local page
     page=$(curl -fsS -H "Cookie: $COOKIE" "$BASE/city/seoul")

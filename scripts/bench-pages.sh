@@ -155,26 +155,10 @@ taskset -c 0 "$BIN" "${SERVE_ARGS[@]}" >"$OUT/ours-server.log" 2>&1 &
 SERVER_PID=$!
 wait_healthy "$BASE" 300
 
-# The first form's token. sed reads to the end (no `head`): a page holds one token per form, and
-# a reader that stops early makes grep's later writes fail, which pipefail turns into an exit.
-csrf_of() { grep -o 'name="csrf_token" value="[^"]*"' | sed -n '1{s/.*value="//; s/"$//; p;}'; }
-# Seoul's board through the forms: 20 people, 10 posts each; their sessions and tokens in $WORK/sessions.tsv.
+# Seoul's board through the forms: 20 people, 10 posts each (scripts/seed-board.sh).
+source scripts/seed-board.sh
 seed_board() {
-: >"$WORK/sessions.tsv"
-for person in $(seq 1 20); do
-    jar="$WORK/person-$person.jar"
-    token=$(curl -fsS -c "$jar" -b "$jar" "$BASE/signup" | csrf_of)
-    curl -fsS -o /dev/null -c "$jar" -b "$jar" --data-urlencode "csrf_token=$token" --data-urlencode "username=bench$person" \
-        --data-urlencode "display_name=Bench person $person" --data-urlencode "password=a long bench password $person" "$BASE/signup"
-    token=$(curl -fsS -c "$jar" -b "$jar" "$BASE/city/seoul" | csrf_of)
-    for post in $(seq 1 10); do
-        curl -fsS -o /dev/null -c "$jar" -b "$jar" --data-urlencode "csrf_token=$token" \
-            --data-urlencode "body=Post $post by person $person: drizzle by the river, see https://example.com/$person/$post" "$BASE/city/seoul/posts"
-    done
-    session=$(awk '$6 == "session" {print $7}' "$jar")
-    printf 'session=%s\t%s\n' "$session" "$token" >>"$WORK/sessions.tsv"
-done
-COOKIE=$(head -1 "$WORK/sessions.tsv" | cut -f1)
+seed_members 10
 echo "seeded: $(curl -fsS "$BASE/city/seoul" | grep -c 'class="post') posts on the first page of Seoul's board"
 }
 seed_board
@@ -264,19 +248,7 @@ if [[ -z ${SKIP_CALLGRIND:-} ]] && command -v valgrind >/dev/null; then
     EXPIRE=1 ROUNDS=1 count_forty city-anonymous-expired-40-cities-gzip -H "Accept-Encoding: gzip"
     # Then a conversation under every post of the first page: 3 replies (people 2–4) and 2
     # agreements (people 5 and 6) each, through the forms, and the signed-in page again.
-    ids=$(curl -fsS -H "Cookie: $COOKIE" "$BASE/city/seoul" | grep -o 'data-post-id="[0-9]*" data-author' | grep -o '[0-9]\+')
-    for id in $ids; do
-        for person in 2 3 4 5 6; do
-            IFS=$'\t' read -r cookie token < <(sed -n "${person}p" "$WORK/sessions.tsv")
-            if (( person <= 4 )); then
-                curl -fsS -o /dev/null -H "Cookie: $cookie" --data-urlencode "csrf_token=$token" \
-                    --data-urlencode "body=Reply $person to $id: same here, the drizzle stopped at six" "$BASE/posts/$id/replies"
-            else # 403 when it is their own post (the mix above posted as everyone)
-                code=$(curl -sS -o /dev/null -w '%{http_code}' -H "Cookie: $cookie" --data-urlencode "csrf_token=$token" "$BASE/posts/$id/react")
-                [[ $code == 303 || $code == 403 ]] || { echo "agreeing answered $code" >&2; exit 1; }
-            fi
-        done
-    done
+    seed_conversation
     echo "conversation: $(curl -fsS -H "Cookie: $COOKIE" "$BASE/city/seoul" | grep -o 'data-parent-id=' | wc -l) replies shown on the first page" | tee -a "$OUT/results.txt"
     count city-signed-in-with-replies "$BASE/city/seoul" -H "Cookie: $COOKIE"
     count city-anonymous-with-replies "$BASE/city/seoul"

@@ -1,0 +1,44 @@
+# scripts/seed-board.sh — sourced by the bench scripts (needs BASE and WORK set, curl).
+# Seoul's board through the forms, as people would fill it.
+
+# The first form's token. sed reads to the end (no `head`): a page holds one token per form, and
+# a reader that stops early makes grep's later writes fail, which pipefail turns into an exit.
+csrf_of() { grep -o 'name="csrf_token" value="[^"]*"' | sed -n '1{s/.*value="//; s/"$//; p;}'; }
+
+# seed_members POSTS_EACH: 20 members sign up and post POSTS_EACH posts each on Seoul's board;
+# their sessions and tokens go to $WORK/sessions.tsv (line N: member N), COOKIE is member 1's.
+seed_members() {
+    local posts=$1 person post jar token
+    : >"$WORK/sessions.tsv"
+    for person in $(seq 1 20); do
+        jar="$WORK/person-$person.jar"
+        token=$(curl -fsS -c "$jar" -b "$jar" "$BASE/signup" | csrf_of)
+        curl -fsS -o /dev/null -c "$jar" -b "$jar" --data-urlencode "csrf_token=$token" --data-urlencode "username=bench$person" \
+            --data-urlencode "display_name=Bench person $person" --data-urlencode "password=a long bench password $person" "$BASE/signup"
+        token=$(curl -fsS -c "$jar" -b "$jar" "$BASE/city/seoul" | csrf_of)
+        for post in $(seq 1 "$posts"); do
+            curl -fsS -o /dev/null -c "$jar" -b "$jar" --data-urlencode "csrf_token=$token" \
+                --data-urlencode "body=Post $post by person $person: drizzle by the river, see https://example.com/$person/$post" "$BASE/city/seoul/posts"
+        done
+        printf 'session=%s\t%s\n' "$(awk '$6 == "session" {print $7}' "$jar")" "$token" >>"$WORK/sessions.tsv"
+    done
+    COOKIE=$(head -1 "$WORK/sessions.tsv" | cut -f1)
+}
+
+# seed_conversation: under every post of the board's first page (as member 1 sees it), 3 replies
+# (members 2–4) and 2 agreements (members 5 and 6; refused with 403 on their own post).
+seed_conversation() {
+    local id person cookie token code
+    for id in $(curl -fsS -H "Cookie: $COOKIE" "$BASE/city/seoul" | grep -o 'data-post-id="[0-9]*" data-author' | grep -o '[0-9]\+'); do
+        for person in 2 3 4 5 6; do
+            IFS=$'\t' read -r cookie token < <(sed -n "${person}p" "$WORK/sessions.tsv")
+            if (( person <= 4 )); then
+                curl -fsS -o /dev/null -H "Cookie: $cookie" --data-urlencode "csrf_token=$token" \
+                    --data-urlencode "body=Reply $person to $id: same here, the drizzle stopped at six" "$BASE/posts/$id/replies"
+            else
+                code=$(curl -sS -o /dev/null -w '%{http_code}' -H "Cookie: $cookie" --data-urlencode "csrf_token=$token" "$BASE/posts/$id/react")
+                [[ $code == 303 || $code == 403 ]] || { echo "agreeing answered $code" >&2; return 1; }
+            fi
+        done
+    done
+}
