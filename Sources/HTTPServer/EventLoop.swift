@@ -619,7 +619,8 @@ final class EventLoop: @unchecked Sendable {
             }
         }
         // The first two waiting (a head and its body) at most: each of their arrays' addresses
-        // is good only inside its `withStorage`, so they are nested, one level an array.
+        // is good only inside its `withStorage`, so they are nested, one level an array (a few:
+        // a page's own array and the fragments it lends, a kept page's runs between its tokens).
         let bodies = connection.output[connection.outputFirst..<min(connection.output.count, connection.outputFirst + 2)]
         let arrays = bodies.reduce(0) { $0 + $1.storageCount }
         return withUnsafeTemporaryAllocation(of: UnsafeRawPointer.self, capacity: arrays) { bases in
