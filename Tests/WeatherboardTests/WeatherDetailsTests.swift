@@ -154,8 +154,12 @@ import HTTPTestSupport
             app.clock.advance(660) // past the forecast's ten minutes of freshness
             _ = try app.page("/city/seoul") // stale is shown at once; the refresh runs behind it
             let now = app.clock.read()
+            // Stored, and its fetch landed: a forecast is stored a moment before its fetch ends,
+            // and the next step's request (eleven minutes later by this clock, at once by the
+            // machine's) would join that fetch instead of starting its own.
             try waitUntil("refresh \(step + 1) stored") {
                 try app.count("SELECT count(*) FROM weather_cache WHERE fetched_at >= ?", [now]) == 1 && stub.airQualityHits >= air
+                    && !app.application.weather.isFetching(seoul)
             }
             #expect(stub.hits == forecasts)
             #expect(stub.airQualityHits == air, "after \(660 * (step + 1)) s")

@@ -133,6 +133,11 @@ public final class WeatherService: Sendable {
         return flight?.wait(until: Date().addingTimeInterval(firstFetchBudget)).map { WeatherReport(forecast: $0, source: $0.source) }
     }
 
+    /// Whether a fetch for `city` is under way: a forecast is stored before its fetch lands, and
+    /// a request in between joins that fetch rather than starting another (tests that move their
+    /// clock wait for the landing).
+    func isFetching(_ city: City) -> Bool { flights.isInFlight(city.id) }
+
     /// What the cache can answer at once: fresh data, or stale data while a refresh starts.
     private func cachedReport(for city: City) -> WeatherReport? {
         guard let cached = cachedForecast(city) else { return nil }
