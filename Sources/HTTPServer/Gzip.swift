@@ -95,6 +95,8 @@ extension Gzip {
         /// holes, k the bytes after each (see `crc(filling:)`).
         private let placeholder: [UInt8]?
         private let holeShift: UInt
+        /// The CRC of as many zero bytes as a hole: what turns a block's CRC into its linear part.
+        private let zerosCRC: UInt32
 
         public init(_ bytes: [UInt8], level: Int32 = 9) {
             length = bytes.count
@@ -104,6 +106,7 @@ extension Gzip {
             holeLength = 0
             placeholder = nil
             holeShift = 0
+            zerosCRC = 0
         }
 
         /// `bytes` deflated in one window around holes (at `holes`, `holeLength` bytes each) that
@@ -183,6 +186,7 @@ extension Gzip {
                 placeholder = nil
                 holeShift = 0
             }
+            zerosCRC = Gzip.crc32([UInt8](repeating: 0, count: holeLength))
         }
 
         /// The CRC-32 of the run's bytes with `value` in every hole, from the run's own CRC in a
@@ -196,8 +200,7 @@ extension Gzip {
         public func crc(filling value: [UInt8]) -> UInt32? {
             guard let placeholder, value.count == placeholder.count else { return nil }
             let difference = zip(value, placeholder).map { $0 ^ $1 }
-            let zeros = [UInt8](repeating: 0, count: difference.count)
-            let linear = UInt(Gzip.crc32(difference) ^ Gzip.crc32(zeros))
+            let linear = UInt(Gzip.crc32(difference) ^ zerosCRC)
             return crc ^ UInt32(truncatingIfNeeded: crc32_combine_op(linear, 0, holeShift))
         }
     }
