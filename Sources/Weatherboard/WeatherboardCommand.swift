@@ -10,7 +10,7 @@ public struct WeatherboardCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "weatherboard",
         abstract: "Weatherboard: today's weather compared with yesterday and tomorrow, and each city's board.",
-        subcommands: [Serve.self, Migrate.self, ImportCities.self, CreateAdmin.self, DemoteAdmin.self, CopyTo.self, Backup.self],
+        subcommands: [Serve.self, Migrate.self, ImportCities.self, CreateAdmin.self, DemoteAdmin.self, CopyTo.self, Backup.self, VerifyBackup.self],
         defaultSubcommand: Serve.self
     )
     public init() {}
@@ -266,19 +266,19 @@ extension WeatherboardCommand {
                 let (source, _) = try AppDatabase.open(.sqlite(path: configuration.databasePath), migrationsDirectory: configuration.migrationsDirectory)
                 let (target, _) = try AppDatabase.open(.postgres(url: url), migrationsDirectory: configuration.migrationsDirectory)
                 let outcome = try DatabaseCopy.copy(from: source, to: target)
-                print(outcome.alreadyCopied ? "the target already holds this site; nothing copied" : "copied:")
-                for (table, rows) in outcome.counts { print("  \(table): \(rows)") }
+                print(outcome.alreadyCopied ? "the target already holds this site; nothing copied" : "copied (rows and checksums equal in both):")
+                for table in outcome.tables { print("  \(table)") }
             }
         }
     }
 
     /// `weatherboard backup PATH`: a consistent copy of the live site in a new SQLite file, taken
-    /// while it serves (SQLite: `VACUUM INTO` from one snapshot; PostgreSQL: every table read in one
-    /// repeatable-read transaction).
+    /// while it serves: every table read from one snapshot (either engine), written into a new
+    /// migrated file under a temporary name, checked table by table, then given its name.
     struct Backup: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Write a consistent copy of the site (SQLite or PostgreSQL) to a new SQLite file.",
-            discussion: "Safe while the site serves. Restore a SQLite site by serving the file (--db PATH); restore PostgreSQL with copy-to from it.")
+            discussion: "Safe while the site serves. Every table's rows and checksum are compared before the file appears at PATH; a failed backup leaves nothing there. Check one with verify-backup; restore a SQLite site by serving the file (--db PATH), PostgreSQL with copy-to from it.")
 
         @Argument(help: "The new file (must not exist).")
         var path: String
@@ -290,15 +290,55 @@ extension WeatherboardCommand {
             guard !FileManager.default.fileExists(atPath: path) else { throw ValidationErrorExit(message: "\(path) exists; a backup never overwrites") }
             try ValidationErrorExit.reporting("back up") {
                 let (source, _) = try AppDatabase.open(configuration.database, migrationsDirectory: configuration.migrationsDirectory)
-                if let sqlite = source.engine as? SQLiteDatabase {
-                    try sqlite.backup(to: path)
-                } else {
-                    try PrivateFile.createNew(path)
-                    let (target, _) = try AppDatabase.open(.sqlite(path: path), migrationsDirectory: configuration.migrationsDirectory)
-                    _ = try DatabaseCopy.copy(from: source, to: target)
+                var outcome: DatabaseCopy.Outcome?
+                try PrivateFile.createWhole(path) { temporary in
+                    let (target, _) = try AppDatabase.open(.sqlite(path: temporary), migrationsDirectory: configuration.migrationsDirectory)
+                    do {
+                        outcome = try DatabaseCopy.copy(from: source, to: target)
+                    } catch {
+                        try? target.close()
+                        throw error
+                    }
                     try target.close()
                 }
-                print("backed up to \(path)")
+                print("backed up to \(path) (rows and checksums equal to the site's):")
+                for table in outcome?.tables ?? [] { print("  \(table)") }
+            }
+        }
+    }
+
+    /// `weatherboard verify-backup FILE`: whether a backup can be restored, read-only.
+    struct VerifyBackup: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "verify-backup",
+            abstract: "Check a backup file read-only: integrity, foreign keys, migrations, each table's rows and checksum.",
+            discussion: "With --against-live, also read the live site's counts (--db or --database-url) and fail if the backup has no rows in a table the site has rows in. Exits 1 on any problem.")
+
+        @Argument(help: "The backup file.")
+        var path: String
+
+        @Flag(name: .customLong("against-live"), help: "Compare each table's rows with the live site's.")
+        var againstLive = false
+
+        @OptionGroup var settings: SettingArguments
+
+        func run() throws {
+            let configuration = try settings.configuration()
+            try ValidationErrorExit.reporting("verify \(path)") {
+                var check = try BackupCheck.check(path: path, migrationsDirectory: configuration.migrationsDirectory)
+                var live: [String: Int] = [:]
+                if againstLive {
+                    let (database, _) = try AppDatabase.open(configuration.database, migrationsDirectory: configuration.migrationsDirectory)
+                    live = Dictionary(uniqueKeysWithValues: try check.compare(withLive: database).map { ($0.table, $0.live) })
+                }
+                print("\(path): migrated to \(check.migrations.last ?? "nothing")")
+                for table in check.tables {
+                    print("  \(table)" + (live[table.table].map { " (live site: \($0) rows)" } ?? ""))
+                }
+                guard check.problems.isEmpty else {
+                    throw ValidationErrorExit(message: "\(path) is not fit to restore from:\n  " + check.problems.joined(separator: "\n  "))
+                }
+                print("sound: restore from it")
             }
         }
     }

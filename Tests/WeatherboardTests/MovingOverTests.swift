@@ -5,12 +5,12 @@ import Testing
 
 /// Moving a site between engines, and backups taken while it serves.
 @Suite(.serialized) struct MovingOverTests {
+    /// Issue 37 #1: every table moves (agreements and notifications were left behind), each with
+    /// its rows and their checksum equal.
     @Test func copyToMovesASQLiteSiteIntoPostgreSQLAndARetryChangesNothing() throws {
         guard TestEngine.enabled.contains(.postgres) else { return }
-        let site = try TestEngine.$current.withValue(.sqlite) { try AppHarness() }
-        let scene = try site.reportedPost("Fog at dawn")
-        try scene.admin.get("/admin/users/reporter")
-        try scene.admin.post("/admin/users/reporter/ban", [("duration", "1d"), ("reason", "testing the copy")])
+        let site = try TestEngine.$current.withValue(.sqlite) { try AppHarness { $0.limits.secondsBetweenPosts = 0 } }
+        let scene = try site.withRowsInEveryTable()
         let postgres = try TestPostgres.require()
         let target = try postgres.emptyDatabase()
         defer { postgres.drop(target) }
@@ -18,13 +18,13 @@ import Testing
         var copy = try WeatherboardCommand.parseAsRoot(["copy-to"] + site.databaseArguments + ["--database-url", target])
         try copy.run()
         let node = try AppHarness(sharedDatabase: target)
-        for table in DatabaseCopy.tables {
-            #expect(try node.count("SELECT count(*) FROM \(table)") == site.count("SELECT count(*) FROM \(table)"), "\(table)")
-        }
+        #expect(try node.summaries() == site.summaries())
+        #expect(try node.count("SELECT count(*) FROM reactions") == 1)
+        #expect(try node.count("SELECT count(*) FROM notifications") >= 2)
         // Again: the rows are there, nothing changes.
         var again = try WeatherboardCommand.parseAsRoot(["copy-to"] + site.databaseArguments + ["--database-url", target])
         try again.run()
-        #expect(try node.count("SELECT count(*) FROM posts") == 1)
+        #expect(try node.summaries() == site.summaries())
 
         // The moved site works: the same password signs in, the post is there, new ids follow the copied ones.
         let author = node.browser()
@@ -32,8 +32,8 @@ import Testing
         #expect(try author.post("/login", [("username", "author"), ("password", "correct horse battery")]).0.status == 303)
         node.clock.advance(60)
         #expect(try author.postOnBoard("seoul", "Clear by noon").0.status == 303)
-        #expect(try node.count("SELECT count(*) FROM posts WHERE id > ?", [scene.postID]) == 1)
-        #expect(try node.count("SELECT count(*) FROM moderation_log WHERE action = 'ban'") == 1)
+        #expect(try node.count("SELECT count(*) FROM posts WHERE id > ?", [scene.lastPostID]) == 1)
+        #expect(try node.count("SELECT count(*) FROM moderation_log WHERE action = 'ban'") == 2)
     }
 
     @Test func copyToRefusesATargetHoldingAnotherSite() throws {
@@ -50,6 +50,91 @@ import Testing
 
 /// `weatherboard backup PATH` on either engine, while the site serves.
 @Suite(.serialized, .onEveryEngine) struct BackupTests {
+    /// Issue 37 #1: a backup holds every table: each one's rows and checksum equal the site's.
+    @Test func aBackupHoldsEveryTableRowForRow() throws {
+        let site = try AppHarness { $0.limits.secondsBetweenPosts = 0 }
+        try site.withRowsInEveryTable()
+        let path = site.folder + "/everything.sqlite"
+        var backup = try WeatherboardCommand.parseAsRoot(["backup", path] + site.databaseArguments)
+        try backup.run()
+        let restored = try TestEngine.$current.withValue(.sqlite) { try AppHarness { $0.databasePath = path } }
+        #expect(try restored.summaries() == site.summaries())
+        #expect(try restored.count("SELECT count(*) FROM reactions") == 1)
+        #expect(try restored.count("SELECT count(*) FROM notifications") >= 2)
+        // And the check says so, against the live site too.
+        var verify = try WeatherboardCommand.parseAsRoot(["verify-backup", path, "--against-live"] + site.databaseArguments)
+        try verify.run()
+    }
+
+    /// Issue 37 #2: a post edited after 200 later posts sits on disk after its reply (PostgreSQL
+    /// writes the new version of a row at the end); every backup after that failed.
+    @Test func aPostEditedAfterItsReplyIsBackedUp() throws {
+        let site = try AppHarness { $0.limits.secondsBetweenPosts = 0 }
+        let author = site.browser()
+        try author.signUp("author")
+        try author.postOnBoard("seoul", "Is it hail?")
+        let postID = Int64(try site.count("SELECT max(id) FROM posts"))
+        try author.get("/posts/\(postID)")
+        #expect(try author.post("/posts/\(postID)/replies", [("body", "Yes, hail")]).0.status == 303)
+        let seoul = try site.count("SELECT id FROM cities WHERE slug = 'seoul'")
+        for number in 1...200 {
+            try site.execute("INSERT INTO posts (city_id, user_id, body, created_at) VALUES (?, NULL, ?, ?)",
+                             [seoul, "Filler \(number) with enough words to fill a page of the table on disk", Double(number)])
+        }
+        try author.get("/posts/\(postID)/edit")
+        #expect(try author.post("/posts/\(postID)/edit", [("body", "Is it hail? (it was)")]).0.status == 303)
+
+        let path = site.folder + "/after-edit.sqlite"
+        var backup = try WeatherboardCommand.parseAsRoot(["backup", path] + site.databaseArguments)
+        try backup.run()
+        let restored = try TestEngine.$current.withValue(.sqlite) { try AppHarness { $0.databasePath = path } }
+        #expect(try restored.summaries() == site.summaries())
+        #expect(try restored.browser().get("/posts/\(postID)").1.text("//article[1]//p[@class='post-body']") == "Is it hail? (it was)")
+    }
+
+    /// Issue 37 #1: a backup that fails leaves nothing at its path (it left an empty migrated
+    /// file, which the restore drill then served as the site), nor its temporary file.
+    @Test func aFailedBackupLeavesNothing() throws {
+        let site = try AppHarness()
+        try site.browser().signUp("someone")
+        // A row whose post is not there: refused by the backup's own foreign keys.
+        try site.plantOrphanNotification()
+        let path = site.folder + "/failed.sqlite"
+        let before = Set(try FileManager.default.contentsOfDirectory(atPath: site.folder))
+        var backup = try WeatherboardCommand.parseAsRoot(["backup", path] + site.databaseArguments)
+        #expect(throws: ValidationErrorExit.self) { try backup.run() }
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: site.folder)) == before)
+    }
+
+    /// Issue 37 #1: `verify-backup` refuses what is not a whole backup: an empty migrated file
+    /// (what a failed backup used to leave) against a live site with posts, and a damaged file.
+    @Test func verifyBackupRefusesAnEmptyOrDamagedFile() throws {
+        let site = try AppHarness()
+        let writer = site.browser()
+        try writer.signUp("writer")
+        try writer.postOnBoard("seoul", "Sleet")
+        let empty = site.folder + "/empty.sqlite"
+        let (database, _) = try AppDatabase.open(.sqlite(path: empty), migrationsDirectory: AppConfiguration.repositoryFolder("Migrations"))
+        try database.close()
+        var alone = try WeatherboardCommand.parseAsRoot(["verify-backup", empty] + site.databaseArguments)
+        try alone.run() // sound as a file: a new site's backup is empty too
+        var against = try WeatherboardCommand.parseAsRoot(["verify-backup", empty, "--against-live"] + site.databaseArguments)
+        #expect { try against.run() } throws: { error in
+            let message = "\(error)"
+            return message.contains("posts: no rows in the backup, 1 on the live site") && message.contains("users: no rows in the backup")
+        }
+
+        let damaged = site.folder + "/damaged.sqlite"
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: site.folder + "/empty.sqlite")))
+        for index in stride(from: 4_096, to: bytes.count, by: 97) { bytes[index] ^= 0x5a }
+        try Data(bytes).write(to: URL(fileURLWithPath: damaged))
+        var check = try WeatherboardCommand.parseAsRoot(["verify-backup", damaged] + site.databaseArguments)
+        #expect(throws: ValidationErrorExit.self) { try check.run() }
+        var missing = try WeatherboardCommand.parseAsRoot(["verify-backup", site.folder + "/none.sqlite"] + site.databaseArguments)
+        #expect(throws: ValidationErrorExit.self) { try missing.run() }
+        #expect(!FileManager.default.fileExists(atPath: site.folder + "/none.sqlite"))
+    }
+
     @Test func aBackupTakenWhileServingHoldsTheSiteAndOpensAsASite() throws {
         let site = try AppHarness()
         let writer = site.browser()
@@ -98,5 +183,74 @@ import Testing
         var throughLink = try WeatherboardCommand.parseAsRoot(["backup", dangling] + site.databaseArguments)
         #expect(throws: ValidationErrorExit.self) { try throughLink.run() }
         #expect(!FileManager.default.fileExists(atPath: target))
+    }
+}
+
+extension AppHarness {
+    /// Given a site with rows in every table its migrations made: posts and a reply, an agreement,
+    /// notifications, a report, blocks, a bookmark, a ban (and one lifted), a deleted account
+    /// (its name retired, its ban kept as history, its posts hidden from who blocked it), a
+    /// forecast, a refresh lease. Fails if a table is still empty: a table a migration adds
+    /// needs a row here, so that the copies are proven to carry it.
+    @discardableResult
+    func withRowsInEveryTable() throws -> (admin: Browser, author: Browser, lastPostID: Int64) {
+        let scene = try reportedPost("Fog at dawn")
+        try scene.reporter.get("/posts/\(scene.postID)")
+        #expect(try scene.reporter.post("/posts/\(scene.postID)/replies", [("body", "Thick here too @author")]).0.status == 303)
+        try scene.reporter.get("/posts/\(scene.postID)")
+        #expect(try scene.reporter.post("/posts/\(scene.postID)/react", []).0.status == 303)
+        #expect(try scene.reporter.post("/bookmarks/seoul", []).0.status == 303)
+
+        let pest = browser()
+        try pest.signUp("pest")
+        try pest.postOnBoard("seoul", "Buy my umbrellas")
+        try scene.author.get("/users/pest")
+        #expect(try scene.author.post("/users/pest/block", []).0.status == 303)
+        try scene.admin.get("/admin/users/pest")
+        #expect(try scene.admin.post("/admin/users/pest/ban", [("duration", "1d"), ("reason", "Spam")]).0.status == 303)
+        try scene.admin.get("/admin/users/pest")
+        #expect(try scene.admin.post("/admin/users/pest/unban", [("reason", "One more chance")]).0.status == 303)
+        try pest.get("/login")
+        try pest.post("/login", [("username", "pest"), ("password", "correct horse battery")])
+        try pest.get("/settings")
+        #expect(try pest.post("/settings/delete", [("password", "correct horse battery")]).0.status == 303)
+
+        let loud = browser()
+        try loud.signUp("loud")
+        try scene.reporter.get("/users/loud")
+        #expect(try scene.reporter.post("/users/loud/block", []).0.status == 303)
+
+        try scene.admin.get("/admin/users/reporter")
+        #expect(try scene.admin.post("/admin/users/reporter/ban", [("duration", "1d"), ("reason", "testing the copy")]).0.status == 303)
+        try execute("INSERT INTO weather_refresh_leases (city_id, holder, until) SELECT id, 'a node', 0 FROM cities WHERE slug = 'busan'")
+
+        let empty = try application.database.read { db in
+            try Schema.tableNames(db).filter { try db.integer("SELECT count(*) FROM \($0)") == 0 }
+        }
+        #expect(empty.isEmpty, "tables with no rows in the scene: \(empty)")
+        return (scene.admin, scene.author, Int64(try count("SELECT max(id) FROM posts")))
+    }
+
+    /// Every table's rows and checksum, as the copies compare them.
+    func summaries() throws -> [DatabaseCopy.TableSummary] {
+        try application.database.read { db in try DatabaseCopy.summaries(of: Schema.tables(db), in: db) }
+    }
+
+    /// A notification whose post is not there, written past the foreign keys (as a damaged or
+    /// hand-edited database could hold): SQLite's own shell with them off, PostgreSQL as replica.
+    func plantOrphanNotification() throws {
+        let user = try count("SELECT min(id) FROM users")
+        switch engine {
+        case .sqlite:
+            let sql = "PRAGMA foreign_keys = OFF; INSERT INTO notifications (user_id, kind, post_id, created_at) VALUES (\(user), 'reply', 999999, 0);"
+            let status = try ChildProcess(shell: "sqlite3 '\(application.configuration.databasePath)' \"\(sql)\"").wait()
+            #expect(status == 0, "sqlite3 (apt-get install sqlite3) wrote the row")
+        case .postgres:
+            try application.database.write { db in
+                try db.execute("SET LOCAL session_replication_role = replica", [])
+                try db.execute("INSERT INTO notifications (user_id, kind, post_id, created_at) VALUES (?, 'reply', 999999, 0)", [.integer(Int64(user))])
+            }
+        }
+        #expect(try count("SELECT count(*) FROM notifications WHERE post_id = 999999") == 1)
     }
 }

@@ -1,120 +1,131 @@
+import Crypto
 import Foundation
 
-/// Copies a whole site from one database to another, either engine to either: SQLite to
-/// PostgreSQL when a site moves to several nodes (`copy-to`), PostgreSQL to a SQLite file for a
-/// backup (`backup`). The source is read in one snapshot and the target written in one
-/// transaction, so a copy that fails leaves the target as it was, and running it again is safe:
-/// an empty target is filled, a target that already holds the same rows is left alone.
+/// Copies a whole site from one database to another: SQLite to PostgreSQL when a site moves to
+/// several nodes (`copy-to`), either engine to a new SQLite file for a backup (`backup`). What is
+/// copied is every table the migrations made, read from the source's schema, in an order its
+/// foreign keys allow; nothing is listed by hand. The source is read in one snapshot and the
+/// target written in one transaction, and before that transaction commits every table's row
+/// count and checksum in the target must equal the source's: a copy that fails leaves the target
+/// as it was, and running it again is safe (an empty target is filled, a target that already
+/// holds the same rows is left alone).
 enum DatabaseCopy {
-    /// The tables in an order that satisfies every foreign key (parents first).
-    static let tables = ["cities", "weather_cache", "users", "sessions", "posts", "blocks", "reports", "bookmarks", "rate_events",
-                         "bans", "moderation_log", "hidden_posts", "retired_usernames", "retired_bans"]
-    /// Tables whose `id` the database assigns: after a copy into PostgreSQL its sequence must
-    /// continue after the copied ids.
-    static let generatedIDs = ["users", "posts", "reports", "bans", "moderation_log", "retired_bans"]
-
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }
 
-    /// What a copy did: rows per table, and whether the target already held them.
+    /// What a copy did: each table's rows and checksum, and whether the target already held them.
     struct Outcome {
-        var counts: [(table: String, rows: Int)]
+        var tables: [TableSummary]
         var alreadyCopied: Bool
+    }
+
+    /// A table's contents in brief: its rows, and a checksum of them that does not depend on the
+    /// order they are read in (engines order text keys by different collations).
+    struct TableSummary: Equatable, CustomStringConvertible {
+        let table: String
+        let rows: Int
+        let checksum: String
+        var description: String { "\(table): \(rows) rows, checksum \(checksum)" }
     }
 
     static func copy(from source: AppDatabase, to target: AppDatabase) throws -> Outcome {
         try source.read { from in
-            let sourceCounts = try tables.map { (table: $0, rows: try from.integer("SELECT count(*) FROM \($0)")) }
+            let tables = try Schema.tables(from)
+            let expected = try summaries(of: tables, in: from)
             return try target.write { to in
-                let targetCounts = try tables.map { try to.integer("SELECT count(*) FROM \($0)") }
-                if targetCounts.allSatisfy({ $0 == 0 }) {
-                    for table in tables { try copyTable(table, from, to) }
-                    if to.dialect == .postgres {
-                        for table in generatedIDs {
-                            try to.execute("SELECT setval(pg_get_serial_sequence('\(table)', 'id'), coalesce(max(id), 0) + 1, false) FROM \(table)")
-                        }
-                    }
-                    let copied = try tables.map { try to.integer("SELECT count(*) FROM \($0)") }
-                    for (index, table) in tables.enumerated() where copied[index] != sourceCounts[index].rows {
-                        throw Failure(description: "\(table): \(sourceCounts[index].rows) rows read but \(copied[index]) written; nothing was kept")
-                    }
-                    return Outcome(counts: sourceCounts, alreadyCopied: false)
+                try Schema.requireSameTables(tables, in: to)
+                let present = try tables.map { try to.integer("SELECT count(*) FROM \($0.name)") }
+                guard present.allSatisfy({ $0 == 0 }) else {
+                    let found = try summaries(of: tables, in: to)
+                    if found == expected { return Outcome(tables: expected, alreadyCopied: true) }
+                    throw Failure(description: "the target database already holds other data (\(differences(expected, found))); "
+                        + "copy into an empty database")
                 }
-                if targetCounts == sourceCounts.map(\.rows), try sameSite(from, to) {
-                    return Outcome(counts: sourceCounts, alreadyCopied: true)
+                for table in tables { try copyRows(of: table, from, to) }
+                if to.dialect == .postgres { try Schema.continueGeneratedIDs(to) }
+                let written = try summaries(of: tables, in: to)
+                guard written == expected else {
+                    throw Failure(description: "the copy differs from the source (\(differences(expected, written))); nothing was kept")
                 }
-                let differing = tables.indices.filter { targetCounts[$0] != sourceCounts[$0].rows }
-                    .map { "\(tables[$0]) (\(targetCounts[$0]) there, \(sourceCounts[$0].rows) here)" }
-                throw Failure(description: "the target database already holds other data: \(differing.joined(separator: ", ")); "
-                    + "copy into an empty database")
+                return Outcome(tables: expected, alreadyCopied: false)
             }
         }
     }
 
-    /// Whether the target holds this very site (a copy made before), not another with as many
-    /// rows: the same people and the same posts, by id.
-    private static func sameSite(_ from: any SQLConnection, _ to: any SQLConnection) throws -> Bool {
-        let people = "SELECT id, username_key FROM users ORDER BY id"
-        let person: (any SQLRow) -> String = { "\($0.int64(0)) \($0.string(1))" }
-        let posts = "SELECT id, user_id, created_at FROM posts ORDER BY id"
-        let post: (any SQLRow) -> String = { "\($0.int64(0)) \($0.optionalInt64(1) ?? 0) \($0.double(2))" }
-        return try from.all(people, [], person) == to.all(people, [], person) && from.all(posts, [], post) == to.all(posts, [], post)
-    }
-
-    /// A column's kind, as both engines' schemas declare it.
-    private enum Kind { case integer, real, text }
-
-    private static func columns(_ table: String, _ db: any SQLConnection) throws -> [(name: String, kind: Kind)] {
-        let rows: [(String, String)] = switch db.dialect {
-        case .sqlite:
-            try db.all("SELECT name, type FROM pragma_table_info(?) ORDER BY cid", [table]) { ($0.string(0), $0.string(1)) }
-        case .postgres:
-            try db.all("""
-                SELECT column_name, data_type FROM information_schema.columns
-                WHERE table_schema = current_schema() AND table_name = ? ORDER BY ordinal_position
-                """, [table]) { ($0.string(0), $0.string(1)) }
-        }
-        return rows.map { name, type in
-            let type = type.lowercased()
-            let kind: Kind = type.contains("int") ? .integer : (type.contains("real") || type.contains("double")) ? .real : .text
-            return (name, kind)
+    /// Every table's rows and checksum, as `db` sees them.
+    static func summaries(of tables: [Schema.Table], in db: any SQLConnection) throws -> [TableSummary] {
+        try tables.map { table in
+            var checksum = RowChecksum()
+            var rows = 0
+            try db.forEachRow("SELECT \(table.columnList) FROM \(table.name)", []) { row in
+                checksum.add(table.values(of: row))
+                rows += 1
+            }
+            return TableSummary(table: table.name, rows: rows, checksum: checksum.hex)
         }
     }
 
-    private static func copyTable(_ table: String, _ from: any SQLConnection, _ to: any SQLConnection) throws {
-        let columns = try columns(table, from)
-        let targetNames = try Self.columns(table, to).map(\.name)
-        guard columns.map(\.name) == targetNames else {
-            throw Failure(description: "\(table) has columns \(columns.map(\.name)) here but \(targetNames) in the target: migrate both first")
-        }
-        let names = columns.map(\.name).joined(separator: ", ")
-        let rowMarks = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
-        let batchSize = max(1, 2_000 / columns.count)
+    private static func differences(_ expected: [TableSummary], _ found: [TableSummary]) -> String {
+        zip(expected, found).filter { $0 != $1 }.map { source, target in
+            source.rows == target.rows
+                ? "\(source.table): \(source.rows) rows each, but their contents differ"
+                : "\(source.table): \(source.rows) rows in the source, \(target.rows) in the target"
+        }.joined(separator: "; ")
+    }
+
+    /// Inserts the rows in batches; a table that refers to itself (a reply to its post) is read
+    /// parents first, whatever order the rows sit in on disk.
+    private static func copyRows(of table: Schema.Table, _ from: any SQLConnection, _ to: any SQLConnection) throws {
+        let rowMarks = "(" + Array(repeating: "?", count: table.columns.count).joined(separator: ", ") + ")"
+        let batchSize = max(1, 2_000 / table.columns.count)
         var batch: [SQLValue] = []
         var rowsInBatch = 0
         func flush() throws {
             guard rowsInBatch > 0 else { return }
             let marks = Array(repeating: rowMarks, count: rowsInBatch).joined(separator: ", ")
-            try to.execute("INSERT INTO \(table) (\(names)) VALUES \(marks)", batch)
+            try to.execute("INSERT INTO \(table.name) (\(table.columnList)) VALUES \(marks)", batch)
             batch.removeAll(keepingCapacity: true)
             rowsInBatch = 0
         }
-        try from.forEachRow("SELECT \(names) FROM \(table)", []) { row in
-            for (index, column) in columns.enumerated() {
-                if row.isNull(index) {
-                    batch.append(.null)
-                } else {
-                    switch column.kind {
-                    case .integer: batch.append(.integer(row.int64(index)))
-                    case .real: batch.append(.real(row.double(index)))
-                    case .text: batch.append(.text(row.string(index)))
-                    }
-                }
-            }
+        try from.forEachRow(table.parentsFirstQuery, []) { row in
+            batch.append(contentsOf: table.values(of: row))
             rowsInBatch += 1
             if rowsInBatch == batchSize { try flush() } // source and target are different connections
         }
         try flush()
     }
+}
+
+/// An order-independent checksum of rows: the sum of each row's SHA-256 (its first 128 bits),
+/// over an encoding that tells the kinds of value apart.
+struct RowChecksum {
+    private var high: UInt64 = 0
+    private var low: UInt64 = 0
+    private var encoded: [UInt8] = []
+
+    mutating func add(_ values: [SQLValue]) {
+        encoded.removeAll(keepingCapacity: true)
+        for value in values {
+            switch value {
+            case .null: encoded.append(0)
+            case .integer(let number):
+                encoded.append(1)
+                withUnsafeBytes(of: number.littleEndian) { encoded.append(contentsOf: $0) }
+            case .real(let number):
+                encoded.append(2)
+                withUnsafeBytes(of: number.bitPattern.littleEndian) { encoded.append(contentsOf: $0) }
+            case .text(let text):
+                encoded.append(3)
+                let bytes = Array(text.utf8)
+                withUnsafeBytes(of: UInt64(bytes.count).littleEndian) { encoded.append(contentsOf: $0) }
+                encoded.append(contentsOf: bytes)
+            }
+        }
+        let digest = Array(SHA256.hash(data: encoded))
+        high &+= digest[0..<8].reduce(0) { $0 << 8 | UInt64($1) }
+        low &+= digest[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    var hex: String { String(format: "%016llx%016llx", high, low) }
 }

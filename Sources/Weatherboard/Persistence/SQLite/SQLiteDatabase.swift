@@ -28,8 +28,11 @@ final class SQLiteDatabase: SQLDatabase {
         return (SQLiteDatabase(pool: pool), applied)
     }
 
-    private init(pool: DatabasePool) {
+    private let readOnly: Bool
+
+    private init(pool: DatabasePool, readOnly: Bool = false) {
         self.pool = pool
+        self.readOnly = readOnly
     }
 
     /// One migration per `NNNN_name.sql` file, in file-name order.
@@ -106,18 +109,17 @@ final class SQLiteDatabase: SQLDatabase {
     /// Moves every commit from the `-wal` into the database file first, so that after a clean
     /// stop the `.sqlite` alone holds the site (an operator copying it finds every post there).
     func close() throws {
-        try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        if !readOnly { try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) } }
         try pool.close()
     }
 
-    /// A consistent copy of the live database at `path` (which must not exist), taken while the
-    /// site serves: `VACUUM INTO` reads one snapshot, so writers are not held up (outside a
-    /// transaction: SQLite refuses VACUUM inside one).
-    /// A copy from one snapshot into a new file, made private (`PrivateFile.createNew`) before
-    /// SQLite writes into it (`VACUUM INTO` fills an empty file).
-    func backup(to path: String) throws {
-        try PrivateFile.createNew(path)
-        try pool.unsafeRead { db in try db.execute(sql: "VACUUM INTO ?", arguments: [path]) }
+    /// An existing database as it is, read-only: nothing migrated, nothing written (a backup
+    /// being checked). A missing file is an error, not a new database.
+    static func openReadOnly(path: String) throws -> SQLiteDatabase {
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(5)
+        return SQLiteDatabase(pool: try classifying { try DatabasePool(path: path, configuration: configuration) }, readOnly: true)
     }
 }
 
