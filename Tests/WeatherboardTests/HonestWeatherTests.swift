@@ -177,6 +177,48 @@ extension WeatherServiceTests {
         clock.advance(WeatherService.fallbackFreshFor + 1) // well inside the 30 minutes preferred data stays fresh
         try waitUntil("the preferred provider's data replaces the demo figures") { weather.report(for: seoul)?.source == "open-meteo" }
     }
+
+    /// Issue 37 #3: one timeout used to replace a city's real (stale) forecast with demo figures.
+    /// Through an outage of hours the city keeps its last real forecast, said to be from the cache.
+    @Test func aRealForecastOutlivesAnOutageAndDemoFiguresNeverReplaceIt() throws {
+        let stub = try UpstreamStub()
+        let clock = TestClock(AppHarness.fixedNow)
+        let weather = try service(stub, clock: clock)
+        let real = try #require(weather.report(for: seoul))
+        #expect(real.source == "open-meteo")
+        stub.mode = .unavailable
+        for _ in 0..<6 { // 6 × 31 minutes: every visit finds it stale and starts a refresh that fails
+            clock.advance(31 * 60)
+            _ = weather.report(for: seoul)
+            try waitUntil("the refresh has landed") { !weather.isFetching(seoul) }
+            let shown = try #require(weather.report(for: seoul))
+            #expect(shown.source == "cache")
+            #expect(shown.forecast.fetchedAt == real.forecast.fetchedAt, "the real forecast, with its age")
+        }
+        // A city that never had real data gets demo figures in the same outage.
+        clock.advance(61)
+        #expect(weather.report(for: busan)?.source == "demo")
+    }
+
+    /// Issue 37 #3: demo figures stayed until the first visit 5 minutes after they were made,
+    /// even once the upstream was back; now the next refresh after the breaker's minute asks it.
+    @Test func demoFiguresGiveWayToTheFirstRefreshAfterTheUpstreamRecovers() throws {
+        let stub = try UpstreamStub()
+        stub.mode = .unavailable
+        let clock = TestClock(AppHarness.fixedNow)
+        let weather = try service(stub, clock: clock)
+        #expect(weather.report(for: seoul)?.source == "demo")
+        // Still failing a minute later: the demo figures are kept, not made and stored again.
+        clock.advance(WeatherService.demoFreshFor + 1)
+        _ = weather.report(for: seoul)
+        try waitUntil("the refresh has landed") { !weather.isFetching(seoul) }
+        #expect(stub.hits == 2)
+        #expect(weather.report(for: seoul)?.source == "demo")
+        // Back, and the next visit after the breaker's minute (well inside 5 minutes) brings it.
+        stub.mode = .ok
+        clock.advance(WeatherService.demoFreshFor + 1)
+        try waitUntil("the preferred provider's data replaces the demo figures") { weather.report(for: seoul)?.source == "open-meteo" }
+    }
 }
 
 /// Demo figures must look like weather: late November in each city within what its climate

@@ -6,6 +6,7 @@ import Foundation
 /// demo figures.
 public struct DemoProvider: WeatherProvider {
     public let id = "demo"
+    public var isDemo: Bool { true }
 
     public init() {}
 

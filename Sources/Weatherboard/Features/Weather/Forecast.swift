@@ -85,6 +85,12 @@ public protocol WeatherProvider: Sendable {
     /// Whether this provider covers the city (KMA: Korean cities only).
     func covers(_ city: City) -> Bool
     func forecast(for city: City, now: Date) throws -> Forecast
+    /// Whether its figures are made up (`demo`): they stand in only where no real forecast is kept.
+    var isDemo: Bool { get }
+}
+
+extension WeatherProvider {
+    public var isDemo: Bool { false }
 }
 
 /// A provider failed: the network, the upstream's answer, or its format.

@@ -20,8 +20,10 @@ public struct WeatherReport: Sendable {
 ///   so a hanging provider holds none of them;
 /// - a provider that fails is skipped for `breakerOpenFor` (circuit breaker) and the next is used;
 ///   an unusable answer for one city fails that city only, and does not open the breaker;
-/// - data from a fallback provider is fresh for `fallbackFreshFor` only, so the preferred
-///   provider is asked again soon after it recovers;
+/// - data from a fallback provider is fresh for `fallbackFreshFor` only (demo figures for
+///   `demoFreshFor`), so the preferred provider is asked again soon after it recovers;
+/// - demo figures never replace a real forecast that can still be shown: a city keeps its last
+///   real one, with its age, up to `maximumStaleAge`;
 /// - errors are never cached; when every provider fails, the last cached data is shown, up to
 ///   `maximumStaleAge`: older data is not shown at all (the page waits for a fetch, bounded, or
 ///   says it has no weather), and an answer that lacks the days a page needs is a failure.
@@ -119,6 +121,11 @@ public final class WeatherService: Sendable {
     /// How long data from a fallback provider (demo, when Open-Meteo failed) is served before the
     /// preferred provider is asked again.
     public static let fallbackFreshFor: TimeInterval = 5 * 60
+    /// How long demo figures are served before the real providers are asked again: about one
+    /// breaker's window, so that a recovered upstream replaces them within a minute or so of the
+    /// next visit. While the real ones still fail, demo figures made within `fallbackFreshFor`
+    /// are kept rather than made and stored again.
+    public static let demoFreshFor: TimeInterval = 60
 
     /// Cached data older than this is not shown, however the providers are doing.
     public static let maximumStaleAge: TimeInterval = 24 * 3600
@@ -152,7 +159,12 @@ public final class WeatherService: Sendable {
     /// for `fallbackFreshFor`.
     private func isFresh(_ forecast: Forecast, for city: City) -> Bool {
         let preferred = providers.first { $0.covers(city) }?.id
-        return clock().timeIntervalSince(forecast.fetchedAt) < (forecast.source == preferred ? freshFor : Self.fallbackFreshFor)
+        let freshness = forecast.source == preferred ? freshFor : isDemo(forecast) ? Self.demoFreshFor : Self.fallbackFreshFor
+        return clock().timeIntervalSince(forecast.fetchedAt) < freshness
+    }
+
+    private func isDemo(_ forecast: Forecast) -> Bool {
+        providers.first { $0.id == forecast.source }?.isDemo ?? false
     }
 
     /// Reports for several cities: cached ones at once; for the others at most
@@ -227,6 +239,15 @@ public final class WeatherService: Sendable {
         for provider in providers where provider.covers(city) {
             let now = clock()
             if breakers.isOpen(provider.id, at: now) { continue }
+            if provider.isDemo, let stored {
+                let age = now.timeIntervalSince(stored.fetchedAt)
+                // Real figures, stale but within the limit, before made-up ones.
+                if !isDemo(stored) && age <= Self.maximumStaleAge { break }
+                if isDemo(stored) && age < Self.fallbackFreshFor {
+                    lastRefreshFailed.withLock { _ = $0.remove(city.id) }
+                    return stored
+                }
+            }
             do {
                 var forecast = try provider.forecast(for: city, now: now).checked()
                 if let problem = forecast.problem(for: city, now: now) { throw UpstreamError.answer("\(provider.id): \(problem)") }
