@@ -68,6 +68,49 @@ import Testing
         #expect(!String(decoding: other.body, as: UTF8.self).contains(PageCache.tokenPlaceholder))
     }
 
+    /// Issue 38 #4: the tag came from a counter that starts at 0 in every process, so after a
+    /// restart (or on another node) a page never had could be answered 304. It is the content's
+    /// now: a tag from before a change is answered with the new page by a new process.
+    @Test func aTagFromBeforeARestartIsNotTakenForTheNewPage() throws {
+        let scene = try Scene()
+        let (first, _) = try scene.guest.get("/city/seoul")
+        let tag = try #require(first.headers["ETag"])
+        let cookie = scene.guest.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
+        scene.app.clock.advance(60)
+        try scene.author.postOnBoard("seoul", "Snow by evening")
+        // The same database served by a new process (a restart, or a second node).
+        let restarted = try AppHarness(sharedDatabase: scene.app.application.configuration.databaseURL) {
+            if scene.app.engine == .sqlite { $0.databasePath = scene.app.application.configuration.databasePath }
+        }
+        restarted.clock.advance(scene.app.clock.read().timeIntervalSince(AppHarness.fixedNow))
+        let answer = try restarted.get("/city/seoul", headers: [("Cookie", cookie), ("If-None-Match", tag)])
+        #expect(answer.status == 200)
+        #expect(String(decoding: answer.body, as: UTF8.self).contains("Snow by evening"))
+        // Its own tag stands with it.
+        let current = try #require(answer.headers["ETag"])
+        #expect(try restarted.get("/city/seoul", headers: [("Cookie", cookie), ("If-None-Match", current)]).status == 304)
+    }
+
+    /// Issue 38 #4: the home page's key left out whether its cities are the reader's bookmarks or
+    /// the defaults: a guest who bookmarked the default cities gave the next guest their heading
+    /// and Remove buttons.
+    @Test func aGuestsBookmarksAreNotAnotherGuestsDefaults() throws {
+        let app = try AppHarness()
+        let collector = app.browser()
+        for slug in HomeController.defaultCities {
+            try collector.get("/city/" + slug)
+            #expect(try collector.post("/bookmarks/" + slug, []).0.status == 303)
+        }
+        try collector.get("/") // the bookmark's message shown: this one is rendered for the reader alone
+        let (_, own) = try collector.get("/") // kept, under its key
+        #expect(own.nodes("//li[@class='city-row']").map { $0["data-slug"] ?? "" } == HomeController.defaultCities)
+        #expect(own.text("//h2[@id='city-list-heading']") == "Your cities")
+        let (_, newcomer) = try app.browser().get("/")
+        #expect(newcomer.nodes("//li[@class='city-row']").map { $0["data-slug"] ?? "" } == HomeController.defaultCities)
+        #expect(newcomer.text("//h2[@id='city-list-heading']") != "Your cities")
+        #expect(newcomer.nodes("//form[contains(@action,'/bookmarks/')]").isEmpty)
+    }
+
     @Test func aNewPostIsOnTheGuestsPageAtOnce() throws {
         let scene = try Scene()
         try scene.author.postOnBoard("seoul", "Fog rolling in")

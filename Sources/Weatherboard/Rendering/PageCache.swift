@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Metrics
 import HTTPServer
@@ -69,7 +70,9 @@ final class PageCache: Sendable {
     struct Entry {
         let stamp: PageVersions.Stamp
         let expires: Date
-        let serial: UInt64
+        /// A digest of the page's own bytes: the same in every process and after a restart for
+        /// the same page, different for a different one.
+        let contentTag: String
         let page: SplicedPage
     }
 
@@ -78,7 +81,6 @@ final class PageCache: Sendable {
         /// costs about 20 KB (its bytes and its deflated form): 64 MiB hold the 2,000 pages a
         /// busy site's visitors open most, with room for the other language and home pages.
         var entries: LRUCache<String, Entry>
-        var serial: UInt64 = 0
         /// Keys being rendered now, and how the others asking for them wait.
         var rendering: [String: DispatchGroup] = [:]
     }
@@ -151,14 +153,9 @@ final class PageCache: Sendable {
                 misses.increment()
                 let previous = kept.withLock { $0.entries.peek(key) }
                 let page = SplicedPage(try render(Self.tokenPlaceholder), hole: Array(Self.tokenPlaceholder.utf8), previous: previous?.page)
+                let tag = page.isUnchanged ? previous?.contentTag ?? Self.contentTag(page) : Self.contentTag(page)
                 return kept.withLock { kept in
-                    // The same bytes keep their tag: a visitor's copy is still current (304).
-                    var serial = previous?.serial ?? 0
-                    if !page.isUnchanged {
-                        kept.serial &+= 1
-                        serial = kept.serial
-                    }
-                    let entry = Entry(stamp: stamp, expires: now.addingTimeInterval(maximumAge), serial: serial, page: page)
+                    let entry = Entry(stamp: stamp, expires: now.addingTimeInterval(maximumAge), contentTag: tag, page: page)
                     kept.entries.set(entry, for: key, cost: page.byteCount)
                     return entry
                 }
@@ -169,9 +166,10 @@ final class PageCache: Sendable {
     /// The kept page completed for this visitor: its token, its tag, compressed if asked.
     private func completed(_ entry: Entry, for context: AppContext) -> Response {
         let request = context.request
-        // One tag per kept page and visitor secret: a 304 means the visitor's own copy is current
-        // (its token, masked differently, proves the same secret).
-        let tag = "W/\"\(String(entry.serial, radix: 36))-\(String(fnv1a(Array(context.csrfSecret.utf8)), radix: 36))\""
+        // One tag per page content and visitor secret: a 304 means the visitor's own copy is
+        // current (its token, masked differently, proves the same secret), whichever process
+        // or node made either.
+        let tag = "W/\"\(entry.contentTag)-\(String(fnv1a(Array(context.csrfSecret.utf8)), radix: 36))\""
         var response = Response(status: .ok, headers: HTTPHeaders([
             ("Content-Type", "text/html; charset=utf-8"), ("ETag", tag), ("Cache-Control", "private, no-cache"),
             ("Vary", "Accept-Encoding, Accept-Language, Cookie"),
@@ -204,6 +202,22 @@ extension PageCache {
         if let language = try request.queryItems()["lang"] { kept.append(("lang", language)) }
         let canonical = path + (kept.isEmpty ? "" : "?" + kept.map { "\($0.0)=\(percentEncode($0.1))" }.joined(separator: "&"))
         return request.target == canonical ? nil : .redirect(to: canonical, status: .movedPermanently)
+    }
+}
+
+extension PageCache {
+    /// SHA-256 of the page's runs (the bytes between its holes, each with its length), 96 bits
+    /// of it in base 36 pieces: no counter, so no restart and no other node can repeat a tag.
+    static func contentTag(_ page: SplicedPage) -> String {
+        var hasher = SHA256()
+        for run in page.runs {
+            withUnsafeBytes(of: UInt64(run.count).littleEndian) { hasher.update(bufferPointer: $0) }
+            hasher.update(data: run)
+        }
+        let digest = Array(hasher.finalize())
+        return stride(from: 0, to: 12, by: 4).map { start in
+            String(digest[start..<start + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }, radix: 36)
+        }.joined(separator: ".")
     }
 }
 

@@ -18,28 +18,38 @@ struct HomeController {
 
     func home(_ request: Request, _ context: AppContext) throws -> Response {
         if let elsewhere = try PageCache.canonicalRedirect(request, path: "/") { return elsewhere }
-        let (shown, bookmarked) = try shownCities(context)
+        let selection = try shownCities(context)
         guard context.user == nil && context.flash == nil else {
-            return .html(try render(context, cities: shown, bookmarked: bookmarked, csrfToken: context.csrfToken))
+            return .html(try render(context, selection, csrfToken: context.csrfToken))
         }
-        let key = "home \(context.language.rawValue) \(shown.map(\.slug))"
-        return try cache.response(key: key, cities: shown.map(\.id), context: context) { token in
-            try render(context, cities: shown, bookmarked: bookmarked, csrfToken: token)
+        // The key is the whole selection the render reads: the same cities as bookmarks or as
+        // the defaults are different pages (a heading, Remove buttons).
+        return try cache.response(key: "home \(selection.key)", cities: selection.cities.map(\.id), context: context) { token in
+            try render(context, selection, csrfToken: token)
         }
+    }
+
+    /// What a guest's home page shows besides the weather: which cities, in which language, and
+    /// whether they are the reader's bookmarks or the defaults.
+    struct Selection {
+        let language: Language
+        let cities: [City]
+        let bookmarked: Bool
+        var key: String { "\(language.rawValue) \(bookmarked ? "bookmarks" : "defaults") \(cities.map(\.slug).joined(separator: ","))" }
     }
 
     /// The reader's bookmarked cities, or the default ones when there are none.
-    private func shownCities(_ context: AppContext) throws -> (cities: [City], bookmarked: Bool) {
+    private func shownCities(_ context: AppContext) throws -> Selection {
         let bookmarked = try bookmarks.cities(for: context)
-        guard bookmarked.isEmpty else { return (bookmarked, true) }
+        guard bookmarked.isEmpty else { return Selection(language: context.language, cities: bookmarked, bookmarked: true) }
         // The city opened last comes first (found by location, or simply read last).
         let last = LastCity.remembered(context.request, in: index)
         let defaults = Self.defaultCities.compactMap(index.city(slug:)).filter { $0.id != last?.id }
-        return ((last.map { [$0] } ?? []) + defaults, false)
+        return Selection(language: context.language, cities: (last.map { [$0] } ?? []) + defaults, bookmarked: false)
     }
 
-    private func render(_ context: AppContext, cities: [City], bookmarked: Bool, csrfToken: String) throws -> RenderedPage {
-        let language = context.language
+    private func render(_ context: AppContext, _ selection: Selection, csrfToken: String) throws -> RenderedPage {
+        let (language, cities, bookmarked) = (selection.language, selection.cities, selection.bookmarked)
         let reports = weather.reports(for: cities)
         let now = clock()
         let rows = zip(cities, reports).map { city, report in
