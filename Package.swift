@@ -98,7 +98,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HTTPServerTests",
-            dependencies: ["HTTPServer", "HTTPTestSupport"],
+            dependencies: ["HTTPServer", "HTTPTestSupport", "CZlib"],
             swiftSettings: strict
         ),
         .testTarget(

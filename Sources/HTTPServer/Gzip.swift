@@ -26,22 +26,12 @@ public enum Gzip {
     public static func deflateRun(_ bytes: [UInt8], final: Bool, level: Int32 = 6) -> [UInt8] {
         var stream = z_stream()
         guard deflateInit2_(&stream, level, Z_DEFLATED, -15, memoryLevel, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
-        else { return final ? storedBlock(bytes, final: true) : storedBlock(bytes, final: false) }
+        else { return storedBlocks(bytes[...], final: final) }
         defer { deflateEnd(&stream) }
-        var out = [UInt8](repeating: 0, count: Int(deflateBound(&stream, UInt(bytes.count))) + 16)
-        var input = bytes
-        let produced = input.withUnsafeMutableBufferPointer { inBuffer in
-            out.withUnsafeMutableBufferPointer { outBuffer -> Int in
-                stream.next_in = inBuffer.baseAddress
-                stream.avail_in = UInt32(inBuffer.count)
-                stream.next_out = outBuffer.baseAddress
-                stream.avail_out = UInt32(outBuffer.count)
-                _ = CZlib.deflate(&stream, final ? Z_FINISH : Z_SYNC_FLUSH)
-                return outBuffer.count - Int(stream.avail_out)
-            }
-        }
-        out.removeSubrange(produced...)
-        return out
+        var out: [UInt8] = []
+        out.reserveCapacity(Int(deflateBound(&stream, UInt(bytes.count))) + 16)
+        let deflated = bytes.withUnsafeBufferPointer { deflateInto(&out, &stream, $0, 0..<$0.count, flush: final ? Z_FINISH : Z_SYNC_FLUSH) }
+        return deflated ? out : storedBlocks(bytes[...], final: final)
     }
 
     /// An uncompressed deflate block (what is spliced in per response: a token), starting on a
@@ -163,14 +153,13 @@ extension Gzip {
             var position = 0
             let refused: Bool = bytes.withUnsafeBufferPointer { input in
                 for hole in holes where hole >= position && hole + holeLength <= input.count && (storingEveryHole || offsets.isEmpty) {
-                    Gzip.deflateInto(&out, &stream, input, position..<hole, flush: Z_SYNC_FLUSH)
+                    guard Gzip.deflateInto(&out, &stream, input, position..<hole, flush: Z_SYNC_FLUSH) else { return true }
                     out += Gzip.storedBlock(Array(input[hole..<(hole + holeLength)]), final: false)
                     offsets.append(out.count - holeLength)
                     guard deflateSetDictionary(&stream, input.baseAddress! + hole, UInt32(holeLength)) == Z_OK else { return true }
                     position = hole + holeLength
                 }
-                Gzip.deflateInto(&out, &stream, input, position..<input.count, flush: Z_SYNC_FLUSH)
-                return false
+                return !Gzip.deflateInto(&out, &stream, input, position..<input.count, flush: Z_SYNC_FLUSH)
             }
             guard !refused, offsets.count == (storingEveryHole ? holes.count : min(1, holes.count)) else { return nil }
             length = bytes.count
@@ -243,20 +232,29 @@ extension Gzip {
     }
 
     /// Deflates `input[range]` with `flush` into `out`, growing it until zlib has said everything.
-    static func deflateInto(_ out: inout [UInt8], _ stream: inout z_stream, _ input: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, flush: Int32) {
+    /// False when zlib reports an error or stops making progress: the caller sends the bytes
+    /// uncompressed rather than loop.
+    static func deflateInto(_ out: inout [UInt8], _ stream: inout z_stream, _ input: UnsafeBufferPointer<UInt8>, _ range: Range<Int>,
+                            flush: Int32) -> Bool {
         stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress.map { $0 + range.lowerBound })
         stream.avail_in = UInt32(range.count)
         repeat {
             let room = Int(deflateBound(&stream, UInt(stream.avail_in))) + 64
             let start = out.count
+            let unread = stream.avail_in
             out.append(contentsOf: repeatElement(0, count: room))
-            out.withUnsafeMutableBufferPointer { buffer in
+            let status = out.withUnsafeMutableBufferPointer { buffer in
                 stream.next_out = buffer.baseAddress! + start
                 stream.avail_out = UInt32(room)
-                _ = CZlib.deflate(&stream, flush)
+                return CZlib.deflate(&stream, flush)
             }
             out.removeLast(Int(stream.avail_out))
+            // Z_BUF_ERROR is "nothing left to do"; any other error leaves the stream unusable.
+            guard status == Z_OK || status == Z_STREAM_END || status == Z_BUF_ERROR else { return false }
+            let moved = stream.avail_in != unread || out.count > start
+            if !moved && (stream.avail_out == 0 || stream.avail_in > 0) { return false }
         } while stream.avail_out == 0 || stream.avail_in > 0
+        return true
     }
 
     /// `body` as one gzip member, splicing in `pieces` (offsets into `body`) and compressing
@@ -303,6 +301,7 @@ extension Gzip {
         defer { deflateEnd(&stream) }
         var result = ResponseBody()
         var out: [UInt8] = []
+        var zlibFailed = false
         out.reserveCapacity(body.count / 3 + 64)
         /// What zlib wrote since the last piece, as a part of the result.
         func endOwnPart() {
@@ -313,12 +312,15 @@ extension Gzip {
             if range.count < storingGapsUnder, flush == Z_FULL_FLUSH || flush == Z_FINISH {
                 out += storedBlocks(body.bytes(in: range)[...], final: flush == Z_FINISH)
             } else if range.isEmpty {
-                deflateInto(&out, &stream, UnsafeBufferPointer(start: nil, count: 0), 0..<0, flush: flush)
+                if !deflateInto(&out, &stream, UnsafeBufferPointer(start: nil, count: 0), 0..<0, flush: flush) { zlibFailed = true }
             } else {
                 var position = range.lowerBound
                 body.forEachStretch(in: range) { stretch in
                     position += stretch.count
-                    deflateInto(&out, &stream, stretch, 0..<stretch.count, flush: position == range.upperBound ? flush : Z_NO_FLUSH)
+                    guard !zlibFailed else { return }
+                    if !deflateInto(&out, &stream, stretch, 0..<stretch.count, flush: position == range.upperBound ? flush : Z_NO_FLUSH) {
+                        zlibFailed = true
+                    }
                 }
             }
             addCRC(range)
@@ -358,11 +360,15 @@ extension Gzip {
             run(position..<body.count, flush: Z_SYNC_FLUSH)
         }
         endOwnPart()
+        if zlibFailed {
+            return (ResponseBody(storedBlocks(body.bytes(in: 0..<body.count)[...], final: final)), crc32(body.bytes(in: 0..<body.count)))
+        }
         return (result, crc)
     }
 
-    /// `bytes` in stored blocks (what is left when zlib cannot start).
-    private static func storedBlocks(_ bytes: ArraySlice<UInt8>, final: Bool) -> [UInt8] {
+    /// `bytes` in stored blocks of up to 65,535 bytes each, whatever their number (what is left
+    /// when zlib cannot start or fails).
+    static func storedBlocks(_ bytes: ArraySlice<UInt8>, final: Bool) -> [UInt8] {
         var out: [UInt8] = []
         var rest = bytes
         repeat {

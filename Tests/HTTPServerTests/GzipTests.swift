@@ -1,0 +1,45 @@
+import CZlib
+import Foundation
+@testable import HTTPServer
+import Synchronization
+import Testing
+
+/// Issue 38 #7: what happens when zlib cannot start or fails midway.
+@Suite struct GzipTests {
+    static func bytes(_ count: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    }
+
+    /// The body a gzip member carries, read back with zlib.
+    static func carried(_ member: [UInt8], length: Int) -> [UInt8]? {
+        guard member.count >= 18, Array(member.prefix(10)) == Gzip.header else { return nil }
+        return Gzip.inflateRaw(Array(member[10..<(member.count - 8)]), expecting: length)
+    }
+
+    /// A stream zlib refuses to start (here: a level it does not have) went out as one stored
+    /// block, cut at 64 KiB under a trailer that claimed the whole length.
+    @Test func aStreamThatCannotStartCarriesTheWholeBodyStored() {
+        let body = Self.bytes(200_000)
+        let member = Gzip.compress(body, level: 42)
+        #expect(Self.carried(member, length: body.count) == body)
+        #expect(Self.carried(Gzip.compress(body), length: body.count) == body)
+    }
+
+    /// A zlib error (here: a stream that was never started) ended nothing: the loop grew its
+    /// buffer and called deflate again, for ever.
+    @Test func aZlibErrorEndsTheLoop() {
+        let finished = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Bool?>(nil)
+        Thread.detachNewThread {
+            var stream = z_stream()
+            var out: [UInt8] = []
+            let input = Self.bytes(10_000)
+            let deflated = input.withUnsafeBufferPointer { Gzip.deflateInto(&out, &stream, $0, 0..<$0.count, flush: Z_SYNC_FLUSH) }
+            outcome.withLock { $0 = deflated }
+            finished.signal()
+        }
+        #expect(finished.wait(timeout: .now() + 10) == .success, "deflateInto returned")
+        #expect(outcome.withLock { $0 } == false)
+    }
+}
