@@ -53,7 +53,9 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
-            resources: [.copy("Features/Cities/cities.tsv"), .copy("Features/Cities/regions.tsv")],
+            // Read at run time from the checkout or an install's share/weatherboard (InstalledFiles),
+            // not a SwiftPM resource bundle, whose accessor falls back to the build machine's path.
+            exclude: ["Features/Cities/cities.tsv", "Features/Cities/regions.tsv"],
             swiftSettings: strict,
             plugins: ["CompileTemplatesPlugin"]
         ),

@@ -10,9 +10,9 @@ public struct AppConfiguration: Sendable {
     public var databasePath = "./weatherboard.sqlite"
     /// A PostgreSQL URL; when set, the site keeps its data there instead of `databasePath`.
     public var databaseURL: String?
-    public var publicDirectory = AppConfiguration.repositoryFolder("Public")
-    public var templatesDirectory = AppConfiguration.repositoryFolder("Templates")
-    public var migrationsDirectory = AppConfiguration.repositoryFolder("Migrations")
+    public var publicDirectory = InstalledFiles.folder("Public")
+    public var templatesDirectory = InstalledFiles.folder("Templates")
+    public var migrationsDirectory = InstalledFiles.folder("Migrations")
     /// Addresses of proxies in front of this node (nginx): their requests count as the client
     /// address they append to `X-Forwarded-For`.
     public var trustedProxies: [String] = []
@@ -106,9 +106,8 @@ public struct AppConfiguration: Sendable {
         public init() {}
     }
 
-    /// A top-level folder of this repository: found next to the working directory first, else
-    /// relative to this source file, so that `swift run` works from the repository root and
-    /// tests work from anywhere.
+    /// A top-level path of the checkout this was built from: next to the working directory
+    /// first, else relative to this source file (tests, and debug builds: `InstalledFiles`).
     public static func repositoryFolder(_ name: String) -> String {
         let local = FileManager.default.currentDirectoryPath + "/" + name
         if FileManager.default.fileExists(atPath: local) { return local }

@@ -46,6 +46,7 @@ public final class Application: Sendable {
         self.logger = logger
         self.configuration = configuration
         logger.notice("database: \(configuration.databaseDescription)")
+        logger.notice("files: migrations \(configuration.migrationsDirectory), static \(configuration.publicDirectory), strings \(configuration.templatesDirectory)")
         (database, appliedMigrations) = try AppDatabase.open(
             configuration.database, migrationsDirectory: configuration.migrationsDirectory,
             connections: configuration.poolSize,

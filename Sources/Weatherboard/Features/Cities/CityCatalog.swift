@@ -3,8 +3,8 @@ import Foundation
 /// Loads the shipped city catalog (`cities.tsv`, derived from GeoNames by
 /// `scripts/derive-cities.py`) into the database. No network needed.
 public enum CityCatalog {
-    /// The catalog file shipped with the application.
-    public static var bundledFile: URL? { Bundle.module.url(forResource: "cities", withExtension: "tsv") }
+    /// The catalog file shipped with the application (`InstalledFiles`).
+    public static var bundledFile: URL? { InstalledFiles.catalog("cities.tsv") }
 
     /// Imports every city when the table is empty, in one transaction; returns the number added.
     @discardableResult
@@ -17,7 +17,7 @@ public enum CityCatalog {
     @discardableResult
     public static func importCities(into database: AppDatabase, from file: URL? = bundledFile) throws -> Int {
         guard let file, let text = try? String(contentsOf: file, encoding: .utf8) else {
-            throw StartupError("the city catalog cities.tsv is missing from the build")
+            throw StartupError("the city catalog cities.tsv is not installed: it belongs in share/weatherboard/ beside the binary's bin/ folder (docs/operations.md, \"Installing\")")
         }
         let cities = try parse(text)
         return try database.write { db in

@@ -6,7 +6,7 @@ import Foundation
 enum RegionNames {
     /// "FR\t11" → "Ile-de-France"; read once, on first use.
     private static let names: [String: String] = {
-        guard let file = Bundle.module.url(forResource: "regions", withExtension: "tsv"),
+        guard let file = InstalledFiles.catalog("regions.tsv"),
               let text = try? String(contentsOf: file, encoding: .utf8) else { return [:] }
         var names: [String: String] = [:]
         for line in text.split(separator: "\n") {

@@ -1,0 +1,42 @@
+import Foundation
+
+/// Where the files the site reads at run time are found: the migrations, the static files, the
+/// string catalogs and the city catalog. In this order:
+/// 1. the working directory's own `Migrations/`, `Public/`, `Templates/` (a checkout: `swift run`);
+/// 2. `../share/weatherboard/` beside the executable, with symbolic links resolved (an install:
+///    `/usr/bin/weatherboard` reads `/usr/share/weatherboard/`; `scripts/package-deb.sh` lays it out);
+/// 3. in a debug build only, the checkout it was built from (tests, run from anywhere).
+/// A release binary never reads the build machine's paths.
+public enum InstalledFiles {
+    /// `share/weatherboard` for the running executable, if it is there.
+    public static let share: String? = {
+        guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
+        let folder = URL(fileURLWithPath: executable).deletingLastPathComponent() // bin
+            .deletingLastPathComponent().appendingPathComponent("share/weatherboard").path
+        return FileManager.default.fileExists(atPath: folder + "/Migrations") ? folder : nil
+    }()
+
+    /// A top-level folder: `Migrations`, `Public` or `Templates`.
+    public static func folder(_ name: String) -> String {
+        let local = FileManager.default.currentDirectoryPath + "/" + name
+        if FileManager.default.fileExists(atPath: local) { return local }
+        if let share { return share + "/" + name }
+        #if DEBUG
+        return AppConfiguration.repositoryFolder(name)
+        #else
+        return local // absent: the start-up error names it
+        #endif
+    }
+
+    /// A catalog shipped with the site (`cities.tsv`, `regions.tsv`): in `share/weatherboard/`
+    /// when installed, in `Sources/Weatherboard/Features/Cities/` in a checkout.
+    public static func catalog(_ file: String) -> URL? {
+        let checkout = "Sources/Weatherboard/Features/Cities/" + file
+        var candidates = [FileManager.default.currentDirectoryPath + "/" + checkout]
+        if let share { candidates.append(share + "/" + file) }
+        #if DEBUG
+        candidates.append(AppConfiguration.repositoryFolder(checkout))
+        #endif
+        return candidates.first { FileManager.default.fileExists(atPath: $0) }.map { URL(fileURLWithPath: $0) }
+    }
+}
