@@ -10,7 +10,7 @@ public struct WeatherboardCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "weatherboard",
         abstract: "Weatherboard: today's weather compared with yesterday and tomorrow, and each city's board.",
-        subcommands: [Serve.self, Migrate.self, ImportCities.self, CreateAdmin.self, DemoteAdmin.self, CopyTo.self, Backup.self, VerifyBackup.self],
+        subcommands: [Serve.self, Migrate.self, ImportCities.self, CreateAdmin.self, DemoteAdmin.self, CopyTo.self, Backup.self, VerifyBackup.self, EnvironmentFile.self],
         defaultSubcommand: Serve.self
     )
     public init() {}
@@ -341,6 +341,18 @@ extension WeatherboardCommand {
                 print("sound: restore from it")
             }
         }
+    }
+}
+
+extension WeatherboardCommand {
+    /// `weatherboard environment-file`: every setting as a commented environment file (what
+    /// `scripts/package-deb.sh` ships as `/etc/weatherboard/weatherboard.env`).
+    struct EnvironmentFile: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "environment-file",
+            abstract: "Print every setting as a commented environment file (for a service's EnvironmentFile=).")
+
+        func run() throws { print(Setting.environmentFileText, terminator: "") }
     }
 }
 

@@ -124,6 +124,22 @@ import Testing
         #expect(throws: Setting.Problem.self) { try AppConfiguration.resolve(arguments: arguments, environment: [:]) }
     }
 
+    /// Issue 37 #2: the package's environment file names every setting, and with every line
+    /// uncommented it is a valid configuration equal to the defaults (what it says is the default is).
+    @Test func theEnvironmentFileNamesEverySettingAtItsDefault() throws {
+        let text = Setting.environmentFileText
+        var environment: [String: String] = [:]
+        for line in text.split(separator: "\n") where line.hasPrefix("#WEATHERBOARD_") {
+            let pair = line.dropFirst().split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            environment[String(pair[0])] = String(pair[1])
+        }
+        for setting in Setting.all { #expect(environment[setting.environmentName] != nil, "\(setting.environmentName)") }
+        environment["WEATHERBOARD_SECURE_COOKIES"] = nil // a switch: its line turns it on
+        let configured = try AppConfiguration.resolve(arguments: [], environment: environment)
+        let defaults = AppConfiguration()
+        for setting in Setting.all { #expect(setting.shown(configured) == setting.shown(defaults), "\(setting.environmentName)") }
+    }
+
     @Test func theReadmeListsEverySetting() throws {
         let readme = try String(contentsOfFile: AppConfiguration.repositoryFolder("README.md"), encoding: .utf8)
         for setting in Setting.all {

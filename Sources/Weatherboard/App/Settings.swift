@@ -113,6 +113,24 @@ struct Setting {
         ]
     }
 
+    /// An environment file (`EnvironmentFile=` of a systemd unit) naming every setting, each
+    /// commented out at its default with its help above it: the package's
+    /// `/etc/weatherboard/weatherboard.env`, complete because it is made from this list.
+    static var environmentFileText: String {
+        let defaults = AppConfiguration()
+        return "# Weatherboard's settings: uncomment a line to change it (`weatherboard serve --help` says more).\n"
+            + "# Values are taken literally: no quotes, no $VARIABLES. A flag on the command line wins over this file.\n"
+            + all.map { setting in
+                let shown = setting.shown(defaults)
+                // A default the help describes ("workers + 6") is said, not offered as a value.
+                var applied = defaults
+                let literal = setting.isSwitch || ((try? setting.apply(&applied, shown)) != nil && setting.shown(applied) == shown)
+                let value = setting.isSwitch ? "1" : literal ? shown : ""
+                let note = literal ? "" : " Default: \(shown)."
+                return "\n# \(setting.help)\(note)\n#\(setting.environmentName)=\(value)"
+            }.joined(separator: "\n") + "\n"
+    }
+
     /// The help's list: flag, environment variable, default.
     static var helpText: String {
         let defaults = AppConfiguration()
