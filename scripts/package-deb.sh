@@ -21,6 +21,7 @@ trap 'rm -rf "$stage"' EXIT
 root="$stage/root"
 
 scripts/install-tree.sh "$binary" "$root"
+echo "$version" > "$root/usr/share/weatherboard/VERSION" # weatherboard_build_info's version
 strip --strip-unneeded "$root/usr/bin/weatherboard"
 install -d "$root/lib/systemd/system" "$root/etc/weatherboard" "$root/usr/share/doc/weatherboard" "$root/DEBIAN"
 install -m 0644 scripts/package/weatherboard.service scripts/package/weatherboard@.service "$root/lib/systemd/system/"

@@ -311,6 +311,7 @@ final class EventLoop: @unchecked Sendable {
         connection.inputIndex = 0
         connection.parser = RequestParser(limits: server.configuration.limits)
         connection.closeWhenWritten = true
+        server.refusedForMemory.add(1, ordering: .relaxed)
         enqueue(connection, server.writer.errorBytes(.serviceUnavailable, date: date.current()))
         flush(connection)
         account(connection)
@@ -500,6 +501,7 @@ final class EventLoop: @unchecked Sendable {
     private func openStream(_ start: @escaping @Sendable (ResponseStream) -> Void, _ completion: Completion,
                             on connection: Connection) {
         guard shutdownDeadline == 0, server.admitStream(for: completion.streamClient) else {
+            if shutdownDeadline == 0 { server.refusedStreams.add(1, ordering: .relaxed) }
             connection.inFlight = false
             connection.closeWhenWritten = true
             enqueue(connection, server.writer.errorBytes(.serviceUnavailable, date: date.current()))

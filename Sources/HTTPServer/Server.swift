@@ -83,6 +83,14 @@ public final class Server: Sendable {
     var overBudget: Bool { bufferedBytes.load(ordering: .relaxed) > configuration.maxBufferedBytes }
     /// Connections open now, across all loops.
     public var openConnections: Int { connectionCount.load(ordering: .relaxed) }
+    /// The request workers' saturation (`ThreadPool.status`).
+    public var workers: (threads: Int, busy: Int, queued: Int, waitedTotal: Int) { pool.status }
+    /// Requests answered 503 by the server itself, since the start: a connection holding much
+    /// while every buffer together was over `maxBufferedBytes`, a stream past its caps.
+    let refusedForMemory = Atomic<Int>(0), refusedStreams = Atomic<Int>(0)
+    public var refusals: (memory: Int, streams: Int) {
+        (refusedForMemory.load(ordering: .relaxed), refusedStreams.load(ordering: .relaxed))
+    }
     /// Open connections and open streams per client (an IPv6 client is its /64, `ClientKey`),
     /// across every loop.
     private let perClient = Mutex((connections: PerClientCount(), streams: PerClientCount()))

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A fixed set of threads of its own running queued jobs in order: the server runs handlers on
 /// one, so that a slow handler (a SQLite write, a template) never holds up an event loop, and
@@ -24,14 +25,33 @@ public final class ThreadPool: Sendable {
     private let queue = ConditionLock(Queue())
     private let exited = DispatchGroup()
     public let queueLimit: Int?
+    public let threadCount: Int
+    private final class Counters: Sendable {
+        /// Jobs running now.
+        let running = Atomic<Int>(0)
+        /// Jobs that were queued while every thread was busy, since the start (they waited).
+        let queuedBehindBusy = Atomic<Int>(0)
+    }
+    private let counters = Counters()
+
+    /// How saturated the pool is: its threads, those running a job, jobs waiting, and how many
+    /// jobs so far found every thread busy.
+    public var status: (threads: Int, busy: Int, queued: Int, waitedTotal: Int) {
+        (threadCount, counters.running.load(ordering: .relaxed), queue.withLock { $0.waiting }, counters.queuedBehindBusy.load(ordering: .relaxed))
+    }
 
     public init(name: String, threads count: Int, stackSize: Int = 1 << 20, queueLimit: Int? = nil) {
         self.queueLimit = queueLimit
+        threadCount = max(1, count)
         for index in 0..<max(1, count) {
             exited.enter()
             // The threads hold the queue, not the pool: a pool nobody holds stops (deinit).
-            let thread = Thread { [queue, exited] in
-                while let job = Self.next(from: queue) { job() }
+            let thread = Thread { [queue, exited, counters] in
+                while let job = Self.next(from: queue) {
+                    counters.running.add(1, ordering: .relaxed)
+                    job()
+                    counters.running.subtract(1, ordering: .relaxed)
+                }
                 exited.leave()
             }
             thread.name = "\(name)-\(index)"
@@ -46,6 +66,7 @@ public final class ThreadPool: Sendable {
     public func submit(_ job: @escaping Job) -> Bool {
         queue.withLock(wake: .one) { queue in
             guard !queue.stopping, queue.waiting < queueLimit ?? .max else { return false }
+            if queue.waiting + counters.running.load(ordering: .relaxed) >= threadCount { counters.queuedBehindBusy.add(1, ordering: .relaxed) }
             queue.jobs.append(job)
             return true
         }
@@ -60,6 +81,8 @@ public final class ThreadPool: Sendable {
             guard !queue.stopping else { return 0 }
             let room = min(batch.count, (queueLimit ?? .max) - queue.waiting)
             guard room > 0 else { return 0 }
+            let idle = max(0, threadCount - queue.waiting - counters.running.load(ordering: .relaxed))
+            if room > idle { counters.queuedBehindBusy.add(room - idle, ordering: .relaxed) }
             queue.jobs.append(contentsOf: batch.prefix(room))
             return room
         }

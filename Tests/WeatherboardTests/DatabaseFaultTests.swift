@@ -271,6 +271,10 @@ import Testing
                 try $0.integer("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
             }
             #expect(stillWaiting == 2, "answered beside the stuck workers, not behind them")
+            // Issue 37 #4: a scrape is answered beside them too, and says the workers are all busy.
+            let scrape = try app.get("/metrics", overSocket: true).text
+            let busy = scrape.split(separator: "\n").first { $0.hasPrefix("weatherboard_workers_busy ") }
+            #expect(busy == "weatherboard_workers_busy 2.0" || busy == "weatherboard_workers_busy 2", "\(busy ?? "no busy line")")
             done.wait()
         }
     }

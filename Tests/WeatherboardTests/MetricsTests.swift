@@ -40,6 +40,44 @@ import Testing
         }
     }
 
+    /// Issue 37 #4: every metric says what it is (`# HELP`), and Prometheus's own checker accepts
+    /// the exposition; the operator's new numbers are there: workers, caches, the process, the build.
+    @Test func everyMetricIsExplainedAndPromtoolAcceptsThem() throws {
+        let app = try AppHarness()
+        let writer = app.browser()
+        try writer.signUp("writer")
+        try writer.postOnBoard("seoul", "Drizzle")
+        for _ in 0..<2 { _ = try app.get("/city/seoul") }
+        let text = try app.get("/metrics", overSocket: true).text
+        let typed = text.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { String($0.split(separator: " ")[2]) }
+        let explained = Set(text.split(separator: "\n").filter { $0.hasPrefix("# HELP ") }.map { String($0.split(separator: " ")[2]) })
+        #expect(!typed.isEmpty)
+        for name in typed { #expect(explained.contains(name), "\(name) has no # HELP") }
+        for name in ["weatherboard_workers", "weatherboard_workers_busy", "weatherboard_workers_queued", "weatherboard_workers_waited_total",
+                     "weatherboard_db_statement_duration_seconds", "weatherboard_cache_bytes", "weatherboard_refused_total",
+                     "process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds", "process_max_fds",
+                     "process_start_time_seconds", "weatherboard_build_info"] + (app.engine == .postgres ? ["weatherboard_change_feed_listening"] : []) {
+            #expect(typed.contains(name), "\(name) is exposed")
+        }
+        #expect(value(text, #"weatherboard_workers"#) == Double(app.application.configuration.server.workerThreads))
+        #expect((value(text, "process_resident_memory_bytes") ?? 0) > 1_000_000)
+        #expect((value(text, #"weatherboard_cache_bytes{cache="pages"}"#) ?? 0) > 0, "the guest's page is kept")
+        if app.engine == .postgres {
+            try waitUntil("the change feed listens") {
+                value(try app.get("/metrics", overSocket: true).text, "weatherboard_change_feed_listening") == 1
+            }
+        }
+
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/promtool") else {
+            #expect(ProcessInfo.processInfo.environment["WEATHERBOARD_REQUIRE_PROMTOOL"] != "1", "promtool is required (apt-get install prometheus)")
+            return
+        }
+        let file = app.folder + "/exposition.txt"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+        let status = try ChildProcess(shell: "/usr/bin/promtool check metrics < '\(file)' > '\(file).out' 2>&1").wait()
+        #expect(status == 0, "promtool check metrics: \((try? String(contentsOfFile: file + ".out", encoding: .utf8)) ?? "")")
+    }
+
     @Test func onlyTheConfiguredAddressesReadThemNotVisitorsThroughAProxy() throws {
         let app = try AppHarness { $0.trustedProxies = ["127.0.0.1"] }
         #expect(try app.get("/metrics").status == 200, "this machine, directly")

@@ -108,8 +108,11 @@ public final class Application: Sendable {
         serverConfiguration.serverName = "weatherboard"
         // Behind a proxy, every visitor arrives from it: its connections are not one client's.
         serverConfiguration.uncappedAddresses = Set(configuration.trustedProxies)
+        let scrapes = MetricsController(metrics: metrics, allowed: Set(configuration.metricsAddresses),
+                                        clientAddress: ClientAddress(trustedProxies: Set(configuration.trustedProxies)))
+        // Both answered on the event loop: they must answer while every worker is stuck.
         server = Server(configuration: serverConfiguration, logger: logger,
-                        immediate: { health.immediateResponse(to: $0) }, responder: router.responder)
+                        immediate: { health.immediateResponse(to: $0) ?? scrapes.immediateResponse(to: $0) }, responder: router.responder)
         sampleGauges(providers: providers.map(\.id))
     }
 
@@ -118,8 +121,25 @@ public final class Application: Sendable {
         metrics.sample("weatherboard_open_connections") { [server] in Double(server.openConnections) }
         metrics.sample("weatherboard_open_streams") { [server] in Double(server.openStreams) }
         metrics.sample("weatherboard_buffered_bytes") { [server] in Double(server.heldBytes) }
+        metrics.follow("weatherboard_refused_total", dimensions: [("cause", "memory")]) { [server] in Double(server.refusals.memory) }
+        metrics.follow("weatherboard_refused_total", dimensions: [("cause", "streams")]) { [server] in Double(server.refusals.streams) }
+        metrics.sample("weatherboard_workers") { [server] in Double(server.workers.threads) }
+        metrics.sample("weatherboard_workers_busy") { [server] in Double(server.workers.busy) }
+        metrics.sample("weatherboard_workers_queued") { [server] in Double(server.workers.queued) }
+        metrics.follow("weatherboard_workers_waited_total") { [server] in Double(server.workers.waitedTotal) }
+        let caches: [(String, @Sendable () -> Int)] = [
+            ("pages", { [pageCache] in pageCache.keptBytes }), ("weather_parts", { [weatherParts] in weatherParts.keptBytes }),
+            ("boards", { [renderedBoards] in renderedBoards.keptBytes }), ("board_deflates", { [sharedDeflates] in sharedDeflates.keptBytes }),
+            ("board_snapshots", { [boardSnapshots] in boardSnapshots?.keptBytes ?? 0 }),
+            ("forecasts", { [weather] in weather.forecastsInMemory.bytes }),
+        ]
+        for (name, read) in caches { metrics.sample("weatherboard_cache_bytes", dimensions: [("cache", name)]) { Double(read()) } }
         if let pool = database.engine as? PostgresDatabase {
             metrics.sample("weatherboard_db_connections_open") { Double(pool.openConnections) }
+        }
+        if let changeFeed {
+            metrics.sample("weatherboard_change_feed_listening") { changeFeed.isListening ? 1 : 0 }
+            metrics.sample("weatherboard_change_feed_silence_seconds") { changeFeed.silence }
         }
         for provider in providers {
             metrics.sample("weatherboard_weather_breaker_open", dimensions: [("provider", provider)]) { [weather] in
@@ -177,7 +197,6 @@ public final class Application: Sendable {
         router.get("/favicon.ico") { _, _ in .redirect(to: "/static/favicon.svg", status: .movedPermanently) }
         health.addRoutes(to: router)
         let clientAddress = ClientAddress(trustedProxies: Set(configuration.trustedProxies))
-        MetricsController(metrics: metrics, allowed: Set(configuration.metricsAddresses), clientAddress: clientAddress).addRoutes(to: router)
         let clock = configuration.clock
         let sessions = SessionStore(database: database)
         let identity = Identity(sessions: sessions, secureCookies: configuration.secureCookies, clock: clock,

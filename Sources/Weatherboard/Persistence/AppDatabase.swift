@@ -44,6 +44,8 @@ public final class AppDatabase: Sendable {
 
     init(_ engine: any SQLDatabase, metrics: any MetricsFactory = NOOPMetricsHandler.instance) {
         self.engine = engine
+        statementTimer = Metrics.Timer(label: "weatherboard_db_statement_duration_seconds",
+                                       dimensions: [("engine", engine.dialect == .postgres ? "postgres" : "sqlite")], factory: metrics)
         let kind = { Counter(label: "weatherboard_db_errors_total", dimensions: [("kind", $0)], factory: metrics) }
         troubles = Troubles(connection: kind("connection"), unavailable: kind("unavailable"), full: kind("full"))
     }
@@ -67,6 +69,8 @@ public final class AppDatabase: Sendable {
         }
     }
     private let troubles: Troubles
+    /// Each statement's time, from the call to its last row read (for the operator).
+    fileprivate let statementTimer: Metrics.Timer
 
     public var dialect: SQLDialect { engine.dialect }
 
@@ -118,11 +122,15 @@ private final class CountedConnection: SQLConnection {
 
     func execute(_ sql: String, _ arguments: [SQLValue]) throws -> Int {
         database.statements.add(1, ordering: .relaxed)
+        let started = DispatchTime.now().uptimeNanoseconds
+        defer { database.statementTimer.recordNanoseconds(Int64(clamping: DispatchTime.now().uptimeNanoseconds &- started)) }
         return try connection.execute(sql, arguments)
     }
 
     func forEachRow(_ sql: String, _ arguments: [SQLValue], _ body: (any SQLRow) throws -> Void) throws {
         database.statements.add(1, ordering: .relaxed)
+        let started = DispatchTime.now().uptimeNanoseconds
+        defer { database.statementTimer.recordNanoseconds(Int64(clamping: DispatchTime.now().uptimeNanoseconds &- started)) }
         try connection.forEachRow(sql, arguments, body)
     }
 }

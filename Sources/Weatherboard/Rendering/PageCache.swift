@@ -86,6 +86,8 @@ final class PageCache: Sendable {
     }
 
     private let kept: Mutex<Kept>
+    /// What the kept pages hold now, in bytes (for the operator).
+    var keptBytes: Int { kept.withLock { $0.entries.totalCost } }
     let versions: PageVersions
     let maximumAge: TimeInterval
     /// The site's clock (tests move it), against which pages age.

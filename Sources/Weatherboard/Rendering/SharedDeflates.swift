@@ -25,6 +25,8 @@ final class SharedDeflates: Sendable {
     }
 
     private let forms: Mutex<LRUCache<String, Forms>>
+    /// What the kept forms hold now, in bytes (for the operator).
+    var keptBytes: Int { forms.withLock { $0.totalCost } }
     /// Reused, made (tests count them).
     let reused = Atomic<Int>(0)
     let made = Atomic<Int>(0)

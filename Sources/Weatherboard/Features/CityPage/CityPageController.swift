@@ -152,6 +152,8 @@ final class WeatherFragments: Sendable {
     /// A part and its deflated form are about 15 KB: 32 MiB hold the 2,000 cities a busy site's
     /// visitors open most, in one language.
     private let entries = Mutex(LRUCache<String, Entry>(maximumCount: 4_000, maximumCost: 32 << 20))
+    /// What the kept parts hold now, in bytes (for the operator).
+    var keptBytes: Int { entries.withLock { $0.totalCost } }
     /// How often the part is rendered again for the same forecast.
     static let step: TimeInterval = 300
 

@@ -44,6 +44,8 @@ final class RenderedBoards: Sendable {
 
     /// Least recently used go first, past a count and a byte budget.
     private let boards = Mutex(LRUCache<Key, HTMLFragment>(maximumCount: 512, maximumCost: 8 << 20))
+    /// What the kept boards hold now, in bytes (for the operator).
+    var keptBytes: Int { boards.withLock { $0.totalCost } }
     /// Renders kept, and reused (tests count them).
     let made = Atomic<Int>(0)
     let reused = Atomic<Int>(0)

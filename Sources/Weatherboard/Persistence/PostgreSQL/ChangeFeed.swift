@@ -17,6 +17,16 @@ final class ChangeFeed: Sendable { // the listening thread owns its connection
     private let database: PostgresDatabase
     private let logger: Logger
     private let stopped = Atomic(false)
+    private let listening = Atomic(false)
+    /// When the listening connection last answered (a notice, or a keepalive), in uptime nanoseconds.
+    private let lastHeardNanoseconds = Atomic<UInt64>(DispatchTime.now().uptimeNanoseconds)
+
+    /// Whether the node hears other nodes' changes now (for the operator: a dead feed means
+    /// cached pages go stale behind other nodes' writes).
+    var isListening: Bool { listening.load(ordering: .relaxed) }
+    /// Seconds since the listening connection last answered.
+    var silence: Double { Double(DispatchTime.now().uptimeNanoseconds &- lastHeardNanoseconds.load(ordering: .relaxed)) / 1e9 }
+    private func heard() { lastHeardNanoseconds.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed) }
     private let received: @Sendable (PageChange) -> Void
 
     /// Starts listening on a connection of its own (not the pool's); `node` is this process's
@@ -48,6 +58,7 @@ final class ChangeFeed: Sendable { // the listening thread owns its connection
         var firstConnection = true
         var outage: String? // why the feed is down, logged once when it goes and once when it is back
         func lost(_ reason: String) {
+            listening.store(false, ordering: .relaxed)
             guard outage == nil else { return }
             outage = reason
             logger.warning("change feed: \(reason); reconnecting every second, and cached pages are dropped when it is back")
@@ -61,13 +72,18 @@ final class ChangeFeed: Sendable { // the listening thread owns its connection
                 if let reason = outage { logger.notice("change feed: listening again (it was down: \(reason))") }
                 outage = nil
                 firstConnection = false
+                listening.store(true, ordering: .relaxed)
+                heard()
                 var lastHeard = Date()
                 while !isStopped {
                     var descriptor = pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0)
                     let ready = poll(&descriptor, 1, 500)
                     if ready < 0 && errno != EINTR { break }
                     guard connection.isUsable else { break }
-                    if ready > 0 { lastHeard = Date() }
+                    if ready > 0 {
+                        lastHeard = Date()
+                        heard()
+                    }
                     for (channel, payload) in connection.notifications() where channel == ChangeStream.channel {
                         let parts = payload.split(separator: " ", maxSplits: 1)
                         guard parts.count == 2, parts[0] != node else { continue }
@@ -78,6 +94,7 @@ final class ChangeFeed: Sendable { // the listening thread owns its connection
                         do {
                             _ = try connection.withAnswerDeadline(Self.keepaliveDeadline) { try connection.integer("SELECT 1") }
                             lastHeard = Date()
+                            heard()
                         } catch {
                             lost("the listening connection did not answer a keepalive within \(Self.keepaliveDeadline) s (\(error))")
                             break
