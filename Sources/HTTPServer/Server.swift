@@ -47,6 +47,8 @@ public struct ServerConfiguration: Sendable {
     public var maxStreamBufferedBytes = 64 * 1024
     /// How long shutdown waits for requests in flight.
     public var shutdownTimeout: Duration = .seconds(10)
+    /// A line per request at `info` (request id, method, path, status, bytes, duration, client).
+    public var accessLog = false
     /// The `Server` field of every response.
     public var serverName = "HTTPServer"
     public var backlog: Int32 = 1024
@@ -106,6 +108,9 @@ public final class Server: Sendable {
         perClient.withLock { $0.connections.give(ClientKey.of(address)) }
     }
     let draining = Atomic<Bool>(false)
+    /// The access log's request ids: this process's tag, then a serial.
+    private let requestSerial = Atomic<UInt64>(0)
+    private let bootTag = String(UInt32.random(in: .min ... .max), radix: 36)
     /// The loops `start` made, and the signal handlers `shutDownOnSignals` installed.
     private let running = Mutex((loops: [EventLoop](), signalSources: [any DispatchSourceSignal]()))
     private let finished = DispatchGroup()
@@ -234,16 +239,26 @@ public final class Server: Sendable {
     /// The immediate responder's answer, logged; nil when the request is for the workers.
     func handleImmediately(_ request: Request) -> Response? {
         guard let immediate else { return nil }
-        let started = logger.logLevel <= .info ? monotonicMilliseconds() : 0
+        let started = configuration.accessLog && logger.logLevel <= .info ? monotonicMilliseconds() : 0
         // A stream is opened by the workers' responder only: its answer is handed to them.
         guard let response = immediate(request), response.stream == nil else { return nil }
         return log(request, response, started: started)
     }
 
     private func log(_ request: Request, _ response: Response, started: UInt64) -> Response {
-        if logger.logLevel <= .info {
-            let ms = Double(monotonicMilliseconds() - started)
-            logger.info("\(request.method) \(request.path) \(response.status.code) \(response.bodyParts.count)B \(ms)ms")
+        if configuration.accessLog && logger.logLevel <= .info {
+            let serial = requestSerial.add(1, ordering: .relaxed).newValue
+            // Behind a proxy in `uncappedAddresses`, the client it names (the last address it appended).
+            var client = request.remoteAddress
+            if configuration.uncappedAddresses.contains(client),
+               let named = request.headers["X-Forwarded-For"]?.split(separator: ",").last?.trimmingCharacters(in: .whitespaces) {
+                client = named
+            }
+            logger.info("\(request.method) \(request.path) \(response.status.code)", metadata: [
+                "request_id": "\(bootTag)-\(serial)", "method": "\(request.method)", "path": "\(request.path)",
+                "status": .stringConvertible(Int(response.status.code)), "bytes": .stringConvertible(response.bodyParts.count),
+                "duration_ms": .stringConvertible(Int(monotonicMilliseconds() - started)), "client": "\(client)",
+            ])
         }
         return response
     }

@@ -62,9 +62,13 @@ extension WeatherboardCommand {
 
         func run() throws {
             let configuration = try settings.configuration()
+            // Every line the node writes from here is stamped the same way (`--log-format`).
+            SiteLogHandler.bootstrap(configuration.logFormat)
+            var logger = Logger(label: "weatherboard")
+            logger.logLevel = configuration.logLevel
             try ValidationErrorExit.reporting("start") {
-                let application = try Self.startWhenTheDatabaseAnswers(configuration)
-                for name in application.appliedMigrations { print("applied migration \(name)") }
+                let application = try Self.startWhenTheDatabaseAnswers(configuration, log: { logger.warning("\($0)") })
+                for name in application.appliedMigrations { logger.notice("applied migration \(name)") }
                 try application.run()
             }
         }

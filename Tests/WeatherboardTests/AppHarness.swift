@@ -15,6 +15,8 @@ final class AppHarness: Sendable {
     private let postgresURL: String?
     /// The application's clock; tests move it.
     let clock = TestClock(AppHarness.fixedNow)
+    /// What the application logged (also written to standard error, as before).
+    let log = CapturedLog()
     var port: Int { application.server.port }
 
     /// - Parameter sharedDatabase: a PostgreSQL URL other nodes use too (the caller drops it).
@@ -48,7 +50,9 @@ final class AppHarness: Sendable {
         // A test that stubs Open-Meteo stubs its air-quality service too (the stub answers both
         // paths): no test asks the real one.
         if configuration.airQualityURL == AppConfiguration().airQualityURL { configuration.airQualityURL = configuration.openMeteoURL }
-        application = try Application(configuration: configuration)
+        let log = self.log
+        application = try Application(configuration: configuration,
+                                      logger: Logger(label: "weatherboard") { _ in CapturedLog.Handler(log: log) })
         try application.start()
     }
 
@@ -235,5 +239,27 @@ final class Browser {
     func postOnBoard(_ slug: String, _ text: String) throws -> (WireResponse, MarkupDocument?) {
         try get("/city/\(slug)")
         return try post("/city/\(slug)/posts", [("body", text)])
+    }
+}
+
+/// Log lines kept for a test to read, each also written to standard error.
+final class CapturedLog: Sendable {
+    private let kept = Locked<[String]>([])
+    var lines: [String] { kept.value }
+
+    struct Handler: LogHandler {
+        let log: CapturedLog
+        var logLevel: Logger.Level = .info
+        var metadata: Logger.Metadata = [:]
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let line = "\(event.level) \(event.message)"
+            log.kept.update { $0.append(line) }
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        }
     }
 }

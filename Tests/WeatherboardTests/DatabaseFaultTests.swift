@@ -61,6 +61,10 @@ import Testing
             #expect(reply.status == 507)
             #expect(reply.headers["Retry-After"] != nil)
             #expect(replyPage?.text("//textarea[@id='reply-body']") == "A reply on the full disk")
+            // Issue 37 #4: each 507 is in the log with its cause (they were answered unlogged).
+            let said = app.log.lines.filter { $0.contains(" 507") && $0.contains("database full") }
+            #expect(said.contains { $0.contains("POST /city/seoul/posts 507") }, "\(app.log.lines)")
+            #expect(said.contains { $0.contains("POST /posts/\(postID)/replies 507") }, "\(app.log.lines)")
 
             // Space again: the same request succeeds, no restart.
             try FileManager.default.removeItem(atPath: filler)

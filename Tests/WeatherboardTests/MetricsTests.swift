@@ -76,6 +76,17 @@ import Testing
         try Data(text.utf8).write(to: URL(fileURLWithPath: file))
         let status = try ChildProcess(shell: "/usr/bin/promtool check metrics < '\(file)' > '\(file).out' 2>&1").wait()
         #expect(status == 0, "promtool check metrics: \((try? String(contentsOfFile: file + ".out", encoding: .utf8)) ?? "")")
+
+        // The alert rules in docs/operations.md load, and name only metrics that exist.
+        let guide = try String(contentsOfFile: AppConfiguration.repositoryFolder("docs/operations.md"), encoding: .utf8)
+        let start = try #require(guide.range(of: "```yaml\ngroups:"))
+        let end = try #require(guide.range(of: "```", range: start.upperBound..<guide.endIndex))
+        let rules = String(guide[guide.index(start.lowerBound, offsetBy: 8)..<end.lowerBound])
+        try Data(rules.utf8).write(to: URL(fileURLWithPath: app.folder + "/rules.yml"))
+        let checked = try ChildProcess(shell: "/usr/bin/promtool check rules '\(app.folder)/rules.yml' > '\(app.folder)/rules.out' 2>&1").wait()
+        #expect(checked == 0, "promtool check rules: \((try? String(contentsOfFile: app.folder + "/rules.out", encoding: .utf8)) ?? "")")
+        let named = Set(rules.matches(of: /weatherboard_[a-z_]+/).map { String($0.output) })
+        for name in named { #expect(typed.contains(name) || name.hasPrefix("weatherboard_change_feed"), "the rules name \(name)") }
     }
 
     @Test func onlyTheConfiguredAddressesReadThemNotVisitorsThroughAProxy() throws {

@@ -21,6 +21,7 @@ public struct AppConfiguration: Sendable {
     /// Mark cookies `Secure` (when served behind HTTPS).
     public var secureCookies = false
     public var logLevel = Logger.Level.info
+    public var logFormat = LogFormat.text
     /// Settings of the HTTP server underneath (timeouts, limits, threads). Request bodies are
     /// forms of a few KiB at most (a post is 2,000 bytes, 6 KB percent-encoded): 64 KiB, not the
     /// library's 1 MiB, so that an unfinished body cannot hold a megabyte per connection.

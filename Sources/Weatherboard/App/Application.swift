@@ -217,13 +217,13 @@ public final class Application: Sendable {
         let postingRules = PostingRules(secondsBetweenPosts: configuration.limits.secondsBetweenPosts,
                                         postsPerDay: configuration.limits.postsPerDay)
         BoardController(pages: pages, store: BoardStore(database: database), index: cities, rules: postingRules,
-                        clock: clock,
+                        clock: clock, logger: logger,
                         cityPageWithComposer: { city, context, composer, status in
                             try cityPage.page(city, context, before: nil, composer: composer, status: status)
                         }).addRoutes(to: router)
         ConversationController(pages: pages, store: BoardStore(database: database), board: board, rules: postingRules,
                                reactionLimit: RateLimit(limit: configuration.limits.reactionsPerHour, window: 3600),
-                               clock: clock).addRoutes(to: router)
+                               clock: clock, logger: logger).addRoutes(to: router)
         LiveController(live: live, store: BoardStore(database: database), index: cities, clientAddress: clientAddress).addRoutes(to: router)
         NotificationsController(pages: pages, store: NotificationStore(database: database), board: board, clock: clock).addRoutes(to: router)
         SafetyController(pages: pages, store: BoardStore(database: database), database: database, board: board, limits: configuration.limits,

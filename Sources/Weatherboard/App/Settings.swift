@@ -71,10 +71,19 @@ struct Setting {
             .text("templates", "Folder of the string catalogs (strings/en.json, strings/ko.json).", \.templatesDirectory),
             Setting(name: "secure-cookies", help: "Mark cookies Secure, for a site served over HTTPS.", isSwitch: true,
                     apply: { $0.secureCookies = $1 == "1" }, shown: { $0.secureCookies ? "on" : "off" }),
-            Setting(name: "log-level", help: "trace, debug, info (one line per request), notice, warning, error.", apply: { configuration, text in
+            Setting(name: "log-level", help: "trace, debug, info, notice (start and stop), warning, error.", apply: { configuration, text in
                 guard let level = Logger.Level(rawValue: text) else { throw Problem(description: "unknown --log-level \(text)") }
                 configuration.logLevel = level
             }, shown: { $0.logLevel.rawValue }),
+            Setting(name: "log-format", help: "text (a line an event) or json (an object a line, for a log collector).", apply: { configuration, text in
+                guard let format = LogFormat(rawValue: text) else { throw Problem(description: "--log-format is text or json") }
+                configuration.logFormat = format
+            }, shown: { $0.logFormat.rawValue }),
+            Setting(name: "access-log", help: "on: a line per request at info (request id, method, path, status, bytes, duration, client address); off: errors and state changes only.",
+                    apply: { configuration, text in
+                guard text == "on" || text == "off" else { throw Problem(description: "--access-log is on or off") }
+                configuration.server.accessLog = text == "on"
+            }, shown: { $0.server.accessLog ? "on" : "off" }),
             .number("workers", "Threads running request handlers (default: twice the CPUs, at least 4).", \.server.workerThreads),
             Setting(name: "header-timeout", help: "Seconds a client may take to send a request's head before a 408.", apply: { configuration, text in
                 guard let seconds = Int(text), seconds >= 1 else { throw Problem(description: "--header-timeout must be at least 1") }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import Logging
 
 /// Posting, editing and deleting posts, and the board's Atom feed.
 struct BoardController {
@@ -8,6 +9,8 @@ struct BoardController {
     let index: CityIndex
     let rules: PostingRules
     let clock: @Sendable () -> Date
+    /// Where a form given back on database trouble is logged with its cause.
+    let logger: Logger
     /// The city page with the post form given back (the text as typed, why it was refused).
     /// The page is the city page's to compose (`CityPageController`); the application hands it here.
     let cityPageWithComposer: @Sendable (City, AppContext, Composer, HTTPStatus) throws -> Response
@@ -53,7 +56,7 @@ struct BoardController {
             }
         } catch let error as SQLError where error.isTemporary {
             // If the page can still be read (a full disk); else the error page says to come back.
-            return try ErrorPages.formKept(after: error) { key, status in try refuse(PostingRules.Refusal(key: key, status: status)) }
+            return try ErrorPages.formKept(after: error, request, logger: logger) { key, status in try refuse(PostingRules.Refusal(key: key, status: status)) }
         }
         return .redirect(to: "/city/\(city.slug)#board")
     }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import Logging
 
 /// The conversation under a post: its own page, replies and "agree" reactions.
 struct ConversationController {
@@ -10,6 +11,8 @@ struct ConversationController {
     /// Reaction toggles one person may make (each one changes the board's kept page).
     let reactionLimit: RateLimit
     let clock: @Sendable () -> Date
+    /// Where a form given back on database trouble is logged with its cause.
+    let logger: Logger
 
     func addRoutes(to router: Router<AppContext>) {
         router.get("/posts/{id}", show)
@@ -82,7 +85,7 @@ struct ConversationController {
         } catch is BoardStore.RepliesClosed {
             return try refuse("error_replies_closed", .conflict)
         } catch let error as SQLError where error.isTemporary {
-            return try ErrorPages.formKept(after: error) { key, status in try refuse(key, status) }
+            return try ErrorPages.formKept(after: error, request, logger: logger) { key, status in try refuse(key, status) }
         }
     }
 

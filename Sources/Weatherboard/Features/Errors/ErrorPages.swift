@@ -27,7 +27,7 @@ struct ErrorPages {
             http = known
         } else if let database = error as? SQLError, database.isTemporary {
             // The site's passing trouble: one line in the log, and an answer that says to come back.
-            logger.error("\(context.request.method) \(context.request.path): database \(database.kind): \(database.message)")
+            logger.error("\(context.request.method) \(context.request.path) \(database.kind == .full ? 507 : 503): database \(database.kind): \(database.message)")
             http = Self.temporaryFailure(database)
         } else {
             logger.error("\(context.request.method) \(context.request.path) failed: \(String(reflecting: error))")
@@ -53,8 +53,11 @@ struct ErrorPages {
     /// A form's page given back on temporary trouble: nothing was written (one transaction), so
     /// what was typed goes back in the form with the reason (`render` gets the catalog key of the
     /// text), with the status and `Retry-After` of the error page.
-    static func formKept(after error: SQLError, _ render: (_ key: String, _ status: HTTPStatus) throws -> Response) rethrows -> Response {
+    static func formKept(after error: SQLError, _ request: Request, logger: Logger,
+                         _ render: (_ key: String, _ status: HTTPStatus) throws -> Response) rethrows -> Response {
         let failure = temporaryFailure(error)
+        // Answered here rather than by the error middleware, which logs the others.
+        logger.error("\(request.method) \(request.path) \(failure.status.code), text kept: database \(error.kind): \(error.message)")
         var response = try render(error.kind == .full ? "error_507_text" : "error_503_text", failure.status)
         for field in failure.headers { response.headers.add(field.name, field.value) }
         return response
