@@ -176,8 +176,10 @@ final class EventLoop: @unchecked Sendable {
                 else if let connection = connection(for: fd) { handle(connection, events: event.events) }
             }
             if !jobs.isEmpty {
-                server.pool.submit(jobs)
-                jobs.removeAll(keepingCapacity: true)
+                // Jobs a full (or stopping) pool did not take wait here for the next turn, rather
+                // than being dropped with their connections.
+                let queued = server.pool.submit(jobs)
+                jobs.removeFirst(queued)
             }
             let now = monotonicMilliseconds()
             if now >= nextSweep {

@@ -344,3 +344,29 @@ import Testing
         #expect(try seventhAttempt(app, forwardedFor: "203.0.113.7", nextForwardedFor: "203.0.113.8") == 429)
     }
 }
+
+/// Issue 39 #5: a stored time out of Int's range (a hand edit, another version's bug) was turned
+/// into an Int unclamped while a page said "3 min ago": a trap, the process gone.
+@Suite(.onEveryEngine) struct StoredTimesOutOfRangeTests {
+    @Test func aPostFromTheFarFutureOrPastIsShownAndTheProcessLives() throws {
+        let app = try AppHarness()
+        let author = app.browser()
+        try author.signUp("author")
+        try author.postOnBoard("seoul", "An ordinary post")
+        let seoul = try app.count("SELECT id FROM cities WHERE slug = 'seoul'")
+        for (body, time) in [("From the far past", -1e300), ("From the far future", 1e300)] {
+            try app.execute("INSERT INTO posts (city_id, user_id, body, created_at) VALUES (?, NULL, ?, ?)", [seoul, body, time])
+        }
+        let (response, page) = try app.page("/city/seoul")
+        #expect(response.status == 200)
+        #expect(page.nodes("//p[@class='post-body']").map(\.text).contains("From the far past"))
+        let far = Int64(try app.count("SELECT max(id) FROM posts"))
+        #expect(try app.get("/posts/\(far)").status == 200)
+        #expect(try app.get("/healthz", overSocket: true).status == 200, "the process lives")
+        // The author's own last post from the far future: the wait before the next one is said, not trapped on.
+        try app.execute("UPDATE posts SET created_at = ? WHERE body = 'An ordinary post'", [1e300])
+        let (next, _) = try author.postOnBoard("seoul", "Another ordinary post")
+        #expect([303, 429].contains(next.status))
+        #expect(try app.get("/healthz", overSocket: true).status == 200, "the process lives")
+    }
+}

@@ -8,7 +8,7 @@ import Glibc
 enum DateFormatting {
     /// `2026-11-22T05:45:00Z`: for `<time datetime>`, feeds and logs.
     static func iso8601(_ date: Date) -> String {
-        var t = time_t(date.timeIntervalSince1970.rounded(.down))
+        var t = time_t(fourDigitYears(date))
         var parts = tm()
         gmtime_r(&t, &parts)
         // Digits written straight into the string's storage: this runs for every post on every
@@ -35,6 +35,12 @@ enum DateFormatting {
             digits(parts.tm_sec, 2); separator(0x5A)
             return position
         }
+    }
+
+    /// Seconds since 1970, within what a four-digit year says (0000-01-01 to 9999-12-31): a stored
+    /// time can be anything a hand edit wrote, and a Double past Int's range traps as it converts.
+    static func fourDigitYears(_ date: Date) -> Int {
+        min(max(Int(clampedSeconds: date.timeIntervalSince1970.rounded(.down)), -62_167_219_200), 253_402_300_799)
     }
 
     /// "23 Nov 2026 05:45 UTC" / "2026년 11월 23일 05:45 UTC": an instant for people in any zone

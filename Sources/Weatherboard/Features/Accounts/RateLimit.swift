@@ -22,7 +22,7 @@ public struct RateLimit: Sendable {
         try db.execute("DELETE FROM rate_events WHERE bucket = ? AND at <= ?", bucket, since)
         let times = try db.all("SELECT at FROM rate_events WHERE bucket = ? ORDER BY at", [bucket]) { $0.double(0) }
         if times.count >= limit, let oldest = times.first {
-            let retry = max(1, Int((oldest + window - now.timeIntervalSince1970).rounded(.up)))
+            let retry = max(1, Int(clampedSeconds: (oldest + window - now.timeIntervalSince1970).rounded(.up)))
             throw HTTPError(.tooManyRequests, headers: HTTPHeaders([("Retry-After", String(retry))]))
         }
         try db.execute("INSERT INTO rate_events (bucket, at) VALUES (?, ?)", bucket, now)
@@ -80,7 +80,7 @@ struct GuessingBrake: Sendable {
         // At most the longest pause (a clock moved back would otherwise ask for more).
         let wait = min(longestPause, pause(after: count) - (seconds - last))
         if count >= freeAttempts && wait > 0 {
-            throw HTTPError(.tooManyRequests, headers: HTTPHeaders([("Retry-After", String(max(1, Int(wait.rounded(.up)))))]))
+            throw HTTPError(.tooManyRequests, headers: HTTPHeaders([("Retry-After", String(max(1, Int(clampedSeconds: wait.rounded(.up)))))]))
         }
         try db.execute("INSERT INTO rate_events (bucket, at) VALUES (?, ?)", bucket, now)
     }

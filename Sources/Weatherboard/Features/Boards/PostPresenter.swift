@@ -96,7 +96,7 @@ struct PostPresenter {
     func relativeTime(_ date: Date) -> String { Self.relativeTime(date, now: now, relativeTimes) }
 
     static func relativeTime(_ date: Date, now: Date, _ relativeTimes: RelativeTimes) -> String {
-        let seconds = max(0, Int(now.timeIntervalSince(date)))
+        let seconds = Swift.max(0, Int(clampedSeconds: now.timeIntervalSince(date)))
         switch seconds {
         case ..<60: return relativeTimes.now
         case ..<3600: return relativeTimes.minutes(seconds / 60)

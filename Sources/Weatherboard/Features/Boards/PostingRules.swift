@@ -65,7 +65,7 @@ struct PostingRules: Sendable {
             return Refusal(key: "error_post_duplicate", duplicateOf: same.id)
         }
         if let last = lastPostAt, now - last < Double(secondsBetweenPosts) {
-            let wait = Int((Double(secondsBetweenPosts) - (now - last)).rounded(.up))
+            let wait = Int(clampedSeconds: (Double(secondsBetweenPosts) - (now - last)).rounded(.up))
             return Refusal(key: "error_post_too_fast", arguments: ["n": String(wait)], status: .tooManyRequests)
         }
         if postsToday >= postsPerDay { return Refusal(key: "error_post_daily", arguments: ["n": String(postsPerDay)], status: .tooManyRequests) }

@@ -147,14 +147,14 @@ public struct KMAProvider: WeatherProvider {
     /// SKY (1 clear, 3 mostly cloudy, 4 overcast) and PTY (1 rain, 2 rain and snow, 3 snow,
     /// 4 showers) as a WMO code.
     static func weatherCode(sky: Double?, rain: Double?) -> Int? {
-        switch rain.map(Int.init) {
+        switch rain.flatMap({ Int(exactly: $0.rounded(.towardZero)) }) { // nil past Int's range: a forged value does not trap
         case 1?: return 61
         case 2?: return 67
         case 3?: return 71
         case 4?: return 80
         default: break
         }
-        switch sky.map(Int.init) {
+        switch sky.flatMap({ Int(exactly: $0.rounded(.towardZero)) }) {
         case 1?: return 0
         case 3?: return 2
         case 4?: return 3
