@@ -120,3 +120,25 @@ import Testing
         #expect(try app.count("SELECT count(*) FROM posts WHERE body = 'never'") == 0)
     }
 }
+
+/// Issue 38 #6: a write made beside a serving SQLite node (the command line, another process)
+/// reached nothing the node kept: a guest's page went on without it until it expired.
+@Suite struct OtherWritersTests {
+    @Test func aRoleGivenByTheCommandLineReachesTheServingNode() throws {
+        let app = try TestEngine.$current.withValue(.sqlite) { try AppHarness() }
+        let author = app.browser()
+        try author.signUp("author")
+        try author.postOnBoard("seoul", "Morning fog")
+        app.clock.advance(11)
+        let guest = app.browser()
+        func badges() throws -> Int { try guest.get("/city/seoul").1.nodes("//span[@class='admin-badge']").count }
+        #expect(try badges() == 0)
+        #expect(try badges() == 0) // and kept
+        var promote = try WeatherboardCommand.parseAsRoot(["create-admin", "author"] + app.databaseArguments)
+        try promote.run()
+        try waitUntil("the guest's page shows the new admin's badge", timeout: 5) { try badges() == 1 }
+        try author.get("/admin")
+        #expect(author.lastPage?.nodes("//h1").isEmpty == false)
+        #expect(try author.get("/admin").0.status == 200)
+    }
+}

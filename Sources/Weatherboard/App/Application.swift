@@ -23,6 +23,8 @@ public final class Application: Sendable {
     let pageCache: PageCache
     /// On PostgreSQL, how this node hears other nodes' changes and tells them its own.
     let changeFeed: ChangeFeed?
+    /// On SQLite, how this node hears what other processes wrote into its file.
+    let otherWriters: OtherWriters?
     /// The boards' event streams, fed by the change stream.
     let live: LiveBoards
     /// City pages' weather parts, rendered (and deflated) once per forecast and language.
@@ -96,6 +98,8 @@ public final class Application: Sendable {
         } else {
             changeFeed = nil
         }
+        let changes = database.changes
+        otherWriters = (database.engine as? SQLiteDatabase).map { OtherWriters($0, changes: changes) }
         let health = HealthController(database: database)
         self.health = health
         router = Application.makeRouter(configuration: configuration, database: database, pages: pages,
@@ -254,6 +258,7 @@ public final class Application: Sendable {
         health.stop()
         live.stopTicking()
         changeFeed?.stop()
+        otherWriters?.stop()
         do {
             try database.close()
         } catch {

@@ -113,6 +113,13 @@ final class SQLiteDatabase: SQLDatabase {
         try pool.close()
     }
 
+    /// The writer connection's `PRAGMA data_version`: it moves only when another connection
+    /// commits (another process: `weatherboard create-admin`, an operator's `sqlite3`), never for
+    /// this process's own writes, which all go through that connection. Nil if it cannot be read.
+    func othersCommitted() -> Int? {
+        try? pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA data_version") }
+    }
+
     /// An existing database as it is, read-only: nothing migrated, nothing written (a backup
     /// being checked). A missing file is an error, not a new database.
     static func openReadOnly(path: String) throws -> SQLiteDatabase {
