@@ -15,6 +15,8 @@ swift build -c release --product weatherboard --static-swift-stdlib
 binary="$(swift build -c release --static-swift-stdlib --show-bin-path)/weatherboard"
 
 version="0.$(git rev-list --count HEAD)+g$(git rev-parse --short=10 HEAD)"
+# What is built is the working tree: changes not committed say so in the version.
+if [ -n "$(git status --porcelain --untracked-files=no)" ]; then version="$version.dirty"; fi
 arch="$(dpkg --print-architecture)"
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT

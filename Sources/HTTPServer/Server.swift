@@ -132,6 +132,10 @@ public final class Server: Sendable {
     public func start() throws {
         signal(SIGPIPE, SIG_IGN)
         var port = configuration.port
+        if port != 0 { // nobody else may hold it: the loops' own sockets share it among themselves only
+            let probe = try Socket.listen(host: configuration.host, port: port, backlog: 0, exclusive: true)
+            close(probe.fd)
+        }
         var loops: [EventLoop] = []
         for i in 0..<max(1, configuration.eventLoops) {
             let listener = try Socket.listen(host: configuration.host, port: port, backlog: configuration.backlog)

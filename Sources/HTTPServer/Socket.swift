@@ -13,8 +13,10 @@ public struct SocketError: Error, CustomStringConvertible {
 
 enum Socket {
     /// Creates a non-blocking listening socket bound to host:port with SO_REUSEPORT, so that every
-    /// event loop can own one and the kernel spreads connections between them.
-    static func listen(host: String, port: Int, backlog: Int32) throws -> (fd: Int32, port: Int) {
+    /// event loop can own one and the kernel spreads connections between them. `exclusive`: bound
+    /// without SO_REUSEPORT and not listening, only to find out that no other process holds the
+    /// port (SO_REUSEPORT would let a second server share it silently, and take half its visitors).
+    static func listen(host: String, port: Int, backlog: Int32, exclusive: Bool = false) throws -> (fd: Int32, port: Int) {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -29,7 +31,7 @@ enum Socket {
         guard fd >= 0 else { throw SocketError(call: "socket", code: errno) }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
+        if !exclusive { setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size)) }
         if first.pointee.ai_family == AF_INET6 {
             // "::" serves IPv4 too; a specific IPv6 address only itself.
             var zero: Int32 = 0
@@ -38,8 +40,9 @@ enum Socket {
         guard bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
             let code = errno
             close(fd)
-            throw SocketError(call: "bind(\(host):\(port))", code: code)
+            throw SocketError(call: code == EADDRINUSE ? "bind(\(host):\(port)): another process listens there; bind" : "bind(\(host):\(port))", code: code)
         }
+        if exclusive { return (fd, localPort(fd)) }
         guard Glibc.listen(fd, backlog) == 0 else {
             let code = errno
             close(fd)

@@ -68,7 +68,6 @@ extension WeatherboardCommand {
             logger.logLevel = configuration.logLevel
             try ValidationErrorExit.reporting("start") {
                 let application = try Self.startWhenTheDatabaseAnswers(configuration, log: { logger.warning("\($0)") })
-                for name in application.appliedMigrations { logger.notice("applied migration \(name)") }
                 try application.run()
             }
         }
@@ -332,6 +331,11 @@ extension WeatherboardCommand {
                 var check = try BackupCheck.check(path: path, migrationsDirectory: configuration.migrationsDirectory)
                 var live: [String: Int] = [:]
                 if againstLive {
+                    // The live site must be there: opening a SQLite path that is not would make an
+                    // empty site to compare with, and any backup would pass.
+                    if configuration.databaseURL == nil && !FileManager.default.fileExists(atPath: configuration.databasePath) {
+                        throw ValidationErrorExit(message: "--against-live: no live site at \(configuration.databasePath); name it with --db or --database-url")
+                    }
                     let (database, _) = try AppDatabase.open(configuration.database, migrationsDirectory: configuration.migrationsDirectory)
                     live = Dictionary(uniqueKeysWithValues: try check.compare(withLive: database).map { ($0.table, $0.live) })
                 }

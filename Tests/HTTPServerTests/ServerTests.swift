@@ -562,6 +562,17 @@ final class TestServer {
         #expect(try holder.readResponse().text == "held")
     }
 
+    /// A second server on a port another process (here: another server) listens on refuses to
+    /// start: SO_REUSEPORT let it share the port silently, and a node started twice (or an old one
+    /// left running) took half the visitors, serving whatever database it had.
+    @Test func aPortSomeoneElseListensOnIsRefused() throws {
+        let first = try TestServer { $0.eventLoops = 2 }
+        #expect(throws: SocketError.self) { try TestServer { $0.port = first.port } }
+        let client = try TestClient(port: first.port)
+        try client.send("GET /plaintext HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try client.readResponse().text == "Hello, World!")
+    }
+
     @Test func listensOnIPv6() throws {
         let server = try TestServer { $0.host = "::1" }
         let client = try TestClient(host: "::1", port: server.port)

@@ -124,6 +124,12 @@ import Testing
             return message.contains("posts: no rows in the backup, 1 on the live site") && message.contains("users: no rows in the backup")
         }
 
+        // Against a live site that is not there: refused, and no empty site made to compare with.
+        let nowhere = site.folder + "/no-live-site.sqlite"
+        var absent = try WeatherboardCommand.parseAsRoot(["verify-backup", empty, "--against-live", "--db", nowhere])
+        #expect(throws: ValidationErrorExit.self) { try absent.run() }
+        #expect(!FileManager.default.fileExists(atPath: nowhere))
+
         let damaged = site.folder + "/damaged.sqlite"
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: site.folder + "/empty.sqlite")))
         for index in stride(from: 4_096, to: bytes.count, by: 97) { bytes[index] ^= 0x5a }

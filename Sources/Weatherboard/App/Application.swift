@@ -53,6 +53,7 @@ public final class Application: Sendable {
             configuration.database, migrationsDirectory: configuration.migrationsDirectory,
             connections: configuration.poolSize,
             timeouts: configuration.databaseTimeouts, metrics: metrics.factory)
+        for name in appliedMigrations { logger.notice("applied migration \(name)") }
         let providers = try Application.makeProviders(configuration)
         pages = Pages(renderer: try Renderer(templatesDirectory: configuration.templatesDirectory),
                       weatherSources: Set(providers.map(\.id)))

@@ -10,6 +10,9 @@ struct Setting {
     let help: String
     /// A switch takes no value on the command line (`--secure-cookies`) and `1` in the environment.
     var isSwitch = false
+    /// Its default is worked out on the machine it runs on (from its CPUs): an environment file
+    /// made elsewhere says the rule, not this machine's number.
+    var dependsOnTheMachine = false
     let apply: (inout AppConfiguration, String) throws -> Void
     /// The value as the help shows it (of a fresh configuration: the default).
     let shown: (AppConfiguration) -> String
@@ -33,6 +36,13 @@ struct Setting {
         }, shown: { String($0[keyPath: field]) })
     }
 
+    /// The same setting, its default worked out from the machine it runs on.
+    var onThisMachine: Setting {
+        var setting = self
+        setting.dependsOnTheMachine = true
+        return setting
+    }
+
     /// Every setting of `weatherboard serve`, in the order the help lists them.
     static var all: [Setting] {
         [
@@ -52,11 +62,11 @@ struct Setting {
             .number("database-statement-timeout", "PostgreSQL: seconds a statement may run (the client gives up 2 s later).",
                     \.databaseTimeouts.statement),
             .number("database-lock-timeout", "PostgreSQL: seconds a statement may wait for a lock.", \.databaseTimeouts.lock),
-            Setting(name: "database-connections", help: "PostgreSQL: connections the node's pool opens at most (plus one for LISTEN); unused ones close after a minute.",
+            Setting(name: "database-connections", help: "PostgreSQL: connections the node's pool opens at most (plus one for LISTEN; default: workers + \(WeatherService.fetchThreads + 2)); unused ones close after a minute.",
                     apply: { configuration, text in
                 guard let count = Int(text), count >= 1 else { throw Problem(description: "--database-connections must be a whole number, at least 1") }
                 configuration.databaseConnections = count
-            }, shown: { "workers + \(WeatherService.fetchThreads + 2) (\($0.poolSize) here)" }),
+            }, shown: { "workers + \(WeatherService.fetchThreads + 2) (\($0.poolSize) here)" }).onThisMachine,
             Setting(name: "trusted-proxies", help: "Comma-separated addresses of proxies in front (nginx); their X-Forwarded-For names the client.",
                     apply: { configuration, text in
                 configuration.trustedProxies = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
@@ -84,7 +94,7 @@ struct Setting {
                 guard text == "on" || text == "off" else { throw Problem(description: "--access-log is on or off") }
                 configuration.server.accessLog = text == "on"
             }, shown: { $0.server.accessLog ? "on" : "off" }),
-            .number("workers", "Threads running request handlers (default: twice the CPUs, at least 4).", \.server.workerThreads),
+            .number("workers", "Threads running request handlers (default: twice the CPUs, at least 4).", \.server.workerThreads).onThisMachine,
             Setting(name: "header-timeout", help: "Seconds a client may take to send a request's head before a 408.", apply: { configuration, text in
                 guard let seconds = Int(text), seconds >= 1 else { throw Problem(description: "--header-timeout must be at least 1") }
                 configuration.server.headerTimeout = .seconds(seconds)
@@ -133,9 +143,10 @@ struct Setting {
                 let shown = setting.shown(defaults)
                 // A default the help describes ("workers + 6") is said, not offered as a value.
                 var applied = defaults
-                let literal = setting.isSwitch || ((try? setting.apply(&applied, shown)) != nil && setting.shown(applied) == shown)
+                let literal = setting.isSwitch || (!setting.dependsOnTheMachine
+                    && (try? setting.apply(&applied, shown)) != nil && setting.shown(applied) == shown)
                 let value = setting.isSwitch ? "1" : literal ? shown : ""
-                let note = literal ? "" : " Default: \(shown)."
+                let note = literal || setting.dependsOnTheMachine ? "" : " Default: \(shown)."
                 return "\n# \(setting.help)\(note)\n#\(setting.environmentName)=\(value)"
             }.joined(separator: "\n") + "\n"
     }
