@@ -2,9 +2,10 @@ import Foundation
 
 /// Where the files the site reads at run time are found: the migrations, the static files, the
 /// string catalogs and the city catalog. In this order:
-/// 1. the working directory's own `Migrations/`, `Public/`, `Templates/` (a checkout: `swift run`);
-/// 2. `../share/weatherboard/` beside the executable, with symbolic links resolved (an install:
-///    `/usr/bin/weatherboard` reads `/usr/share/weatherboard/`; `scripts/package-deb.sh` lays it out);
+/// 1. `../share/weatherboard/` beside the executable, with symbolic links resolved (an install:
+///    `/usr/bin/weatherboard` reads `/usr/share/weatherboard/`, its own version's files wherever it
+///    is started; `scripts/package-deb.sh` lays it out);
+/// 2. the working directory's own `Migrations/`, `Public/`, `Templates/` (a checkout: `swift run`);
 /// 3. in a debug build only, the checkout it was built from (tests, run from anywhere).
 /// A release binary never reads the build machine's paths.
 public enum InstalledFiles {
@@ -18,9 +19,9 @@ public enum InstalledFiles {
 
     /// A top-level folder: `Migrations`, `Public` or `Templates`.
     public static func folder(_ name: String) -> String {
+        if let share { return share + "/" + name }
         let local = FileManager.default.currentDirectoryPath + "/" + name
         if FileManager.default.fileExists(atPath: local) { return local }
-        if let share { return share + "/" + name }
         #if DEBUG
         return AppConfiguration.repositoryFolder(name)
         #else
@@ -32,8 +33,8 @@ public enum InstalledFiles {
     /// when installed, in `Sources/Weatherboard/Features/Cities/` in a checkout.
     public static func catalog(_ file: String) -> URL? {
         let checkout = "Sources/Weatherboard/Features/Cities/" + file
-        var candidates = [FileManager.default.currentDirectoryPath + "/" + checkout]
-        if let share { candidates.append(share + "/" + file) }
+        var candidates = share.map { [$0 + "/" + file] } ?? []
+        candidates.append(FileManager.default.currentDirectoryPath + "/" + checkout)
         #if DEBUG
         candidates.append(AppConfiguration.repositoryFolder(checkout))
         #endif
