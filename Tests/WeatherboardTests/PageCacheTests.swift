@@ -722,6 +722,19 @@ func gunzip(_ data: [UInt8]) throws -> [UInt8] {
         #expect(try app.get(address).status == 200)
     }
 
+    /// Issue 39 #4: an unknown `?lang=` value was the page's address, written into the kept
+    /// guest page's links (sign-in's return address) for everyone for 30 s.
+    @Test func anUnknownLanguageIsSentToTheOneAddress() throws {
+        let app = try AppHarness()
+        let odd = try app.get("/city/seoul?lang=%22onmouseover%3Dx")
+        #expect(odd.status == 301)
+        #expect(odd.headers["Location"] == "/city/seoul")
+        #expect(try app.get("/city/seoul?lang=zz").headers["Location"] == "/city/seoul")
+        #expect(try app.get("/city/seoul?lang=ko").status == 200)
+        let (_, page) = try app.page("/city/seoul")
+        #expect(!page.nodes("//a[contains(@href,'lang=')]").contains { ($0["href"] ?? "").contains("zz") })
+    }
+
     @Test func theOneAddressAndTheLanguageSwitchAreServedAsThey() throws {
         let app = try AppHarness()
         #expect(try app.get("/city/seoul").status == 200)

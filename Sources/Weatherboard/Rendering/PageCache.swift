@@ -201,7 +201,9 @@ extension PageCache {
     /// language switch) and so are the parameters that select the page (`items`).
     static func canonicalRedirect(_ request: Request, path: String, selecting items: [(String, String)] = []) throws -> Response? {
         var kept = items
-        if let language = try request.queryItems()["lang"] { kept.append(("lang", language)) }
+        // Only a language the site has: any other value is sent away, never written into a page
+        // every guest gets (its links repeat the address it was rendered at).
+        if let language = try request.queryItems()["lang"], Language(rawValue: language) != nil { kept.append(("lang", language)) }
         let canonical = path + (kept.isEmpty ? "" : "?" + kept.map { "\($0.0)=\(percentEncode($0.1))" }.joined(separator: "&"))
         return request.target == canonical ? nil : .redirect(to: canonical, status: .movedPermanently)
     }
