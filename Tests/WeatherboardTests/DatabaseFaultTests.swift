@@ -266,13 +266,13 @@ import Testing
             let observer = try PostgresDatabase(url: url, maximumConnections: 1)
             defer { try? observer.close() }
             try waitUntil("both workers wait for the lock", timeout: 5) {
-                try observer.withConnection { try $0.integer("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted") } == 2
+                try observer.withConnection { try $0.integer("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())") } == 2
             }
             let health = try app.get("/healthz", overSocket: true)
             #expect(health.status == 200, "the database answers; only the lock is held")
             // Answered while both workers still wait (they give up after 5 s): beside them, not behind them.
             let stillWaiting = try observer.withConnection {
-                try $0.integer("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+                try $0.integer("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())")
             }
             #expect(stillWaiting == 2, "answered beside the stuck workers, not behind them")
             // Issue 37 #4: a scrape is answered beside them too, and says the workers are all busy.

@@ -234,3 +234,22 @@ import Testing
         #expect(page.count("//p[@class='weather-unavailable']") == 0)
     }
 }
+
+/// Issue 39 #4: an upstream's error reason was logged whole and unescaped: megabytes from one
+/// page view, and a newline in it forged the next log line.
+@Suite struct UpstreamReasonsInTheLogTests {
+    @Test func aReasonIsOneEscapedLineOfBoundedLength() throws {
+        let stub = try UpstreamStub()
+        let forged = "bad query\n2026-11-26T05:00:00.000Z notice weatherboard: admin password reset" + String(repeating: "x", count: 200_000)
+        stub.mode = .refusal(Array(try JSONSerialization.data(withJSONObject: ["error": true, "reason": forged])))
+        let app = try AppHarness { $0.weatherProviders = ["open-meteo", "demo"]; $0.openMeteoURL = stub.url }
+        #expect(try app.get("/city/seoul").status == 200)
+        let said = app.log.lines.filter { $0.contains("weather provider open-meteo failed for seoul") }
+        #expect(!said.isEmpty)
+        for line in said {
+            #expect(!line.contains("\n"), "one line")
+            #expect(line.count < 600, "bounded: \(line.count) characters")
+            #expect(line.contains("\\u{a}2026-11-26T05:00:00.000Z"), "the newline shown, not obeyed")
+        }
+    }
+}

@@ -7,7 +7,7 @@ import HTTPTestSupport
 /// A stand-in for Open-Meteo on a local port, serving the recorded answer or a failure.
 final class UpstreamStub: @unchecked Sendable {
     /// `answer`: the recorded answer with some of its values replaced (a test's own numbers).
-    enum Mode { case ok, answer([UInt8]), tooManyRequests, unavailable, malformed, slow(TimeInterval), redirect(String) }
+    enum Mode { case ok, answer([UInt8]), refusal([UInt8]), tooManyRequests, unavailable, malformed, slow(TimeInterval), redirect(String) }
     private let lock = NSLock()
     private var _mode = Mode.ok
     private var _hits = 0
@@ -73,6 +73,8 @@ final class UpstreamStub: @unchecked Sendable {
                 return Response(headers: json, body: UpstreamStub.recorded)
             case .answer(let body):
                 return Response(headers: json, body: body)
+            case .refusal(let body):
+                return Response(status: .badRequest, headers: json, body: body)
             case .tooManyRequests:
                 return Response(status: .tooManyRequests, headers: json, body: Array(#"{"error":true,"reason":"Too many concurrent requests"}"#.utf8))
             case .unavailable:

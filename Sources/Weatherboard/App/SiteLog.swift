@@ -45,7 +45,8 @@ struct SiteLogHandler: LogHandler {
         switch format {
         case .text:
             let rest = keys.map { "\($0)=\(fields[$0]!.text)" }.joined(separator: " ")
-            return "\(stamp) \(level.rawValue) \(label): \(message)\(rest.isEmpty ? "" : " " + rest)\n"
+            // A line an event: a newline in what is logged is shown, never obeyed.
+            return "\(stamp) \(level.rawValue) \(label): \(LogText.oneLine(message, limit: 65_536))\(rest.isEmpty ? "" : " " + rest)\n"
         case .json:
             var object = "{\"time\":\(json(stamp)),\"level\":\(json(level.rawValue)),\"logger\":\(json(label)),\"message\":\(json(message))"
             for key in keys where !["time", "level", "logger", "message"].contains(key) {

@@ -260,7 +260,7 @@ public final class WeatherService: Sendable {
                 lastRefreshFailed.withLock { _ = $0.remove(city.id) }
                 return forecast
             } catch {
-                logger.warning("weather provider \(provider.id) failed for \(city.slug): \(error)")
+                logger.warning("weather provider \(provider.id) failed for \(city.slug): \(LogText.oneLine(error))")
                 // One place's bad answer says nothing about the others: only a failing provider
                 // is skipped for a while.
                 let aboutTheAnswer = (error as? UpstreamError)?.isAboutTheAnswer == true
@@ -294,7 +294,7 @@ public final class WeatherService: Sendable {
                 breakers.reset(key)
                 return values
             } catch {
-                logger.warning("air-quality provider \(provider.id) failed for \(city.slug): \(error)")
+                logger.warning("air-quality provider \(provider.id) failed for \(city.slug): \(LogText.oneLine(error))")
                 let aboutTheAnswer = (error as? UpstreamError)?.isAboutTheAnswer == true
                 (aboutTheAnswer ? fetchOutcomes[key]?.unusable : fetchOutcomes[key]?.failed)?.increment()
                 if !aboutTheAnswer { breakers.trip(key, at: clock()) }
@@ -344,7 +344,7 @@ public final class WeatherService: Sendable {
             memory.remember(forecast, cityID: city.id, size: row.payload.utf8.count)
             return forecast
         } catch {
-            logger.warning("cached forecast for \(city.slug) from \(row.provider) discarded: \(error)")
+            logger.warning("cached forecast for \(city.slug) from \(row.provider) discarded: \(LogText.oneLine(error))")
             do {
                 try store.discard(cityID: city.id, provider: row.provider)
             } catch {
