@@ -24,6 +24,7 @@
 # signed-in page over 40 cities with gzip and the anonymous page whose kept copy expired.
 # Environment: PEER (the peer's sources), PEER_BUILD (a writable copy, built here if needed),
 # DURATION=8s WARMUP=2s REPS=3 CONNS=64 CALLGRIND_REQUESTS=200 SKIP_PEER=1 SKIP_CALLGRIND=1 CLUSTER=1, BIN,
+# POSTS_PER_BOARD=3 (issue 38's full boards: 20; the 20 members rotate, so readers post on the boards they read),
 # PLAINTEXT_ROUNDS=5, ONLY_PLAINTEXT=1 (the bare server against nginx and nothing else).
 # Needs: wrk, valgrind, curl, taskset, nginx (and postgresql for CLUSTER=1).
 set -euo pipefail
@@ -177,10 +178,10 @@ stop_server
 REAL_ARGS=("${SERVE_ARGS[@]}" --weather-fresh-minutes 1 --weather-fetches-per-minute 100000000
            --weather-cold-fetches-per-client 100000000)
 sqlite3 "$WORK/ours.sqlite" "SELECT slug FROM cities ORDER BY population DESC, id LIMIT 2000" >"$WORK/slugs.txt"
-seed_real_traffic() { # posts on the 50 largest boards (3 each, by the members above), every city opened once
+seed_real_traffic() { # posts on the 50 largest boards (POSTS_PER_BOARD each, by the members above), every city opened once
     local person=0 cookie token
     for slug in $(head -50 "$WORK/slugs.txt"); do
-        for _ in 1 2 3; do
+        for _ in $(seq 1 "${POSTS_PER_BOARD:-3}"); do
             person=$(( person % 20 + 1 ))
             IFS=$'\t' read -r cookie token < <(sed -n "${person}p" "$WORK/sessions.tsv")
             curl -fsS -o /dev/null -H "Cookie: $cookie" --data-urlencode "csrf_token=$token" \

@@ -261,7 +261,7 @@ public final class Server: Sendable {
             logger.info("\(request.method) \(request.path) \(response.status.code)", metadata: [
                 "request_id": "\(bootTag)-\(serial)", "method": "\(request.method)", "path": "\(request.path)",
                 "status": .stringConvertible(Int(response.status.code)), "bytes": .stringConvertible(response.bodyParts.count),
-                "duration_ms": .stringConvertible(Int(monotonicMilliseconds() - started)), "client": "\(client)",
+                "duration_ms": .stringConvertible(Int(clamping: monotonicMilliseconds() &- started)), "client": "\(client)",
             ])
         }
         return response

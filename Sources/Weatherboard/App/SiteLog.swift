@@ -41,16 +41,16 @@ struct SiteLogHandler: LogHandler {
 
     static func line(time: Date, level: Logger.Level, label: String, message: String, fields: Logger.Metadata, format: LogFormat) -> String {
         let stamp = time.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
-        let keys = fields.keys.sorted()
+        let sorted = fields.sorted { $0.key < $1.key }
         switch format {
         case .text:
-            let rest = keys.map { "\($0)=\(fields[$0]!.text)" }.joined(separator: " ")
+            let rest = sorted.map { "\($0.key)=\($0.value.text)" }.joined(separator: " ")
             // A line an event: a newline in what is logged is shown, never obeyed.
             return "\(stamp) \(level.rawValue) \(label): \(LogText.oneLine(message, limit: 65_536))\(rest.isEmpty ? "" : " " + rest)\n"
         case .json:
             var object = "{\"time\":\(json(stamp)),\"level\":\(json(level.rawValue)),\"logger\":\(json(label)),\"message\":\(json(message))"
-            for key in keys where !["time", "level", "logger", "message"].contains(key) {
-                object += ",\(json(key)):\(fields[key]!.json)"
+            for (key, value) in sorted where !["time", "level", "logger", "message"].contains(key) {
+                object += ",\(json(key)):\(value.json)"
             }
             return object + "}\n"
         }
@@ -91,7 +91,7 @@ extension Logger.MetadataValue {
             else { SiteLogHandler.json("\(value)") }
         case .array(let values): "[" + values.map(\.json).joined(separator: ",") + "]"
         case .dictionary(let values):
-            "{" + values.keys.sorted().map { "\(SiteLogHandler.json($0)):\(values[$0]!.json)" }.joined(separator: ",") + "}"
+            "{" + values.sorted { $0.key < $1.key }.map { "\(SiteLogHandler.json($0.key)):\($0.value.json)" }.joined(separator: ",") + "}"
         }
     }
 }
