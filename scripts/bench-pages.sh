@@ -67,10 +67,12 @@ wait_healthy() { # URL [tries]
 # One scenario: warm-up, REPS runs; prints "req/s p99" (medians) and keeps wrk's output.
 measure() { # NAME URL [wrk args...]
     local name=$1 url=$2; shift 2
-    taskset -c 1 wrk -t1 -c"$CONNS" -d"$WARMUP" "$@" "$url" >/dev/null 2>&1 || true
+    # Every current browser says where a request comes from (docs/security.md): pages for it
+    # carry no token and can be shared. A client that does not gets a page of its own.
+    taskset -c 1 wrk -t1 -c"$CONNS" -d"$WARMUP" -H "Sec-Fetch-Site: same-origin" "$@" "$url" >/dev/null 2>&1 || true
     local rates=() p99s=()
     for rep in $(seq 1 "$REPS"); do
-        taskset -c 1 wrk -t1 -c"$CONNS" -d"$DURATION" --latency "$@" "$url" >"$OUT/$name-$rep.txt" 2>&1
+        taskset -c 1 wrk -t1 -c"$CONNS" -d"$DURATION" --latency -H "Sec-Fetch-Site: same-origin" "$@" "$url" >"$OUT/$name-$rep.txt" 2>&1
         rates+=("$(awk '/Requests\/sec/ {print $2}' "$OUT/$name-$rep.txt")")
         p99s+=("$(awk '$1 == "99%" {print $2}' "$OUT/$name-$rep.txt")")
         if grep -q "Non-2xx or 3xx" "$OUT/$name-$rep.txt"; then echo "warning: $name had error answers (see $OUT/$name-$rep.txt)" >&2; fi
@@ -218,9 +220,9 @@ if [[ -z ${SKIP_CALLGRIND:-} ]] && command -v valgrind >/dev/null; then
     }
     count() { # NAME URL [curl args...]
         local name=$1 url=$2; shift 2
-        for _ in $(seq 1 20); do curl -fsS -o /dev/null "$@" "$url"; done # warm-up
+        for _ in $(seq 1 20); do curl -fsS -o /dev/null -H "Sec-Fetch-Site: same-origin" "$@" "$url"; done # warm-up
         callgrind_control -z "$SERVER_PID" >/dev/null
-        for _ in $(seq 1 "$CALLGRIND_REQUESTS"); do curl -fsS -o /dev/null "$@" "$url"; done
+        for _ in $(seq 1 "$CALLGRIND_REQUESTS"); do curl -fsS -o /dev/null -H "Sec-Fetch-Site: same-origin" "$@" "$url"; done
         per_request "$name" "$CALLGRIND_REQUESTS"
     }
     count city-anonymous "$BASE/city/seoul"
@@ -231,6 +233,7 @@ if [[ -z ${SKIP_CALLGRIND:-} ]] && command -v valgrind >/dev/null; then
     head -40 "$WORK/slugs.txt" | while read -r slug; do printf 'url = "%s"\noutput = "/dev/null"\n' "$BASE/city/$slug"; done >"$WORK/forty.curl"
     count_forty() { # NAME [curl args...]: one request to each of the 40 cities after a warm-up
         local name=$1; shift
+        set -- -H "Sec-Fetch-Site: same-origin" "$@"
         # The weather parts are rendered again at every five-minute mark (WeatherFragments.step):
         # start where warm-up, wait and measured pass all fit before the next one, or a run that
         # crosses it counts 40 weather renders into the pages it measures.

@@ -49,7 +49,8 @@ local function draw()
 end
 
 function request()
-  local headers = { ["Accept-Encoding"] = "gzip" }
+  -- A browser's request: it says where it comes from (pages for it carry no token).
+  local headers = { ["Accept-Encoding"] = "gzip", ["Sec-Fetch-Site"] = "same-origin" }
   if #sessions > 0 and math.random(100) <= signed_in_pct then
     headers["Cookie"] = sessions[math.random(#sessions)]
   end

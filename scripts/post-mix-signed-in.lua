@@ -55,7 +55,7 @@ function request()
     end
     local body = "csrf_token=" .. urlencode(who.token) .. "&body=" .. urlencode(table.concat(parts, " "):sub(1, target))
     return wrk.format("POST", "/city/" .. slug .. "/posts",
-      { ["Content-Type"] = "application/x-www-form-urlencoded", ["Cookie"] = who.cookie }, body)
+      { ["Content-Type"] = "application/x-www-form-urlencoded", ["Cookie"] = who.cookie, ["Sec-Fetch-Site"] = "same-origin" }, body)
   end
   return get_req
 end

@@ -1,6 +1,6 @@
 import CZlib
 
-/// gzip (RFC 1952) through zlib, including the pieces needed to splice a gzip body from parts
+/// gzip (RFC 1952) through zlib, including what it takes to make one gzip body of parts
 /// compressed ahead of time: raw deflate runs that end on a byte boundary, stored blocks, and
 /// CRC-32 combination.
 public enum Gzip {
@@ -34,8 +34,8 @@ public enum Gzip {
         return deflated ? out : storedBlocks(bytes[...], final: final)
     }
 
-    /// An uncompressed deflate block (what is spliced in per response: a token), starting on a
-    /// byte boundary and ending on one. At most 65,535 bytes.
+    /// An uncompressed deflate block, starting on a byte boundary and ending on one. At most
+    /// 65,535 bytes.
     public static func storedBlock(_ bytes: [UInt8], final: Bool) -> [UInt8] {
         let length = UInt16(min(bytes.count, 65_535))
         var out: [UInt8] = [final ? 0x01 : 0x00, UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF), UInt8(~length >> 8)]
@@ -76,136 +76,22 @@ extension Gzip {
         public let length: Int
         public let crc: UInt32
         public let deflated: [UInt8]
-        /// Where each hole's bytes sit in `deflated` (stored, never compressed), and their length:
-        /// each response writes its own value there (see `init(_:holes:holeLength:level:)`).
-        public let holeOffsets: [Int]
-        public let holeLength: Int
-        /// The bytes every hole held when the run was made (nil if they differed, or no holes),
-        /// and what the holes add to the CRC: the sum of x^(8·k) mod the CRC polynomial over the
-        /// holes, k the bytes after each (see `crc(filling:)`).
-        private let placeholder: [UInt8]?
-        private let holeShift: UInt
-        /// The CRC of as many zero bytes as a hole: what turns a block's CRC into its linear part.
-        private let zerosCRC: UInt32
-
         public init(_ bytes: [UInt8], level: Int32 = 9) {
             length = bytes.count
             crc = Gzip.crc32(bytes)
             deflated = Gzip.deflateRun(bytes, final: false, level: level)
-            holeOffsets = []
-            holeLength = 0
-            placeholder = nil
-            holeShift = 0
-            zerosCRC = 0
-        }
-
-        /// `bytes` deflated in one window around holes (at `holes`, `holeLength` bytes each) that
-        /// each response fills with a value of its own (a masked CSRF token, the same in every
-        /// hole of a response). The first hole goes out as a stored block, patched in place per
-        /// response, and enters the compressor's history as the placeholder it holds; the others
-        /// are compressed like the rest, and deflate writes them as copies of the first. Every
-        /// hole then reads the response's value only if every copy that covers hole bytes takes
-        /// them from the same place in an earlier hole, and no hole byte is a literal: that is
-        /// checked once, by inflating with two values that differ at every place and whose pairs
-        /// of bytes are all different (a byte copied from the wrong place, or written as a
-        /// literal, shows up in one of them). If the check fails, every hole is stored, which is
-        /// right by construction when the placeholder's bytes are ones the rest never holds (0xFF,
-        /// never in UTF-8): no match can reach into a hole, and every distance stays right
-        /// whatever fills it. That form is checked the same way, so bytes that break the rule
-        /// cost only the reuse. Nil if neither passes or zlib refuses.
-        public init?(_ bytes: [UInt8], holes: [Int], holeLength: Int, level: Int32) {
-            guard holeLength > 0, holeLength <= 65_535 else { return nil }
-            if let compact = Self(bytes, holes: holes, holeLength: holeLength, level: level, storingEveryHole: false),
-               compact.inflatesRightWhateverFillsItsHoles(bytes, holes: holes) {
-                self = compact
-            } else if let stored = Self(bytes, holes: holes, holeLength: holeLength, level: level, storingEveryHole: true),
-                      stored.inflatesRightWhateverFillsItsHoles(bytes, holes: holes) {
-                self = stored
-            } else {
-                return nil
-            }
-        }
-
-        /// The check above: two fillings, `a[k] != b[k]` for every k and no pair `(a[k], b[k])`
-        /// twice (k < 251 × 250).
-        private func inflatesRightWhateverFillsItsHoles(_ bytes: [UInt8], holes: [Int]) -> Bool {
-            guard holeLength < 251 * 250 else { return false }
-            let a = (0..<holeLength).map { UInt8($0 % 251) }
-            let b = (0..<holeLength).map { UInt8(($0 + $0 / 251 + 1) % 251) }
-            for value in [a, b] {
-                var expected = bytes
-                var patched = deflated
-                for hole in holes { expected.replaceSubrange(hole..<(hole + holeLength), with: value) }
-                for offset in holeOffsets { patched.replaceSubrange(offset..<(offset + holeLength), with: value) }
-                guard Gzip.inflateRaw(patched, expecting: expected.count) == expected else { return false }
-            }
-            return true
-        }
-
-        private init?(_ bytes: [UInt8], holes: [Int], holeLength: Int, level: Int32, storingEveryHole: Bool) {
-            var stream = z_stream()
-            guard deflateInit2_(&stream, level, Z_DEFLATED, -15, memoryLevel, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
-            else { return nil }
-            defer { deflateEnd(&stream) }
-            var out: [UInt8] = []
-            out.reserveCapacity(bytes.count / 3 + 64)
-            var offsets: [Int] = []
-            var position = 0
-            let refused: Bool = bytes.withUnsafeBufferPointer { input in
-                for hole in holes where hole >= position && hole + holeLength <= input.count && (storingEveryHole || offsets.isEmpty) {
-                    guard Gzip.deflateInto(&out, &stream, input, position..<hole, flush: Z_SYNC_FLUSH) else { return true }
-                    out += Gzip.storedBlock(Array(input[hole..<(hole + holeLength)]), final: false)
-                    offsets.append(out.count - holeLength)
-                    guard deflateSetDictionary(&stream, input.baseAddress! + hole, UInt32(holeLength)) == Z_OK else { return true }
-                    position = hole + holeLength
-                }
-                return !Gzip.deflateInto(&out, &stream, input, position..<input.count, flush: Z_SYNC_FLUSH)
-            }
-            guard !refused, offsets.count == (storingEveryHole ? holes.count : min(1, holes.count)) else { return nil }
-            length = bytes.count
-            crc = Gzip.crc32(bytes)
-            deflated = out
-            holeOffsets = offsets
-            self.holeLength = holeLength
-            let first = holes.first.map { Array(bytes[$0..<($0 + holeLength)]) }
-            if let first, holes.allSatisfy({ bytes[$0..<($0 + holeLength)].elementsEqual(first) }) {
-                placeholder = first
-                holeShift = holes.reduce(0) { $0 ^ crc32_combine_gen(off_t(bytes.count - $1 - holeLength)) }
-            } else {
-                placeholder = nil
-                holeShift = 0
-            }
-            zerosCRC = Gzip.crc32([UInt8](repeating: 0, count: holeLength))
-        }
-
-        /// The CRC-32 of the run's bytes with `value` in every hole, from the run's own CRC in a
-        /// few hundred instructions: a board's is per response, and computing it over the bytes
-        /// cost four instructions a byte (800 K for a board with its replies). A CRC is linear
-        /// but for a constant set by the length: between two messages of one length it differs
-        /// by the linear CRC of their difference, which here is `value` XOR the placeholder in
-        /// each hole and zeros elsewhere; the difference block's linear CRC, moved past the k
-        /// bytes after a hole, is multiplied by x^(8·k), and the holes' factors add up once
-        /// (`holeShift`). Nil when the holes did not all hold the same bytes.
-        public func crc(filling value: [UInt8]) -> UInt32? {
-            guard let placeholder, value.count == placeholder.count else { return nil }
-            let difference = zip(value, placeholder).map { $0 ^ $1 }
-            let linear = UInt(Gzip.crc32(difference) ^ zerosCRC)
-            return crc ^ UInt32(truncatingIfNeeded: crc32_combine_op(linear, 0, holeShift))
         }
     }
 
     /// A `DeflatedRun` found at `offset` in a body: a compressor splices its deflated form in
-    /// instead of compressing those bytes again. A run with holes needs `filling`, the value the
-    /// body has in each of them.
+    /// instead of compressing those bytes again.
     public struct Piece: Sendable {
         public let offset: Int
         public let run: DeflatedRun
-        public let filling: [UInt8]?
 
-        public init(offset: Int, run: DeflatedRun, filling: [UInt8]? = nil) {
+        public init(offset: Int, run: DeflatedRun) {
             self.offset = offset
             self.run = run
-            self.filling = filling
         }
     }
 
@@ -328,30 +214,10 @@ extension Gzip {
         var position = 0
         for piece in pieces.sorted(by: { $0.offset < $1.offset })
         where piece.offset >= position && piece.offset + piece.run.length <= body.count {
-            let holes = piece.run.holeOffsets
-            // Its holes hold this body's value, which its CRC cannot know.
-            if !holes.isEmpty { guard let filling = piece.filling, filling.count == piece.run.holeLength else { continue } }
             if piece.offset > position { run(position..<piece.offset, flush: Z_FULL_FLUSH) }
             endOwnPart()
-            let deflated = result.add(storage: piece.run.deflated)
-            if let filling = piece.filling, !holes.isEmpty {
-                let value = result.add(storage: filling)
-                var from = 0
-                for hole in holes {
-                    result.append(storage: deflated, from..<hole)
-                    result.append(storage: value, 0..<filling.count)
-                    from = hole + filling.count
-                }
-                result.append(storage: deflated, from..<piece.run.deflated.count)
-                if let pieceCRC = piece.run.crc(filling: filling) {
-                    crc = piece.offset == 0 ? pieceCRC : crc32Combine(crc, pieceCRC, secondLength: piece.run.length)
-                } else {
-                    addCRC(piece.offset..<(piece.offset + piece.run.length))
-                }
-            } else {
-                result.append(storage: deflated, 0..<piece.run.deflated.count)
-                crc = piece.offset == 0 ? piece.run.crc : crc32Combine(crc, piece.run.crc, secondLength: piece.run.length)
-            }
+            result.append(storage: result.add(storage: piece.run.deflated), 0..<piece.run.deflated.count)
+            crc = piece.offset == 0 ? piece.run.crc : crc32Combine(crc, piece.run.crc, secondLength: piece.run.length)
             position = piece.offset + piece.run.length
         }
         if final {

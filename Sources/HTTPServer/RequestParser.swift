@@ -546,7 +546,7 @@ private func isRegNameByte(_ byte: UInt8) -> Bool {
 extension String {
     /// Lower case for ASCII letters only: protocol tokens are compared byte-wise, never with
     /// Unicode case mapping (which turns KELVIN SIGN into `k`).
-    func asciiLowercased() -> String {
+    public func asciiLowercased() -> String {
         String(decoding: utf8.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }, as: UTF8.self)
     }
 }

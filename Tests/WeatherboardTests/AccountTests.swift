@@ -212,9 +212,10 @@ import HTTPTestSupport
         #expect(try browser.get("/").1.count("//a[@class='me']") == 0)
     }
 
+    /// A client that sends no Fetch Metadata (an old browser, a script) proves its forms by the token.
     @Test func everyPostWithoutTheRightTokenIs403AndChangesNothing() throws {
         let app = try AppHarness()
-        let browser = app.browser()
+        let browser = app.browser(sendsFetchMetadata: false)
         try browser.signUp("grace")
         try browser.get("/city/seoul")
         let (missing, page) = try browser.post("/city/seoul/posts", [("body", "hello")], withToken: false)
@@ -224,11 +225,11 @@ import HTTPTestSupport
         #expect(wrong.status == 403)
         #expect(try app.count("SELECT count(*) FROM posts") == 0)
         // a guest's token does not work for a signed-in person
-        let guest = app.browser()
+        let guest = app.browser(sendsFetchMetadata: false)
         try guest.get("/")
         let guestToken: String = try #require(guest.cookies["csrf"])
         #expect(try browser.post("/city/seoul/posts", [("body", "hello")], csrf: guestToken).0.status == 403)
-        let signUp = app.browser()
+        let signUp = app.browser(sendsFetchMetadata: false)
         try signUp.get("/signup")
         #expect(try signUp.post("/signup", [("username", "mallory"), ("display_name", "M"), ("password", "long enough pw")],
                                 withToken: false).0.status == 403)

@@ -93,8 +93,11 @@ final class AppHarness: Sendable {
     /// A browser with its own cookie jar. Its requests go through `Server.exchange` in this
     /// process unless `overSocket`: a test of what the server does with connections, threads
     /// and time asks for the socket.
-    func browser(overSocket: Bool = false) -> Browser {
-        overSocket ? Browser(port: port) : Browser(server: application.server)
+    /// `sendsFetchMetadata`: false for an old browser or a script (no `Sec-Fetch-Site`).
+    func browser(overSocket: Bool = false, sendsFetchMetadata: Bool = true) -> Browser {
+        let browser = overSocket ? Browser(port: port) : Browser(server: application.server)
+        if !sendsFetchMetadata { browser.fetchSite = nil }
+        return browser
     }
 
     /// Makes a signed-up person an admin (Given steps).
@@ -135,8 +138,11 @@ final class AppHarness: Sendable {
     }
 
     /// A GET through `Server.exchange`, or over a socket when `overSocket`.
-    func get(_ target: String, headers: [(String, String)] = [], overSocket: Bool = false) throws -> WireResponse {
-        overSocket ? try TestClient.request(port: port, "GET", target, headers: headers)
+    /// A GET as a browser sends it (`Sec-Fetch-Site`, unless `fetchMetadata` is false: an old
+    /// browser or a script).
+    func get(_ target: String, headers: [(String, String)] = [], overSocket: Bool = false, fetchMetadata: Bool = true) throws -> WireResponse {
+        let headers = fetchMetadata && !headers.contains(where: { $0.0 == "Sec-Fetch-Site" }) ? headers + [("Sec-Fetch-Site", "none")] : headers
+        return overSocket ? try TestClient.request(port: port, "GET", target, headers: headers)
             : try TestClient.exchange(with: application.server, "GET", target, headers: headers)
     }
 
@@ -160,6 +166,9 @@ final class Browser {
     var source: String?
     /// What a proxy in front would say about the client (`X-Forwarded-For`).
     var forwardedFor: String?
+    /// The `Sec-Fetch-Site` every request sends, as every current browser does for its own
+    /// pages and forms; nil: an old browser or a script, whose forms carry the CSRF token.
+    var fetchSite: String? = "same-origin"
 
     /// A browser talking to `port` over sockets (a server in another process, or a test of connections).
     init(port: Int) {
@@ -185,6 +194,7 @@ final class Browser {
         if !cookies.isEmpty { headers.append(("Cookie", cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; "))) }
         if let acceptLanguage { headers.append(("Accept-Language", acceptLanguage)) }
         if let forwardedFor { headers.append(("X-Forwarded-For", forwardedFor)) }
+        if let fetchSite { headers.append(("Sec-Fetch-Site", fetchSite)) }
         return headers
     }
 

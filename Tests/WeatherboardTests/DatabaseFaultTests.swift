@@ -232,7 +232,7 @@ import Testing
             $0.databaseTimeouts.lock = 5 // a write holds its worker 5 s
         }
         guard app.engine == .postgres, let url = app.application.configuration.databaseURL else { return }
-        let people = [app.browser(overSocket: true), app.browser(overSocket: true)]
+        let people = [app.browser(overSocket: true, sendsFetchMetadata: false), app.browser(overSocket: true, sendsFetchMetadata: false)]
         for (number, person) in people.enumerated() {
             try person.signUp("stuck\(number)")
             try person.get("/city/seoul")
@@ -293,7 +293,7 @@ import Testing
         let app = try AppHarness()
         guard app.engine == .postgres, let url = app.application.configuration.databaseURL,
               let name = url.split(separator: "/").last.map(String.init) else { return }
-        let person = app.browser(overSocket: true)
+        let person = app.browser(overSocket: true, sendsFetchMetadata: false)
         try person.signUp("patient2")
         // Several pooled connections, idle afterwards.
         let port = app.port

@@ -66,7 +66,11 @@ struct ModerationScene {
         #expect(queue.nodes("//article[@class='report-group']//span[@class='reporters']").first?["data-count"] == "3")
         #expect(queue.text("//article[@class='report-group']//ul[@class='reasons']/li") == "Spam × 3")
         #expect(queue.count("//form[@action='/admin/posts/\(scene.postID)/remove']//input[@name='reason']") == 1)
+        scene.admin.fetchSite = "cross-site"
+        #expect(try scene.admin.post("/admin/posts/\(scene.postID)/remove", [("reason", "spam")]).0.status == 403)
+        scene.admin.fetchSite = nil
         #expect(try scene.admin.post("/admin/posts/\(scene.postID)/remove", [("reason", "spam")], withToken: false).0.status == 403)
+        scene.admin.fetchSite = "same-origin"
         #expect(try scene.app.count("SELECT count(*) FROM moderation_log") == 0)
     }
 

@@ -80,7 +80,7 @@ import Testing
             configuration.passwordCost = 1 << 14 // slow enough for the checks to overlap
             configuration.limits.signInsPerMinute = 1_000 // this test is about the hashing bound, not the guessing limit
         }
-        let browser = app.browser()
+        let browser = app.browser(sendsFetchMetadata: false)
         try browser.signUp("walker")
         try browser.get("/settings")
         let token = try #require(browser.csrfToken)

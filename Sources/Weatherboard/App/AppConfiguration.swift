@@ -44,6 +44,8 @@ public struct AppConfiguration: Sendable {
     public var weatherFirstFetchBudget: TimeInterval = 0.3
     /// Decoded forecasts kept in memory (least recently shown forgotten first; SQLite keeps all).
     public var forecastsInMemory = WeatherService.MemoryLimit()
+    /// Whether rendered pages, boards and weather parts are kept and shared (`--page-caches`).
+    public var pageCaches = true
     /// Seconds a guest page is kept at most, even when nothing it shows changed.
     public var pageCacheMaximumAge: TimeInterval = 30
     /// How long anything waits on PostgreSQL (connect, statement, lock, pool, answer).

@@ -20,11 +20,15 @@ public final class AppContext: RequestContext {
     var csrfSecret = "" {
         didSet { maskedToken = nil }
     }
+    /// Whether this response's forms carry a token: only for a client that sends no Fetch
+    /// Metadata (`RequestSource.formsNeedToken`). For the others pages hold nothing of the session.
+    let formsNeedToken: Bool
     /// The token this response's forms carry: the secret masked with a pad of its own
-    /// (`Tokens.masked`), the same for every form of one response.
+    /// (`Tokens.masked`), the same for every form of one response; empty (no token field at all)
+    /// for a browser whose requests say where they come from.
     public var csrfToken: String {
         if let maskedToken { return maskedToken }
-        let token = csrfSecret.isEmpty ? "" : Tokens.masked(csrfSecret)
+        let token = csrfSecret.isEmpty || !formsNeedToken ? "" : Tokens.masked(csrfSecret)
         maskedToken = token
         return token
     }
@@ -51,6 +55,7 @@ public final class AppContext: RequestContext {
 
     public init(request: Request) {
         self.request = request
+        formsNeedToken = RequestSource.formsNeedToken(request)
         let query = try? request.queryItems()
         if let code = query?["lang"], let language = Language(rawValue: code) {
             self.language = language

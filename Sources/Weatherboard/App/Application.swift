@@ -28,11 +28,9 @@ public final class Application: Sendable {
     /// The boards' event streams, fed by the change stream.
     let live: LiveBoards
     /// City pages' weather parts, rendered (and deflated) once per forecast and language.
-    let weatherParts = WeatherFragments()
-    /// Boards' deflated forms, reused while a render is the same as the one before.
-    let sharedDeflates = SharedDeflates()
-    /// Boards as rendered, for the next reader they are the same for.
-    let renderedBoards = RenderedBoards()
+    let weatherParts: WeatherFragments
+    /// Boards as rendered (and deflated), for the next reader they are the same for.
+    let boards: BoardCache
     /// Board pages as everyone sees them, kept while unchanged; only where every change reaches
     /// this process as it commits (SQLite; see `BoardSnapshots`).
     let boardSnapshots: BoardSnapshots?
@@ -76,9 +74,11 @@ public final class Application: Sendable {
             case .city, .post, .everything: break
             }
         }
-        boardSnapshots = database.dialect == .sqlite ? BoardSnapshots(versions: pageVersions) : nil
-        pageCache = PageCache(versions: pageVersions, maximumAge: configuration.pageCacheMaximumAge, clock: configuration.clock,
-                              metrics: metrics.factory)
+        boardSnapshots = database.dialect == .sqlite && configuration.pageCaches ? BoardSnapshots(versions: pageVersions) : nil
+        weatherParts = WeatherFragments(enabled: configuration.pageCaches)
+        boards = BoardCache(enabled: configuration.pageCaches)
+        pageCache = PageCache(versions: pageVersions, maximumAge: configuration.pageCacheMaximumAge, enabled: configuration.pageCaches,
+                              clock: configuration.clock, metrics: metrics.factory)
         let conversations = BoardStore(database: database)
         live = LiveBoards(node: database.changes.node, clock: configuration.clock,
                           conversation: { [logger] id in
@@ -105,8 +105,7 @@ public final class Application: Sendable {
         self.health = health
         router = Application.makeRouter(configuration: configuration, database: database, pages: pages,
                                         cities: cities, weather: weather, cache: pageCache, live: live, metrics: metrics,
-                                        health: health, weatherParts: weatherParts, sharedDeflates: sharedDeflates,
-                                        renderedBoards: renderedBoards, boardSnapshots: boardSnapshots, logger: logger)
+                                        health: health, weatherParts: weatherParts, boards: boards, boardSnapshots: boardSnapshots, logger: logger)
         var serverConfiguration = configuration.server
         serverConfiguration.host = configuration.host
         serverConfiguration.port = configuration.port
@@ -134,7 +133,7 @@ public final class Application: Sendable {
         metrics.follow("weatherboard_workers_waited_total") { [server] in Double(server.workers.waitedTotal) }
         let caches: [(String, @Sendable () -> Int)] = [
             ("pages", { [pageCache] in pageCache.keptBytes }), ("weather_parts", { [weatherParts] in weatherParts.keptBytes }),
-            ("boards", { [renderedBoards] in renderedBoards.keptBytes }), ("board_deflates", { [sharedDeflates] in sharedDeflates.keptBytes }),
+            ("boards", { [boards] in boards.keptBytes }),
             ("board_snapshots", { [boardSnapshots] in boardSnapshots?.keptBytes ?? 0 }),
             ("forecasts", { [weather] in weather.forecastsInMemory.bytes }),
         ]
@@ -183,7 +182,7 @@ public final class Application: Sendable {
     static func makeRouter(configuration: AppConfiguration, database: AppDatabase, pages: Pages,
                            cities: CityIndex, weather: WeatherService, cache: PageCache, live: LiveBoards,
                            metrics: SiteMetrics, health: HealthController, weatherParts: WeatherFragments,
-                           sharedDeflates: SharedDeflates, renderedBoards: RenderedBoards, boardSnapshots: BoardSnapshots?,
+                           boards: BoardCache, boardSnapshots: BoardSnapshots?,
                            logger: Logger) -> Router<AppContext> {
         let router = Router<AppContext>()
         let errors = ErrorPages(pages: pages, logger: logger)
@@ -217,7 +216,7 @@ public final class Application: Sendable {
         PaletteController().addRoutes(to: router)
         let cityPage = CityPageController(pages: pages, index: cities, weather: weather, board: board, bookmarks: bookmarks,
                                           cache: cache, clientAddress: clientAddress, clock: clock, fragments: weatherParts,
-                                          deflates: sharedDeflates, boards: renderedBoards)
+                                          boards: boards)
         cityPage.addRoutes(to: router)
         let postingRules = PostingRules(secondsBetweenPosts: configuration.limits.secondsBetweenPosts,
                                         postsPerDay: configuration.limits.postsPerDay)

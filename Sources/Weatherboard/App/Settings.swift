@@ -94,6 +94,11 @@ struct Setting {
                 guard text == "on" || text == "off" else { throw Problem(description: "--access-log is on or off") }
                 configuration.server.accessLog = text == "on"
             }, shown: { $0.server.accessLog ? "on" : "off" }),
+            Setting(name: "page-caches", help: "on: guest pages, boards and weather parts are kept and shared; off: every page is rendered afresh (to compare, or to rule the caches out).",
+                    apply: { configuration, text in
+                guard text == "on" || text == "off" else { throw Problem(description: "--page-caches is on or off") }
+                configuration.pageCaches = text == "on"
+            }, shown: { $0.pageCaches ? "on" : "off" }),
             .number("workers", "Threads running request handlers (default: twice the CPUs, at least 4).", \.server.workerThreads).onThisMachine,
             Setting(name: "header-timeout", help: "Seconds a client may take to send a request's head before a 408.", apply: { configuration, text in
                 guard let seconds = Int(text), seconds >= 1 else { throw Problem(description: "--header-timeout must be at least 1") }

@@ -15,9 +15,6 @@ public struct HTML: ~Copyable {
     private(set) var ownsStorage = true
     /// Where fragments deflated ahead of time were written (see `HTMLFragment.deflated`).
     private(set) var pieces: [Gzip.Piece] = []
-    /// Where a per-response value goes (`HTMLFragment.hole`), for a fragment rendered once and
-    /// filled per response.
-    private(set) var holes: [Int] = []
     /// Whether large fragments are lent rather than copied (`lent`): only for a response's page,
     /// whose body can be stretches of several arrays; a fragment to be kept is one array.
     private let lendsFragments: Bool
@@ -95,62 +92,21 @@ public struct HTML: ~Copyable {
         html.withUnsafeBufferPointer { if let base = $0.baseAddress { append(base, count: $0.count) } }
     }
 
-    /// A fragment's bytes, noting where its deflated form goes and filling its holes (or, when
-    /// it brings no filling, noting them as this buffer's own).
+    /// A fragment's bytes, noting where its deflated form goes; a large one is lent, not copied
+    /// (a page's board with its replies is 100 KB or more: docs/performance.md).
     mutating func raw(_ fragment: HTMLFragment) {
-        let start = position
-        if fragment.isHole { holes.append(start) }
-        if let run = fragment.deflated { pieces.append(Gzip.Piece(offset: start, run: run, filling: fragment.filling)) }
-        if lendsFragments, fragment.bytes.count >= Self.lentAtLeast, fragment.holes.isEmpty || fragment.filling != nil {
-            lend(fragment)
+        if let run = fragment.deflated { pieces.append(Gzip.Piece(offset: position, run: run)) }
+        guard lendsFragments, fragment.bytes.count >= Self.lentAtLeast else {
+            raw(fragment.bytes)
             return
         }
-        let own = count
-        raw(fragment.bytes)
-        guard !fragment.holes.isEmpty else { return }
-        if let filling = fragment.filling {
-            filling.withUnsafeBufferPointer { value in
-                guard let base = value.baseAddress else { return }
-                for hole in fragment.holes where hole + value.count <= fragment.bytes.count {
-                    (self.start + own + hole).update(from: base, count: value.count)
-                }
-            }
-        } else {
-            holes += fragment.holes.map { start + $0 }
-        }
+        lenders.append(fragment.bytes)
+        lent.append(Lent(at: count, lender: lenders.count - 1, range: 0..<fragment.bytes.count))
+        lentBytes += fragment.bytes.count
     }
 
-    /// A fragment as stretches lent from where it is kept, with its filling copied into each
-    /// hole between them. A page's board with its replies is 100 KB or more, and copying it
-    /// was most of what a page of replies cost beyond one without (docs/performance.md).
-    private mutating func lend(_ fragment: HTMLFragment) {
-        let bytes = fragment.bytes
-        lenders.append(bytes)
-        let lender = lenders.count - 1
-        bytes.withUnsafeBufferPointer { source in
-            func lendOrCopy(_ stretch: Range<Int>) {
-                if stretch.count >= Self.lentAtLeast {
-                    lent.append(Lent(at: count, lender: lender, range: stretch))
-                    lentBytes += stretch.count
-                } else if !stretch.isEmpty {
-                    append(source.baseAddress! + stretch.lowerBound, count: stretch.count)
-                }
-            }
-            var from = 0
-            if let filling = fragment.filling {
-                for hole in fragment.holes where hole >= from && hole + filling.count <= bytes.count {
-                    lendOrCopy(from..<hole)
-                    raw(filling)
-                    from = hole + filling.count
-                }
-            }
-            lendOrCopy(from..<bytes.count)
-        }
-    }
-
-    /// Shorter stretches are copied: each lent one is a stretch of the body, one more entry in
-    /// the server's `sendmsg` (a board's forms each carry a token, so its stretches between
-    /// tokens are a post's few hundred bytes).
+    /// Shorter fragments are copied: each lent one is a stretch of the body, one more entry in
+    /// the server's `sendmsg`.
     static let lentAtLeast = 256
 
     /// A value, HTML-escaped.
@@ -258,41 +214,18 @@ public struct HTMLFragment: HTMLText, Sendable {
     /// The bytes deflated once, for a fragment shown in many compressed pages (a city's weather):
     /// a page that holds it compresses only the rest.
     public let deflated: Gzip.DeflatedRun?
-    /// Where in `bytes` a per-response value goes (each `Hole.length` bytes of `Hole.placeholder`),
-    /// and the value this copy puts there when it is written into a page.
-    let holes: [Int]
-    let filling: [UInt8]?
-    /// This fragment is itself a hole: the placeholder for the response's own value.
-    let isHole: Bool
-
     public init(_ bytes: [UInt8]) { self.init(bytes, deflated: nil) }
     /// Text escaped once, to be shown many times.
     public init(escaping text: String) { self.init(HTML.escaped(text), deflated: nil) }
-    init(_ bytes: [UInt8], deflated: Gzip.DeflatedRun?, holes: [Int] = [], filling: [UInt8]? = nil, isHole: Bool = false) {
+    init(_ bytes: [UInt8], deflated: Gzip.DeflatedRun?) {
         self.bytes = bytes
         self.deflated = deflated
-        self.holes = holes
-        self.filling = filling
-        self.isHole = isHole
     }
 
     /// The same fragment with its bytes deflated, once, at the level kept pages use (level 9 cost
     /// twice as much for a few bytes less, and a forecast refreshed every minute pays it each time).
     func deflatedOnce() -> HTMLFragment { HTMLFragment(bytes, deflated: Gzip.DeflatedRun(bytes, level: 6)) }
-    /// The same fragment, deflated as `run`, to be written with `value` in its holes.
-    func filled(with value: [UInt8], deflated run: Gzip.DeflatedRun?) -> HTMLFragment {
-        HTMLFragment(bytes, deflated: run, holes: holes, filling: value)
-    }
     public func write(to html: inout HTML) { html.raw(self) }
-
-    /// The per-response value's place in a fragment rendered for many responses: the masked CSRF
-    /// token, whose length is the same for every response. Its placeholder is bytes UTF-8 never
-    /// contains, so nothing else in a page can be taken for it (or matched against it by deflate:
-    /// see `Gzip.DeflatedRun.init(_:holes:holeLength:level:)`).
-    enum Hole {
-        static let length = Tokens.masked(Tokens.random()).utf8.count
-        static let placeholder = HTMLFragment([UInt8](repeating: 0xFF, count: length), deflated: nil, isHole: true)
-    }
 }
 
 /// Zero or one scope for a section: a flag or a present value shows the content once.

@@ -61,25 +61,28 @@ public final class PageVersions: Sendable {
     }
 }
 
-/// Rendered pages kept for anonymous readers, keyed by what selects them (page, language,
-/// address, the reader's bookmarks), each valid while the data it shows is unchanged and for at
-/// most `maximumAge` (relative times, "now" on the chart). A visitor's CSRF token is not part of
-/// the page kept: the page is rendered with a placeholder, split there, and the token put back
-/// for each visitor (the compressed form is spliced the same way).
+/// Rendered pages kept for guests, keyed by what selects them (page, language, address, the
+/// reader's bookmarks), each valid while the data it shows is unchanged and for at most
+/// `maximumAge` (relative times, "now" on the chart). A kept page holds nothing of any one
+/// visitor (forms carry no token for a browser that sends Fetch Metadata: `RequestSource`), so
+/// it is kept as whole arrays, plain and gzip, and a response sends one of them as it is.
 final class PageCache: Sendable {
     struct Entry {
         let stamp: PageVersions.Stamp
         let expires: Date
-        /// A digest of the page's own bytes: the same in every process and after a restart for
-        /// the same page, different for a different one.
+        /// A digest of the page's bytes: the same in every process and after a restart for the
+        /// same page, different for a different one.
         let contentTag: String
-        let page: SplicedPage
+        let bytes: [UInt8]
+        /// The page as one gzip member, made once when it is kept.
+        let gzip: [UInt8]
+        var byteCount: Int { bytes.count + gzip.count }
     }
 
     private struct Kept {
         /// Least recently served pages go first, past a count and a byte budget. A city page
-        /// costs about 20 KB (its bytes and its deflated form): 64 MiB hold the 2,000 pages a
-        /// busy site's visitors open most, with room for the other language and home pages.
+        /// costs about 20 KB (its bytes and its gzip form): 64 MiB hold the 2,000 pages a busy
+        /// site's visitors open most, with room for the other language and home pages.
         var entries: LRUCache<String, Entry>
         /// Keys being rendered now, and how the others asking for them wait.
         var rendering: [String: DispatchGroup] = [:]
@@ -90,19 +93,18 @@ final class PageCache: Sendable {
     var keptBytes: Int { kept.withLock { $0.entries.totalCost } }
     let versions: PageVersions
     let maximumAge: TimeInterval
+    /// False: every page is rendered afresh (`--page-caches off`).
+    let enabled: Bool
     /// The site's clock (tests move it), against which pages age.
     let clock: @Sendable () -> Date
 
-    /// Stands for the CSRF token while a cached page is rendered; random per process, so no
-    /// text a person types can be taken for it.
-    static let tokenPlaceholder = "csrf" + (0..<4).map { _ in String(UInt64.random(in: .min ... .max), radix: 36) }.joined()
-
     init(versions: PageVersions, maximumAge: TimeInterval = 30, maximumEntries: Int = 4_000, maximumBytes: Int = 64 << 20,
-         clock: @escaping @Sendable () -> Date = { Date() }, metrics: any MetricsFactory = NOOPMetricsHandler.instance) {
+         enabled: Bool = true, clock: @escaping @Sendable () -> Date = { Date() }, metrics: any MetricsFactory = NOOPMetricsHandler.instance) {
         self.versions = versions
         let outcome = { Counter(label: "weatherboard_page_cache_total", dimensions: [("outcome", $0)], factory: metrics) }
         (hits, misses, waits) = (outcome("hit"), outcome("miss"), outcome("waited"))
         self.maximumAge = maximumAge
+        self.enabled = enabled
         self.clock = clock
         kept = Mutex(Kept(entries: LRUCache(maximumCount: maximumEntries, maximumCost: maximumBytes)))
     }
@@ -112,20 +114,20 @@ final class PageCache: Sendable {
     /// For the operator: served from the cache, rendered, waited for another's render.
     private let hits, misses, waits: Counter
 
-    /// The page for `key` from the cache, or rendered by `render` (with the token placeholder)
-    /// and kept; then completed for this visitor. `cities` are the cities the page shows. Keys
-    /// name what selects a page (the route's parameters as understood, the language, the
-    /// reader's bookmarks), never the raw request target: `?x=1` is the same page.
+    /// The page for `key` from the cache, or rendered by `render` and kept. `cities` are the
+    /// cities the page shows. Keys name what selects a page (the route's parameters as
+    /// understood, the language, the reader's bookmarks), never the raw request target: `?x=1`
+    /// is the same page. A client whose forms need a token gets a page of its own, never kept.
     ///
     /// Misses of one key render once: whoever comes while it is rendered waits for that page
     /// (a popular page expiring under load is one render, not one per worker).
-    func response(key: String, cities: [Int64], context: AppContext,
-                  render: (_ csrfToken: String) throws -> RenderedPage) rethrows -> Response {
+    func response(key: String, cities: [Int64], context: AppContext, render: () throws -> RenderedPage) rethrows -> Response {
+        guard enabled, context.csrfToken.isEmpty else { return .html(try render()) }
         let entry = try keptPage(key: key, cities: cities, render: render)
-        return completed(entry, for: context)
+        return Self.response(entry, for: context.request)
     }
 
-    private func keptPage(key: String, cities: [Int64], render: (_ csrfToken: String) throws -> RenderedPage) rethrows -> Entry {
+    private func keptPage(key: String, cities: [Int64], render: () throws -> RenderedPage) rethrows -> Entry {
         while true {
             let now = clock()
             let stamp = versions.stamp(cities: cities)
@@ -153,25 +155,48 @@ final class PageCache: Sendable {
                 }
                 renders.add(1, ordering: .relaxed)
                 misses.increment()
+                let page = try render()
+                let bytes = Self.exactCopy(page.body)
                 let previous = kept.withLock { $0.entries.peek(key) }
-                let page = SplicedPage(try render(Self.tokenPlaceholder), hole: Array(Self.tokenPlaceholder.utf8), previous: previous?.page)
-                let tag = page.isUnchanged ? previous?.contentTag ?? Self.contentTag(page) : Self.contentTag(page)
-                return kept.withLock { kept in
-                    let entry = Entry(stamp: stamp, expires: now.addingTimeInterval(maximumAge), contentTag: tag, page: page)
-                    kept.entries.set(entry, for: key, cost: page.byteCount)
-                    return entry
+                let entry: Entry
+                if let previous, sameBytes(previous.bytes, bytes) {
+                    // Rendered the same (a board whose times read the same): its gzip form and tag stay.
+                    entry = Entry(stamp: stamp, expires: now.addingTimeInterval(maximumAge), contentTag: previous.contentTag,
+                                  bytes: previous.bytes, gzip: previous.gzip)
+                } else {
+                    entry = Entry(stamp: stamp, expires: now.addingTimeInterval(maximumAge), contentTag: Self.contentTag(bytes),
+                                  bytes: bytes, gzip: Gzip.compress(page.body, reusing: page.deflatedPieces, level: Self.level).joined())
                 }
+                kept.withLock { $0.entries.set(entry, for: key, cost: entry.byteCount) }
+                return entry
             }
         }
     }
 
-    /// The kept page completed for this visitor: its token, its tag, compressed if asked.
-    private func completed(_ entry: Entry, for context: AppContext) -> Response {
-        let request = context.request
-        // One tag per page content and visitor secret: a 304 means the visitor's own copy is
-        // current (its token, masked differently, proves the same secret), whichever process
-        // or node made either.
-        let tag = "W/\"\(entry.contentTag)-\(String(fnv1a(Array(context.csrfSecret.utf8)), radix: 36))\""
+    /// The page in an array of its own size: a render's array has room for the largest page,
+    /// which a cache counting bytes would not see.
+    private static func exactCopy(_ body: ResponseBody) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: body.count) { buffer, initialized in
+            body.forEachStretch(in: 0..<body.count) { stretch in
+                guard let source = stretch.baseAddress else { return }
+                (buffer.baseAddress! + initialized).initialize(from: source, count: stretch.count)
+                initialized += stretch.count
+            }
+        }
+    }
+
+    /// The kept entry for `key`, as it is (tests look at it).
+    func entry(for key: String) -> Entry? {
+        kept.withLock { $0.entries.peek(key) }
+    }
+
+    /// The level the rest of a kept page is deflated at, once per entry (its weather part was
+    /// deflated when it was rendered).
+    static let level: Int32 = 6
+
+    /// A kept page as a response: its tag, and one of its arrays as the body.
+    private static func response(_ entry: Entry, for request: Request) -> Response {
+        let tag = "W/\"\(entry.contentTag)\""
         var response = Response(status: .ok, headers: HTTPHeaders([
             ("Content-Type", "text/html; charset=utf-8"), ("ETag", tag), ("Cache-Control", "private, no-cache"),
             ("Vary", "Accept-Encoding, Accept-Language, Cookie"),
@@ -180,14 +205,11 @@ final class PageCache: Sendable {
             response.status = .notModified
             return response
         }
-        // What is spliced into the page is escaped like any other value (a masked token is
-        // base64url and escapes to itself; nothing else can reach the hole).
-        let token = HTML.escaped(context.csrfToken)
         if acceptsGzip(request) {
             response.headers.add("Content-Encoding", "gzip")
-            response.bodyParts = entry.page.gzip(filling: token)
+            response.bodyParts = ResponseBody(entry.gzip)
         } else {
-            response.bodyParts = entry.page.body(filling: token)
+            response.bodyParts = ResponseBody(entry.bytes)
         }
         return response
     }
@@ -210,19 +232,23 @@ extension PageCache {
 }
 
 extension PageCache {
-    /// SHA-256 of the page's runs (the bytes between its holes, each with its length), 96 bits
-    /// of it in base 36 pieces: no counter, so no restart and no other node can repeat a tag.
-    static func contentTag(_ page: SplicedPage) -> String {
-        var hasher = SHA256()
-        for run in page.runs {
-            withUnsafeBytes(of: UInt64(run.count).littleEndian) { hasher.update(bufferPointer: $0) }
-            hasher.update(data: run)
-        }
-        let digest = Array(hasher.finalize())
+    /// SHA-256 of the page, 96 bits of it in base 36 pieces: no counter, so no restart and no
+    /// other node can repeat a tag for another page.
+    static func contentTag(_ bytes: [UInt8]) -> String {
+        let digest = Array(SHA256.hash(data: bytes))
         return stride(from: 0, to: 12, by: 4).map { start in
             String(digest[start..<start + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }, radix: 36)
         }.joined(separator: ".")
     }
+}
+
+/// Byte for byte, as `memcmp` compares (a page is tens of kilobytes; comparing element by
+/// element cost several instructions a byte). One array against itself is not compared at all.
+func sameBytes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    guard a.count == b.count else { return false }
+    return a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in
+        x.count == 0 || x.baseAddress == y.baseAddress || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0
+    } }
 }
 
 /// FNV-1a, 64 bits: a quick fingerprint (not a security measure).

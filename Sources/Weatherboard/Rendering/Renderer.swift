@@ -70,7 +70,7 @@ public final class Renderer: Sendable {
     public func fragment(_ language: Language, capacity: Int = 4096, _ template: (inout HTML, Strings) -> Void) -> HTMLFragment {
         var html = HTML(capacity: capacity)
         template(&html, strings(language))
-        return HTMLFragment(html.bytes, deflated: nil, holes: html.holes)
+        return HTMLFragment(html.bytes, deflated: nil)
     }
 
     /// Room for the largest usual page of its own bytes (a board or a city's weather is lent,

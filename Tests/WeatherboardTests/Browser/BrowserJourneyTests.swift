@@ -1,6 +1,12 @@
 import Foundation
+import HTTPServer
 import Testing
 @testable import Weatherboard
+
+/// The context of a server standing for another site.
+final class OtherOriginContext: RequestContext {
+    init(request: Request) {}
+}
 
 /// The site driven by headless Chromium through WebDriver, against the real server on an
 /// ephemeral port with a fresh database and demo weather. Without a browser these tests say why
@@ -389,6 +395,42 @@ import Testing
         try browser.go(base + "/city/tokyo")
         #expect(try browser.findAll("article.post[data-author=loud]").count == 1)
         try Self.expectCleanConsole(browser)
+    }
+
+    /// Issue 38 #1: a page on another origin (another port of the same host, so the session
+    /// cookie goes along) submits a form to the post route and `fetch`es the block route: both
+    /// refused, nothing written. The site's own forms, which carry no token, keep working.
+    @Test func formsAndFetchesFromAnotherOriginChangeNothing() throws {
+        guard let site = try Self.start() else { return }
+        defer { withExtendedLifetime(site) {} }
+        let (app, browser, base) = (site.app, site.browser, site.base)
+        try app.browser().signUp("loud")
+        try Self.signUp(browser, base, "victim")
+        let page = """
+            <!doctype html><title>elsewhere</title>
+            <form id="f" method="post" action="\(base)/city/seoul/posts"><input name="body" value="forged elsewhere"></form>
+            <script>
+            fetch("\(base)/users/loud/block", {method: "POST", mode: "no-cors", credentials: "include",
+                  headers: {"Content-Type": "application/x-www-form-urlencoded"}, body: "return_to=/"})
+              .finally(() => document.getElementById("f").submit());
+            </script>
+            """
+        let router = Router<OtherOriginContext>()
+        router.get("/") { _, _ in .html(Array(page.utf8)) }
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        let elsewhere = Server(configuration: configuration, responder: router.responder)
+        try elsewhere.start()
+        defer {
+            elsewhere.shutdown()
+            elsewhere.wait()
+        }
+        try browser.go("http://127.0.0.1:\(elsewhere.port)/")
+        try browser.wait("the forged form answered") { try browser.url.hasPrefix(base) && !browser.findAll("[data-status='403']").isEmpty }
+        #expect(try app.count("SELECT count(*) FROM posts") == 0)
+        #expect(try app.count("SELECT count(*) FROM blocks") == 0)
+        try Self.post(browser, base, city: "seoul", "Written on the site itself")
+        #expect(try app.count("SELECT count(*) FROM posts") == 1)
     }
 
     @Test func aBanNoticeGivesItsEndInTheReadersOwnTimeZone() throws {

@@ -1,8 +1,9 @@
 import Foundation
 import HTTPServer
 
-/// Fills the request context with the signed-in person and the CSRF token, and refuses any
-/// POST whose form does not carry that token (403, nothing changes).
+/// Fills the request context with the signed-in person and the CSRF secret, and refuses any
+/// POST that comes from another site (403, nothing changes): by the browser's own headers
+/// (`RequestSource`), or, from a client that sends neither, by the form's token.
 struct Identity {
     let sessions: SessionStore
     let secureCookies: Bool
@@ -26,15 +27,21 @@ struct Identity {
             context.unreadNotices = session.unread
         } else if let guest = request.cookie(Self.guestCookie), Tokens.isWellFormed(guest) {
             context.csrfSecret = guest
-        } else {
+        } else if context.formsNeedToken {
+            // Only a client whose forms carry a token needs a guest secret to prove.
             let token = Tokens.random()
             context.csrfSecret = token
             context.newGuestToken = token
         }
         if request.method == "POST" && routeExists(request) {
-            context.form = try request.formBody()
-            guard Tokens.matches(context.form["csrf_token"] ?? "", secret: context.csrfSecret) else {
-                throw HTTPError(.forbidden, message: "csrf")
+            switch RequestSource(request) {
+            case .thisSite: context.form = try request.formBody()
+            case .elsewhere: throw HTTPError(.forbidden, message: "cross-origin")
+            case .unstated:
+                context.form = try request.formBody()
+                guard !context.csrfSecret.isEmpty, Tokens.matches(context.form["csrf_token"] ?? "", secret: context.csrfSecret) else {
+                    throw HTTPError(.forbidden, message: "csrf")
+                }
             }
         }
         var response = try next(request, context)

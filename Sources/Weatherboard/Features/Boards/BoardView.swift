@@ -13,8 +13,8 @@ struct Composer {
 /// A city's board on its page: one page of posts and the form to post.
 struct BoardSection {
     var slug: String
-    /// The forms' token: as escaped text, or the hole each response fills (`HTMLFragment.Hole`).
-    var csrfToken: HTMLFragment
+    /// The forms' token; empty (no token field) for a browser that sends Fetch Metadata.
+    var csrfToken: String
     var signInHref: String
     var feedHref: String
     var canPost: Bool
@@ -76,7 +76,7 @@ struct BoardView {
         var shared: SharedRead?
     }
 
-    struct SharedRead: Hashable {
+    struct SharedRead: Hashable, Sendable {
         var serial: UInt64
         var marks = ViewerMarks()
     }
@@ -121,25 +121,43 @@ struct BoardView {
                     observations: observations)
     }
 
-    /// `csrfToken`: what the forms carry (the token as text, or its hole).
-    func section(city: City, context: AppContext, before: Int64?, composer: Composer?, posts rows: Rows, csrfToken: HTMLFragment,
-                 signInHref: String) -> BoardSection {
-        let presenter = presenter(context, csrfToken: csrfToken)
+    /// What this reader's board page reads (`BoardRender`): the reader as the presenter sees
+    /// them, derived here from the rows shown.
+    func render(city: City, context: AppContext, before: Int64?, posts rows: Rows, signInHref: String) -> BoardRender {
+        let shown = rows.posts.prefix(BoardQueries.pageSize)
+        let reader = context.user?.id
+        let owns = reader != nil && (shown.contains { $0.userID == reader }
+                                     || shown.contains { rows.replies[$0.id]?.shown.contains { $0.userID == reader } == true })
+        let named: BoardRender.Rows = rows.shared.map { .shared($0) } ?? .read(
+            posts: rows.posts,
+            replies: shown.compactMap { post in
+                rows.replies[post.id].map { BoardRender.Replies(post: post.id, shown: $0.shown, count: $0.count) }
+            })
+        return BoardRender(city: city.id, slug: city.slug, before: before, language: context.language,
+                           minute: Int64((clock().timeIntervalSince1970 / 60).rounded(.down)), reader: Reader(context, owns: owns),
+                           signInHref: signInHref, rows: named)
+    }
+
+    /// The board section `render` describes, of `rows` (the rows it names), with the post form
+    /// given back as typed when `composer` says so.
+    func section(_ render: BoardRender, rows: Rows, composer: Composer?) -> BoardSection {
+        let language = render.language
+        let presenter = presenter(render.reader, language)
         let posts = rows.posts
         let shown = posts.prefix(BoardQueries.pageSize)
+        let slug = render.slug
         // The posts' forms bring the viewer back to this page of the board, not the first.
-        let returnTo = HTMLFragment(escaping: "/city/\(city.slug)" + (before.map { "?before=\($0)" } ?? ""))
+        let returnTo = HTMLFragment(escaping: "/city/\(slug)" + (render.before.map { "?before=\($0)" } ?? ""))
         var section = BoardSection(
-            slug: city.slug, csrfToken: csrfToken, signInHref: signInHref, feedHref: "/city/\(city.slug)/feed.atom", canPost: context.user != nil, composerText: composer?.text ?? "",
-            composerError: composer?.error,
+            slug: slug, csrfToken: render.reader.csrfToken, signInHref: render.signInHref, feedHref: "/city/\(slug)/feed.atom",
+            canPost: render.reader.signedIn, composerText: composer?.text ?? "", composerError: composer?.error,
             posts: shown.map { post in
                 let replies = rows.replies[post.id]
                 return presenter.view(post, replies: replies?.shown ?? [], count: replies?.count ?? 0, returnTo: returnTo)
             })
-        if posts.count > BoardQueries.pageSize, let last = shown.last { section.olderHref = "/city/\(city.slug)?before=\(last.id)#board" }
-        if before != nil { section.newestHref = "/city/\(city.slug)#board" }
-        if context.user != nil {
-            let language = context.language
+        if posts.count > BoardQueries.pageSize, let last = shown.last { section.olderHref = "/city/\(slug)?before=\(last.id)#board" }
+        if render.before != nil { section.newestHref = "/city/\(slug)#board" }
+        if render.reader.signedIn {
             section.skyChoices = Observation.Sky.allCases.map {
                 ObservationChoice(value: $0.rawValue, icon: $0.icon, label: pages.string("sky_\($0.rawValue)", language), checked: composer?.sky == $0.rawValue)
             }
@@ -180,13 +198,17 @@ struct BoardView {
         relativeTimes[language] ?? PostPresenter.RelativeTimes { pages.string($0, language) }
     }
 
-    func presenter(_ context: AppContext, csrfToken: HTMLFragment? = nil) -> PostPresenter {
-        let language = context.language
-        return PostPresenter(viewer: context.user, csrfToken: csrfToken ?? HTMLFragment(escaping: context.csrfToken), language: language, now: clock(),
-                             strings: { key, arguments in pages.string(key, language, arguments) },
-                             reasonOptions: context.user == nil ? HTMLFragment([]) : reasonOptions[language] ?? HTMLFragment([]),
-                             relativeTimes: relativeTimes(language),
-                             replyPhrases: replyPhrases[language] ?? PostPresenter.ReplyPhrases { pages.string($0, language) })
+    /// The presenter for a page that shows `context`'s reader everything of theirs as theirs.
+    func presenter(_ context: AppContext) -> PostPresenter {
+        presenter(Reader(context, owns: true), context.language)
+    }
+
+    func presenter(_ reader: Reader, _ language: Language) -> PostPresenter {
+        PostPresenter(reader: reader, language: language, now: clock(),
+                      strings: { key, arguments in pages.string(key, language, arguments) },
+                      reasonOptions: reader.signedIn ? reasonOptions[language] ?? HTMLFragment([]) : HTMLFragment([]),
+                      relativeTimes: relativeTimes(language),
+                      replyPhrases: replyPhrases[language] ?? PostPresenter.ReplyPhrases { pages.string($0, language) })
     }
 }
 

@@ -1,11 +1,28 @@
 import Foundation
 
+/// Everything a post's render reads about its reader. The presenter sees the reader only through
+/// this value, and a kept board is keyed by it (`BoardRender`): a per-reader flag added here is
+/// in the key by construction.
+struct Reader: Hashable, Sendable {
+    var signedIn: Bool
+    /// Whose posts get Edit and Delete: the reader's id when something shown is theirs; nil
+    /// otherwise, so that every member with nothing of theirs shown shares one render.
+    var owner: Int64?
+    /// What the forms carry: empty (no token field at all) for a browser that sends Fetch Metadata.
+    var csrfToken: String
+
+    /// `context`'s reader, owning what is shown when `owns` says something shown is theirs.
+    init(_ context: AppContext, owns: Bool) {
+        signedIn = context.user != nil
+        owner = owns ? context.user?.id : nil
+        csrfToken = context.csrfToken
+    }
+}
+
 /// Turns posts into template data: author, times, the body as text and links, and the actions
 /// the viewer may take (precomputed here; templates stay logic-less).
 struct PostPresenter {
-    let viewer: User?
-    /// The page's CSRF token, escaped once for every form of every post.
-    let csrfToken: HTMLFragment
+    let reader: Reader
     let language: Language
     let now: Date
     let strings: (String, [String: String]) -> String
@@ -17,12 +34,12 @@ struct PostPresenter {
 
     /// `returnTo`: where the post's forms send the viewer back, escaped once per page.
     func view(_ post: PostRow, returnTo: HTMLFragment) -> PostView {
-        let mine = viewer?.id != nil && post.userID == viewer?.id
+        let mine = reader.owner != nil && post.userID == reader.owner
         let view = PostView(
             id: post.id, author: post.username ?? "", hasAuthor: post.username != nil,
             displayName: post.displayName ?? strings("deleted_user", [:]), datetime: DateFormatting.iso8601(post.createdAt),
             relativeTime: relativeTime(post.createdAt), edited: post.editedAt != nil, parts: Self.parts(of: post.body),
-            isHidden: post.hiddenAt != nil, csrfToken: csrfToken, citySlug: post.citySlug,
+            isHidden: post.hiddenAt != nil, csrfToken: reader.csrfToken, citySlug: post.citySlug,
             cityName: language == .ko ? (post.cityNameKo ?? post.cityNameEn) : post.cityNameEn, returnTo: returnTo)
         view.isAdminAuthor = post.authorIsAdmin
         view.href = post.href
@@ -42,9 +59,9 @@ struct PostPresenter {
             view.reportedByMe = true
             view.canWithdraw = PostingRules.canWithdraw(reportedAt: reported, now: now)
         }
-        view.canReact = viewer != nil && !mine
-        view.canReply = viewer != nil && post.parentID == nil
-        if viewer != nil, !mine, post.userID != nil {
+        view.canReact = reader.signedIn && !mine
+        view.canReply = reader.signedIn && post.parentID == nil
+        if reader.signedIn, !mine, post.userID != nil {
             view.canBlock = !post.authorIsAdmin
             view.canReport = post.reportedByViewerAt == nil
             if view.canReport { view.reasonOptions = reasonOptions }

@@ -21,7 +21,7 @@ final class PostView {
     let edited: Bool
     let parts: [Part]
     let isHidden: Bool
-    let csrfToken: HTMLFragment
+    let csrfToken: String
     let citySlug: String
     let cityName: String
     let returnTo: HTMLFragment
@@ -59,7 +59,7 @@ final class PostView {
     var observation: ObservationTags?
 
     init(id: Int64, author: String, hasAuthor: Bool, displayName: String, datetime: String, relativeTime: String, edited: Bool,
-         parts: [Part], isHidden: Bool, csrfToken: HTMLFragment, citySlug: String, cityName: String, returnTo: HTMLFragment) {
+         parts: [Part], isHidden: Bool, csrfToken: String, citySlug: String, cityName: String, returnTo: HTMLFragment) {
         self.id = id
         self.author = author
         self.hasAuthor = hasAuthor

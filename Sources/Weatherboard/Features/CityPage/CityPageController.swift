@@ -17,8 +17,7 @@ struct CityPageController {
     let clientAddress: ClientAddress
     let clock: @Sendable () -> Date
     let fragments: WeatherFragments
-    let deflates: SharedDeflates
-    let boards: RenderedBoards
+    let boards: BoardCache
 
     func addRoutes(to router: Router<AppContext>) {
         router.get("/city/{slug}", show)
@@ -40,8 +39,8 @@ struct CityPageController {
             // Guests all see the same page (but for their bookmark and token): kept and reused.
             let bookmarked = bookmarks.containsForGuest(city, context)
             let key = "city \(city.id) \(before.map(String.init) ?? "newest") \(context.language.rawValue) \(bookmarked)"
-            response = try cache.response(key: key, cities: [city.id], context: context) { token in
-                try render(city, context, before: before, composer: nil, csrfToken: token)
+            response = try cache.response(key: key, cities: [city.id], context: context) {
+                try render(city, context, before: before, composer: nil)
             }
         }
         LastCity.remember(city, on: &response, for: request, secure: bookmarks.secureCookies)
@@ -50,70 +49,34 @@ struct CityPageController {
 
     /// The city page; also re-rendered by the board when a post is refused, with the text kept.
     func page(_ city: City, _ context: AppContext, before: Int64?, composer: Composer?, status: HTTPStatus = .ok) throws -> Response {
-        let page = try render(city, context, before: before, composer: composer, csrfToken: context.csrfToken)
-        return .html(page, status: status)
+        .html(try render(city, context, before: before, composer: composer), status: status)
     }
 
-    private func render(_ city: City, _ context: AppContext, before: Int64?, composer: Composer?, csrfToken: String) throws -> RenderedPage {
+    private func render(_ city: City, _ context: AppContext, before: Int64?, composer: Composer?) throws -> RenderedPage {
         // The board and the bookmark flag in one read; one statement each, so SQLite's
         // statement-level snapshots are enough: no transaction.
         let (posts, isBookmarked) = try board.database.readStatement { db in
             (try board.posts(city: city, context: context, before: before, db), try bookmarks.contains(city, for: context, db))
         }
         let language = context.language
-        var layout = pages.layout(context, title: city.name(language))
-        layout.csrfToken = csrfToken
+        let layout = pages.layout(context, title: city.name(language))
         let view = CityPage(layout: layout, slug: city.slug, weather: weatherFragment(city, language, client: clientAddress.of(context.request)),
                             observations: board.observations(posts.observations, language), bookmarked: isBookmarked,
                             boardJump: board.jumpLabel(posts, language),
-                            board: boardFragment(city, context, before: before, composer: composer, posts: posts, csrfToken: csrfToken,
-                                                 signInHref: layout.signInHref))
+                            board: boardFragment(city, context, before: before, composer: composer, posts: posts, signInHref: layout.signInHref))
         return pages.renderer.page(language) { Templates.city(view, &$0, $1) }
     }
 
-    /// The board, rendered for this viewer. A response's own token goes into holes, so that when
-    /// the render is byte for byte the one before it (the board as every reader sees it who has
-    /// not posted, agreed or reported on it) its deflated form is reused and only the token is
-    /// written into it (`SharedDeflates`). A cached guest page's placeholder is plain text: the
-    /// page cache splits the page there itself.
+    /// The board for this viewer: kept for the next reader it renders the same for
+    /// (`BoardCache`), unless it gives back the post form as typed (this reader's alone).
     private func boardFragment(_ city: City, _ context: AppContext, before: Int64?, composer: Composer?, posts: BoardView.Rows,
-                               csrfToken: String, signInHref: String) -> HTMLFragment {
-        let token = Array(HTML.escaped(csrfToken))
-        let perResponse = csrfToken == context.csrfToken && token.count == HTMLFragment.Hole.length
-        // A board with the post form given back (the text as typed) is this reader's alone.
-        let key = composer == nil ? renderKey(city, context, before: before, posts: posts, token: perResponse ? nil : csrfToken,
-                                              signInHref: signInHref) : nil
-        let fragment: HTMLFragment
-        if let key, let kept = boards.fragment(for: key) {
-            fragment = kept
-        } else {
-            let section = board.section(city: city, context: context, before: before, composer: composer, posts: posts,
-                                        csrfToken: perResponse ? HTMLFragment.Hole.placeholder : HTMLFragment(token), signInHref: signInHref)
-            fragment = pages.renderer.fragment(context.language, capacity: 64 * 1024) { Templates.board(section, &$0, $1) }
-            if let key { boards.keep(fragment, for: key) }
+                               signInHref: String) -> HTMLFragment {
+        let render = board.render(city: city, context: context, before: before, posts: posts, signInHref: signInHref)
+        let make = {
+            let section = board.section(render, rows: posts, composer: composer)
+            return pages.renderer.fragment(render.language, capacity: 64 * 1024) { Templates.board(section, &$0, $1) }
         }
-        guard perResponse else { return fragment }
-        let deflateKey = "board \(city.id) \(before.map(String.init) ?? "newest") \(context.language.rawValue)"
-        return fragment.filled(with: token, deflated: acceptsGzip(context.request) ? deflates.run(for: fragment, key: deflateKey) : nil)
-    }
-
-    /// What this reader's board depends on (`RenderedBoards.Key`).
-    private func renderKey(_ city: City, _ context: AppContext, before: Int64?, posts: BoardView.Rows, token: String?,
-                           signInHref: String) -> RenderedBoards.Key {
-        let shown = posts.posts.prefix(BoardQueries.pageSize)
-        let reader = context.user?.id
-        let owns = reader != nil && (shown.contains { $0.userID == reader }
-                                     || shown.contains { posts.replies[$0.id]?.shown.contains { $0.userID == reader } == true })
-        let rows: RenderedBoards.Key.Rows = posts.shared.map { .shared($0) } ?? .read(
-            posts: Array(shown),
-            replies: shown.compactMap { post in
-                posts.replies[post.id].map { RenderedBoards.Key.Replies(post: post.id, shown: $0.shown, count: $0.count) }
-            })
-        return RenderedBoards.Key(city: city.id, before: before, language: context.language, signedIn: reader != nil,
-                                  owner: owns ? reader : nil, token: token, signInHref: signInHref,
-                                  minute: Int64((clock().timeIntervalSince1970 / 60).rounded(.down)),
-                                  rows: rows,
-                                  morePosts: posts.posts.count > shown.count)
+        return composer == nil ? boards.board(render, make: make) : make()
     }
 
     /// The weather part of the city page, the same for every reader in one language: rendered
@@ -129,10 +92,12 @@ struct CityPageController {
                 pages.string(key, language, arguments)
             }.view
         }
+        let fragment = pages.renderer.fragment(language) { Templates.city_weather(view, &$0, $1) }
+        guard fragments.enabled else { return fragment }
         // Deflated once here, so that no compressed page showing it deflates it again.
-        let fragment = pages.renderer.fragment(language) { Templates.city_weather(view, &$0, $1) }.deflatedOnce()
-        fragments.keep(fragment, city: city.id, language: language, report: report, now: now)
-        return fragment
+        let kept = fragment.deflatedOnce()
+        fragments.keep(kept, city: city.id, language: language, report: report, now: now)
+        return kept
     }
 }
 
@@ -152,6 +117,12 @@ final class WeatherFragments: Sendable {
     /// A part and its deflated form are about 15 KB: 32 MiB hold the 2,000 cities a busy site's
     /// visitors open most, in one language.
     private let entries = Mutex(LRUCache<String, Entry>(maximumCount: 4_000, maximumCost: 32 << 20))
+    /// False: every part is rendered afresh (`--page-caches off`).
+    let enabled: Bool
+
+    init(enabled: Bool = true) {
+        self.enabled = enabled
+    }
     /// What the kept parts hold now, in bytes (for the operator).
     var keptBytes: Int { entries.withLock { $0.totalCost } }
     /// How often the part is rendered again for the same forecast.

@@ -20,12 +20,12 @@ struct HomeController {
         if let elsewhere = try PageCache.canonicalRedirect(request, path: "/") { return elsewhere }
         let selection = try shownCities(context)
         guard context.user == nil && context.flash == nil else {
-            return .html(try render(context, selection, csrfToken: context.csrfToken))
+            return .html(try render(context, selection))
         }
         // The key is the whole selection the render reads: the same cities as bookmarks or as
         // the defaults are different pages (a heading, Remove buttons).
-        return try cache.response(key: "home \(selection.key)", cities: selection.cities.map(\.id), context: context) { token in
-            try render(context, selection, csrfToken: token)
+        return try cache.response(key: "home \(selection.key)", cities: selection.cities.map(\.id), context: context) {
+            try render(context, selection)
         }
     }
 
@@ -48,7 +48,7 @@ struct HomeController {
         return Selection(language: context.language, cities: (last.map { [$0] } ?? []) + defaults, bookmarked: false)
     }
 
-    private func render(_ context: AppContext, _ selection: Selection, csrfToken: String) throws -> RenderedPage {
+    private func render(_ context: AppContext, _ selection: Selection) throws -> RenderedPage {
         let (language, cities, bookmarked) = (selection.language, selection.cities, selection.bookmarked)
         let reports = weather.reports(for: cities)
         let now = clock()
@@ -80,8 +80,7 @@ struct HomeController {
             }
             return row
         }
-        var layout = pages.layout(context, title: nil)
-        layout.csrfToken = csrfToken
+        let layout = pages.layout(context, title: nil)
         let view = HomePage(layout: layout, hasBookmarks: bookmarked, cities: rows)
         return pages.renderer.page(language) { Templates.home(view, &$0, $1) }
     }
