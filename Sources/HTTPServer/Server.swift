@@ -190,27 +190,21 @@ public final class Server: Sendable {
         log(request, responder(request), started: started)
     }
 
-    /// One request's bytes in, the response's bytes out, without a connection: parsed by the
-    /// parser a connection uses, answered as a loop answers (the immediate responder, then the
-    /// workers' responder, on the caller's thread) and serialised as for the socket. A streamed
-    /// response's head comes back, its body is never opened. Tests in the same process check
-    /// pages and forms this way without a socket per request; the socket's own behaviour
-    /// (pipelining, timeouts, limits on connections) is tested over sockets.
-    public func exchange(_ bytes: [UInt8], from remoteAddress: String = "127.0.0.1") -> [UInt8] {
-        var parser = RequestParser(limits: configuration.limits)
-        var index = 0
-        while true {
-            switch parser.next(bytes, &index) {
-            case .head: continue
-            case .needMore: return writer.errorBytes(.badRequest, date: WorkerDate.current())
-            case .error(let status): return writer.errorBytes(status, date: WorkerDate.current())
-            case .request(var request):
-                request.remoteAddress = remoteAddress
-                let response = handleImmediately(request) ?? handle(request, started: monotonicMilliseconds())
-                let (head, body, _) = serialize(response, for: request, date: WorkerDate.current())
-                return head + body.joined()
-            }
-        }
+    /// A parsed request answered as a loop answers it (the immediate responder, then the
+    /// workers' responder), on the caller's thread, serialised as for the socket; a streamed
+    /// response's head only. The hook `HTTPTestSupport` builds its in-process exchange on, as
+    /// Hummingbird's testing library uses its server's; not part of the server's interface.
+    @_spi(Testing) public func answerInPlace(_ request: Request, from remoteAddress: String) -> [UInt8] {
+        var request = request
+        request.remoteAddress = remoteAddress
+        let response = handleImmediately(request) ?? handle(request, started: monotonicMilliseconds())
+        let (head, body, _) = serialize(response, for: request, date: WorkerDate.current())
+        return head + body.joined()
+    }
+
+    /// The bytes a connection answers a request it cannot parse with (see `answerInPlace`).
+    @_spi(Testing) public func errorBytes(_ status: HTTPStatus) -> [UInt8] {
+        writer.errorBytes(status, date: WorkerDate.current())
     }
 
     /// The response's bytes for `request` (no body for HEAD) and whether the connection closes

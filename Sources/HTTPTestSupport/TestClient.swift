@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import HTTPServer
+@_spi(Testing) import HTTPServer
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -206,7 +206,7 @@ public final class TestClient {
         return try client.readResponse(head: method == "HEAD")
     }
 
-    /// One request through `server` without a socket (`Server.exchange`): the same bytes as
+    /// One request through `server` without a socket (`Server.exchange` below): the same bytes as
     /// `request(port:…)` sends, answered on this thread, the answer read as off the wire. The
     /// usual way application tests talk to the application.
     public static func exchange(with server: Server, _ method: String, _ target: String, headers: [(String, String)] = [],
@@ -223,6 +223,25 @@ public final class TestClient {
         if !body.isEmpty || method == "POST" { text += "Content-Length: \(body.count)\r\n" }
         text += "\r\n"
         return Array(text.utf8) + body
+    }
+}
+
+extension Server {
+    /// One request's bytes in, the response's bytes out, without a connection: parsed by the
+    /// parser a connection uses and answered as a loop answers. Tests in the same process check
+    /// pages and forms this way without a socket per request; the socket's own behaviour
+    /// (pipelining, timeouts, limits on connections) is tested over sockets.
+    public func exchange(_ bytes: [UInt8], from remoteAddress: String = "127.0.0.1") -> [UInt8] {
+        var parser = RequestParser(limits: configuration.limits)
+        var index = 0
+        while true {
+            switch parser.next(bytes, &index) {
+            case .head: continue
+            case .needMore: return errorBytes(.badRequest)
+            case .error(let status): return errorBytes(status)
+            case .request(let request): return answerInPlace(request, from: remoteAddress)
+            }
+        }
     }
 }
 

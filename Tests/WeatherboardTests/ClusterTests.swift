@@ -81,7 +81,7 @@ import Testing
             }
         }
 
-        let refusal = try BoardStore(database: writer).create(cityID: seoul, userID: userID, body: "Told with the commit",
+        let refusal = try BoardStore(database: writer, effects: BoardNotices()).create(cityID: seoul, userID: userID, body: "Told with the commit",
                                                               now: a.clock.read().timeIntervalSince1970,
                                                               rules: PostingRules(secondsBetweenPosts: 0, postsPerDay: 10))
         #expect(refusal == nil)

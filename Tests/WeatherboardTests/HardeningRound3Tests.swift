@@ -192,7 +192,7 @@ import Testing
     @Test func anAuthorCannotOvertakeAReportBetweenCheckAndWrite() throws {
         let app = try AppHarness()
         let (_, _, _, postID) = try app.reportedPost("Reported text")
-        let store = BoardStore(database: app.application.database)
+        let store = BoardStore(database: app.application.database, effects: BoardNotices())
         let authorID = Int64(try app.count("SELECT id FROM users WHERE username = 'author'"))
         #expect(throws: BoardStore.UnderReview.self) { try store.edit(postID: postID, authorID: authorID, body: "Innocent now", now: Date()) }
         #expect(throws: BoardStore.UnderReview.self) { try store.delete(postID: postID, authorID: authorID) }
@@ -207,7 +207,7 @@ import Testing
         let reader = try #require(try accounts.user(named: "reporter"))
         let admin = try #require(try accounts.user(named: "chief"))
         let author = try #require(try accounts.user(named: "author"))
-        let post = try #require(try BoardStore(database: database).post(id: postID, viewer: reader))
+        let post = try #require(try BoardStore(database: database, effects: BoardNotices()).post(id: postID, viewer: reader))
         let moderated = try #require(try ModerationStore(database: database).post(id: postID))
         // The post and its author go while the forms are open.
         try app.execute("DELETE FROM posts WHERE id = ?", [postID])
@@ -217,7 +217,7 @@ import Testing
         let other = app.browser()
         try other.signUp("latecomer")
         let latecomer = try #require(try accounts.user(named: "latecomer"))
-        #expect(status { try BoardStore(database: database).report(post, by: latecomer.id, reason: "spam", detail: "", now: 1, perDay: 20, threshold: 3) } == 404)
+        #expect(status { try BoardStore(database: database, effects: BoardNotices()).report(post, by: latecomer.id, reason: "spam", detail: "", now: 1, perDay: 20, threshold: 3) } == 404)
         let moderation = ModerationStore(database: database)
         #expect(status { try moderation.remove(moderated, by: admin, reason: "spam", now: Date()) } == 404)
         #expect(status { try moderation.restore(moderated, by: admin, reason: "", now: Date()) } == 404)

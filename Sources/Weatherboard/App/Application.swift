@@ -79,7 +79,7 @@ public final class Application: Sendable {
         boards = BoardCache(enabled: configuration.pageCaches)
         pageCache = PageCache(versions: pageVersions, maximumAge: configuration.pageCacheMaximumAge, enabled: configuration.pageCaches,
                               clock: configuration.clock, metrics: metrics.factory)
-        let conversations = BoardStore(database: database)
+        let conversations = BoardStore(database: database, effects: BoardNotices())
         live = LiveBoards(node: database.changes.node, clock: configuration.clock,
                           conversation: { [logger] id in
                               do {
@@ -220,17 +220,17 @@ public final class Application: Sendable {
         cityPage.addRoutes(to: router)
         let postingRules = PostingRules(secondsBetweenPosts: configuration.limits.secondsBetweenPosts,
                                         postsPerDay: configuration.limits.postsPerDay)
-        BoardController(pages: pages, store: BoardStore(database: database), index: cities, rules: postingRules,
+        BoardController(pages: pages, store: BoardStore(database: database, effects: BoardNotices()), index: cities, rules: postingRules,
                         clock: clock, logger: logger,
                         cityPageWithComposer: { city, context, composer, status in
                             try cityPage.page(city, context, before: nil, composer: composer, status: status)
                         }).addRoutes(to: router)
-        ConversationController(pages: pages, store: BoardStore(database: database), board: board, rules: postingRules,
+        ConversationController(pages: pages, store: BoardStore(database: database, effects: BoardNotices()), board: board, rules: postingRules,
                                reactionLimit: RateLimit(limit: configuration.limits.reactionsPerHour, window: 3600),
                                clock: clock, logger: logger).addRoutes(to: router)
-        LiveController(live: live, store: BoardStore(database: database), index: cities, clientAddress: clientAddress).addRoutes(to: router)
+        LiveController(live: live, store: BoardStore(database: database, effects: BoardNotices()), index: cities, clientAddress: clientAddress).addRoutes(to: router)
         NotificationsController(pages: pages, store: NotificationStore(database: database), board: board, clock: clock).addRoutes(to: router)
-        SafetyController(pages: pages, store: BoardStore(database: database), database: database, board: board, limits: configuration.limits,
+        SafetyController(pages: pages, store: BoardStore(database: database, effects: BoardNotices()), database: database, board: board, limits: configuration.limits,
                          clock: clock).addRoutes(to: router)
         AdminArea(pages: pages, store: ModerationStore(database: database), database: database, clock: clock).addRoutes(to: router)
         TransparencyController(pages: pages, store: ModerationStore(database: database), index: cities).addRoutes(to: router)

@@ -6,6 +6,8 @@ import HTTPServer
 /// pass the posting rules; the report that crosses the threshold hides the post with it).
 struct BoardStore: Sendable {
     let database: AppDatabase
+    /// Who is told of what the board's writes do (`BoardEffects`).
+    let effects: any BoardEffects
 
     func post(id: Int64, viewer: User?, removed: BoardQueries.Removed = .none) throws -> PostRow? {
         try database.readStatement { try BoardQueries.post(id: id, viewer: viewer, removed: removed, $0) }
@@ -25,7 +27,7 @@ struct BoardStore: Sendable {
             case .failure(let refusal):
                 return refusal
             case .success(let id):
-                try Notices.mentions(in: body, post: id, author: userID, except: nil, now: now, db)
+                try effects.posted(id, body: body, author: userID, now: now, db)
                 return nil
             }
         }
@@ -53,8 +55,7 @@ struct BoardStore: Sendable {
             let saved = try Self.insert(cityID: target.cityID, parentID: parentID, userID: userID, body: body, observation: nil, now: now,
                                         rules: rules, db, changes)
             if case .success(let id) = saved {
-                try Notices.tell(parent.authorID, .reply, post: id, actor: userID, now: now, db)
-                try Notices.mentions(in: body, post: id, author: userID, except: parent.authorID, now: now, db)
+                try effects.replied(id, body: body, author: userID, answering: parent.authorID, now: now, db)
             }
             return saved.map { (id: $0, parentID: parentID) }
         }
@@ -96,11 +97,11 @@ struct BoardStore: Sendable {
             try limit.hit("react:user:\(userID)", now: now, db)
             let agrees: Bool
             if try db.execute("DELETE FROM reactions WHERE post_id = ? AND user_id = ?", postID, userID) > 0 {
-                try Notices.agreementWithdrawn(from: postID, db)
+                try effects.agreementWithdrawn(from: postID, db)
                 agrees = false
             } else {
                 try db.execute("INSERT INTO reactions (post_id, user_id, created_at) VALUES (?, ?, ?)", postID, userID, now)
-                try Notices.agreed(with: postID, author: post.authorID, by: userID, now: now.timeIntervalSince1970, db)
+                try effects.agreed(with: postID, author: post.authorID, by: userID, now: now.timeIntervalSince1970, db)
                 agrees = true
             }
             let count = try db.integer("SELECT count(*) FROM reactions WHERE post_id = ?", postID)
@@ -435,4 +436,18 @@ extension PostEvent {
     static func read(_ row: any SQLRow) -> PostEvent {
         PostEvent(.posted, id: row.int64(0), city: row.int64(1), parent: row.optionalInt64(2), author: row.optionalInt64(3))
     }
+}
+
+/// What the board's writes tell others of, written inside the write's own transaction, so that
+/// nobody is told of something that was not saved. The board does not know who is told or how:
+/// the application hands it the notifications feature's (`BoardNotices`).
+protocol BoardEffects: Sendable {
+    /// A post saved, by `author`, saying `body`.
+    func posted(_ id: Int64, body: String, author: Int64, now: Double, _ db: any SQLConnection) throws
+    /// A reply saved, answering a post by `parentAuthor` (nil: an account since deleted).
+    func replied(_ id: Int64, body: String, author: Int64, answering parentAuthor: Int64?, now: Double, _ db: any SQLConnection) throws
+    /// `actor` agreed with the post by `author`.
+    func agreed(with postID: Int64, author: Int64?, by actor: Int64, now: Double, _ db: any SQLConnection) throws
+    /// An agreement with the post taken back.
+    func agreementWithdrawn(from postID: Int64, _ db: any SQLConnection) throws
 }
