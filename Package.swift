@@ -43,6 +43,7 @@ let package = Package(
             dependencies: [
                 "HTTPServer",
                 "CSystem",
+                "CZlib",
                 "CLibXML2",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),

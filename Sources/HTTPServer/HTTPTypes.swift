@@ -164,17 +164,12 @@ public struct Response: Sendable {
     public var status: HTTPStatus
     public var headers: HTTPHeaders
     /// The body as the slices it was assembled from, which the server writes without joining.
-    /// Replacing it drops `deflatedPieces`, which described the old one.
-    public var bodyParts: ResponseBody { didSet { deflatedPieces = [] } }
+    public var bodyParts: ResponseBody
     /// The body in one array (joined from its parts when it has several: a copy).
     public var body: [UInt8] {
         get { bodyParts.joined() }
         set { bodyParts = ResponseBody(newValue) }
     }
-    /// Stretches of `body` deflated ahead of time (parts shared by many responses), which a
-    /// compressor may splice in instead of compressing those bytes again (`Gzip.compress(_:reusing:level:)`).
-    /// The server itself ignores them.
-    public var deflatedPieces: [Gzip.Piece] = []
     /// For a streamed response: called (on a worker) once the stream is open, with the stream
     /// to write the body to. Not called for a HEAD request, or when the stream is refused.
     public var stream: (@Sendable (ResponseStream) -> Void)?

@@ -4,13 +4,12 @@ import Synchronization
 
 /// gzip for text responses when the client accepts it (HTML, CSS, JS, SVG, feeds). Responses
 /// with an `ETag` (static files, the palette) are compressed once per tag and kept; pages are
-/// compressed per response at a fast level; cached pages arrive already compressed.
+/// compressed per response at a fast level; kept pages, and pages showing parts deflated ahead
+/// of time (`Response.html(_:for:status:)`), arrive already compressed.
 final class ResponseCompression: Sendable {
     private let byTag = Mutex<[String: [UInt8]]>([:])
     /// Smaller bodies are not worth the header and the work.
     static let minimumSize = 1_024
-    /// Stretches between a page's deflated pieces shorter than this are sent stored.
-    static let storedGap = 1_024
 
     func middleware(_ request: Request, _ context: AppContext, _ next: Router<AppContext>.Handler) throws -> Response {
         var response = try next(request, context)
@@ -31,11 +30,7 @@ final class ResponseCompression: Sendable {
                 response.body = compressed
             }
         } else {
-            // The few hundred bytes between a page's pieces (its observations line, its footer)
-            // are sent stored: deflating each would cost more than the rest of the page
-            // (docs/performance.md, 2026-11-25).
-            response.bodyParts = Gzip.compress(response.bodyParts, reusing: response.deflatedPieces, level: 1,
-                                          storingGapsUnder: response.deflatedPieces.isEmpty ? 0 : Self.storedGap)
+            response.bodyParts = Gzip.compress(response.bodyParts, reusing: [], level: 1)
         }
         response.headers.set("Content-Encoding", "gzip")
         return response

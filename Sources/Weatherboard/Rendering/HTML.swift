@@ -213,7 +213,7 @@ public struct HTMLFragment: HTMLText, Sendable {
     public let bytes: [UInt8]
     /// The bytes deflated once, for a fragment shown in many compressed pages (a city's weather):
     /// a page that holds it compresses only the rest.
-    public let deflated: Gzip.DeflatedRun?
+    let deflated: Gzip.DeflatedRun?
     public init(_ bytes: [UInt8]) { self.init(bytes, deflated: nil) }
     /// Text escaped once, to be shown many times.
     public init(escaping text: String) { self.init(HTML.escaped(text), deflated: nil) }

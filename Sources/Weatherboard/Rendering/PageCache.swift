@@ -122,7 +122,7 @@ final class PageCache: Sendable {
     /// Misses of one key render once: whoever comes while it is rendered waits for that page
     /// (a popular page expiring under load is one render, not one per worker).
     func response(key: String, cities: [Int64], context: AppContext, render: () throws -> RenderedPage) rethrows -> Response {
-        guard enabled, context.csrfToken.isEmpty else { return .html(try render()) }
+        guard enabled, context.csrfToken.isEmpty else { return .html(try render(), for: context.request) }
         let entry = try keptPage(key: key, cities: cities, render: render)
         return Self.response(entry, for: context.request)
     }

@@ -49,7 +49,7 @@ public struct Pages: Sendable {
 
     /// An HTML response whose body a compiled template writes, in the request's language.
     func html(_ context: AppContext, status: HTTPStatus = .ok, _ template: (inout HTML, Strings) -> Void) -> Response {
-        .html(renderer.page(context.language, template), status: status)
+        .html(renderer.page(context.language, template), for: context.request, status: status)
     }
 
     public func string(_ key: String, _ language: Language, _ arguments: [String: String] = [:]) -> String {

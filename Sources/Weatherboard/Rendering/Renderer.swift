@@ -82,14 +82,26 @@ public final class Renderer: Sendable {
 /// so that compressing the page compresses only the rest.
 public struct RenderedPage: Sendable {
     public var body: ResponseBody
-    public var deflatedPieces: [Gzip.Piece] = []
+    var deflatedPieces: [Gzip.Piece] = []
 }
 
 extension Response {
-    public static func html(_ page: RenderedPage, status: HTTPStatus = .ok) -> Response {
+    /// A rendered page for `request`: compressed here when the client takes gzip and the page
+    /// shows parts deflated ahead of time (only the rest is compressed, and the few hundred bytes
+    /// between two parts go out stored: deflating each would cost more than the rest of the
+    /// page); otherwise plain, for `ResponseCompression` to compress whole.
+    static func html(_ page: RenderedPage, for request: Request, status: HTTPStatus = .ok) -> Response {
         var response = Response.html([], status: status)
-        response.bodyParts = page.body
-        response.deflatedPieces = page.deflatedPieces
+        guard !page.deflatedPieces.isEmpty, acceptsGzip(request) else {
+            response.bodyParts = page.body
+            return response
+        }
+        response.bodyParts = Gzip.compress(page.body, reusing: page.deflatedPieces, level: 1, storingGapsUnder: storedGap)
+        response.headers.add("Content-Encoding", "gzip")
+        response.headers.add("Vary", "Accept-Encoding")
         return response
     }
+
+    /// Stretches between a page's deflated parts shorter than this are sent stored.
+    static let storedGap = 1_024
 }

@@ -49,7 +49,7 @@ struct CityPageController {
 
     /// The city page; also re-rendered by the board when a post is refused, with the text kept.
     func page(_ city: City, _ context: AppContext, before: Int64?, composer: Composer?, status: HTTPStatus = .ok) throws -> Response {
-        .html(try render(city, context, before: before, composer: composer), status: status)
+        .html(try render(city, context, before: before, composer: composer), for: context.request, status: status)
     }
 
     private func render(_ city: City, _ context: AppContext, before: Int64?, composer: Composer?) throws -> RenderedPage {
