@@ -54,6 +54,31 @@ import HTTPTestSupport
         #expect(page.count("//form[@class='composer']") == 0) // guests get a sign-in link instead
     }
 
+    /// One's own posts and replies say "You" beside the name, to their writer only: a flag per
+    /// reader that the kept boards carry by construction (`Reader`: the presenter reads nothing
+    /// else of the reader), on the board and on the post's own page, after another reader's
+    /// render of the same board was kept.
+    @Test func onesOwnPostsSayYouToTheirWriterOnly() throws {
+        let app = try AppHarness()
+        let writer = app.browser(), reader = app.browser()
+        try writer.signUp("writer")
+        try reader.signUp("reader")
+        try writer.postOnBoard("seoul", "Fog on the river")
+        let postID = try app.count("SELECT max(id) FROM posts")
+        #expect(try reader.post("/posts/\(postID)/replies", [("body", "Same here")]).0.status == 303)
+        let mine = "//*[@data-mine]"
+        for _ in 0..<2 {
+            #expect(try app.browser().get("/city/seoul").1.count(mine) == 0)
+            let seen = try reader.get("/city/seoul").1
+            #expect(seen.nodes(mine + "/ancestor::article[1]").map { $0["data-author"] } == ["reader"])
+            let own = try writer.get("/city/seoul").1
+            #expect(own.nodes(mine + "/ancestor::article[1]").map { $0["data-author"] } == ["writer"])
+            #expect(own.text("//article[@data-author='writer']//*[@data-mine]") == "You")
+        }
+        writer.acceptLanguage = "ko"
+        #expect(try writer.get("/posts/\(postID)").1.text("//*[@data-mine]") == "나")
+    }
+
     @Test func refusedPostsComeBackWithTheMessageAndTheTextStillInTheBox() throws {
         let app = try AppHarness()
         let judy = app.browser()

@@ -224,7 +224,7 @@ public struct HTMLFragment: HTMLText, Sendable {
 
     /// The same fragment with its bytes deflated, once, at the level kept pages use (level 9 cost
     /// twice as much for a few bytes less, and a forecast refreshed every minute pays it each time).
-    func deflatedOnce() -> HTMLFragment { HTMLFragment(bytes, deflated: Gzip.DeflatedRun(bytes, level: 6)) }
+    func deflatedOnce(level: Int32 = 6) -> HTMLFragment { HTMLFragment(bytes, deflated: Gzip.DeflatedRun(bytes, level: level)) }
     public func write(to html: inout HTML) { html.raw(self) }
 }
 

@@ -61,7 +61,9 @@ final class BoardCache: Sendable {
             reused.add(1, ordering: .relaxed)
             return kept
         }
-        let board = make().deflatedOnce()
+        // A board only its owner sees serves their next pages of the minute; one everyone with
+        // nothing of theirs on it sees serves the whole site: it is worth the slower, smaller form.
+        let board = make().deflatedOnce(level: render.reader.owner == nil ? 6 : 1)
         made.add(1, ordering: .relaxed)
         // The key holds the rows it was made from: about half the bytes they render to.
         boards.withLock { $0.set(board, for: render, cost: board.bytes.count * 3 / 2 + (board.deflated?.deflated.count ?? 0)) }

@@ -42,6 +42,7 @@ struct PostPresenter {
             isHidden: post.hiddenAt != nil, csrfToken: reader.csrfToken, citySlug: post.citySlug,
             cityName: language == .ko ? (post.cityNameKo ?? post.cityNameEn) : post.cityNameEn, returnTo: returnTo)
         view.isAdminAuthor = post.authorIsAdmin
+        view.isMine = mine
         view.href = post.href
         view.parentID = post.parentID.map { String($0) }
         view.reactions = post.reactions

@@ -39,6 +39,8 @@ final class PostView {
     var editLeft: String?
     /// The author is an admin: the post says so beside the name (a look-alike cannot).
     var isAdminAuthor = false
+    /// The reader wrote it: "You" beside the name, so that one's own posts stand out in a long board.
+    var isMine = false
     /// Its own address (`/posts/{id}`, or a reply's place on its post's page).
     var href = ""
     /// For a reply, the post it answers (`data-parent-id`); nil for a post.
