@@ -20,6 +20,48 @@ import Testing
         return try browser.post("/posts/\(postID)/replies", [("body", text)])
     }
 
+    /// Issue 39 #4: a conversation closed by reports takes nothing more from anyone but a
+    /// moderator: its author (who still sees it) can neither reply, nor mention people in a
+    /// reply, nor agree with the replies under it, and is offered none of it; nor can anyone
+    /// agree with a reply under a removed post.
+    @Test func aClosedConversationTakesNoRepliesMentionsOrAgreements() throws {
+        let app = try AppHarness { $0.limits.secondsBetweenPosts = 0 }
+        let author = app.browser(), friend = app.browser(), bystander = app.browser()
+        try author.signUp("author")
+        try friend.signUp("friend")
+        try bystander.signUp("bystander")
+        try author.postOnBoard("seoul", "A post three people report")
+        let postID = Int64(try app.count("SELECT max(id) FROM posts"))
+        try friend.get("/city/seoul")
+        #expect(try friend.post("/posts/\(postID)/replies", [("body", "A reply before")]).0.status == 303)
+        let replyID = Int64(try app.count("SELECT max(id) FROM posts"))
+        for name in ["reporter1", "reporter2", "reporter3"] {
+            let reporter = app.browser()
+            try reporter.signUp(name)
+            try reporter.get("/city/seoul")
+            #expect(try reporter.post("/posts/\(postID)/report", [("reason", "spam")]).0.status == 303)
+        }
+        #expect(try app.count("SELECT count(*) FROM posts WHERE id = ? AND hidden_at IS NOT NULL", [postID]) == 1)
+        for address in ["/city/seoul", "/posts/\(postID)"] {
+            let page = try author.get(address).1
+            #expect(page.count("//article[@data-post-id='\(postID)']") == 1, "\(address): its author still sees it")
+            #expect(page.count("//form[@action='/posts/\(postID)/replies']") == 0, "\(address)")
+            #expect(page.count("//form[@action='/posts/\(replyID)/react']") == 0, "\(address)")
+        }
+        let notices = try app.count("SELECT count(*) FROM notifications")
+        #expect(try author.post("/posts/\(postID)/replies", [("body", "@friend look at this")]).0.status == 409)
+        #expect(try author.post("/posts/\(replyID)/react", [("return_to", "/city/seoul")]).0.status == 404)
+        #expect(try app.count("SELECT count(*) FROM posts") == 2)
+        #expect(try app.count("SELECT count(*) FROM notifications") == notices, "nobody told of a mention nobody can read")
+        #expect(try app.count("SELECT count(*) FROM reactions") == 0)
+        // Removed: the reply under it takes no agreement either.
+        try app.execute("UPDATE posts SET hidden_at = NULL, removed_at = ?, removed_reason = 'spam' WHERE id = ?",
+                        [app.clock.read().timeIntervalSince1970, postID])
+        try bystander.get("/city/seoul")
+        #expect(try bystander.post("/posts/\(replyID)/react", [("return_to", "/city/seoul")]).0.status == 404)
+        #expect(try app.count("SELECT count(*) FROM reactions") == 0)
+    }
+
     @Test func aPostHasAPageWithItsCityItsRepliesOldestFirstAndTheReplyForm() throws {
         let app = try AppHarness()
         let (asker, postID) = try Self.question(app)

@@ -38,8 +38,10 @@ struct BoardStore: Sendable {
 
     /// Inserts a reply to the post `postID` (to the post a reply answers, when it is a reply:
     /// one level) unless `rules` refuse it; the reply's id and the post it answers, or the refusal.
-    /// The post is read again in the transaction: deleted since, 404; removed, `RepliesClosed`.
-    func reply(to postID: Int64, userID: Int64, body: String, now: Double,
+    /// The post is read again in the transaction: deleted since, 404; removed, or hidden by
+    /// reports, `RepliesClosed` (a closed conversation takes replies, and so mentions, from a
+    /// `moderator` only).
+    func reply(to postID: Int64, userID: Int64, moderator: Bool = false, body: String, now: Double,
                rules: PostingRules) throws -> Result<(id: Int64, parentID: Int64), PostingRules.Refusal> {
         try database.write { db, changes in
             guard let target = try db.one("SELECT id, parent_id, city_id FROM posts WHERE id = ?", [postID], {
@@ -49,9 +51,10 @@ struct BoardStore: Sendable {
             guard let parent = try db.one("SELECT user_id, removed_at, hidden_at FROM posts WHERE id = ?", [parentID], {
                 (authorID: $0.optionalInt64(0), removed: !$0.isNull(1), hidden: !$0.isNull(2))
             }) else { throw HTTPError(.notFound) }
-            // A post hidden by reports is not there for anyone but its author, nor its conversation.
-            if parent.hidden && parent.authorID != userID { throw HTTPError(.notFound) }
-            if parent.removed { throw RepliesClosed() }
+            // A post hidden by reports is not there for anyone but its author, nor its conversation;
+            // its author sees it, closed, until a moderator decides.
+            if parent.hidden && parent.authorID != userID && !moderator { throw HTTPError(.notFound) }
+            if (parent.removed || parent.hidden) && !moderator { throw RepliesClosed() }
             let saved = try Self.insert(cityID: target.cityID, parentID: parentID, userID: userID, body: body, observation: nil, now: now,
                                         rules: rules, db, changes)
             if case .success(let id) = saved {
@@ -80,18 +83,18 @@ struct BoardStore: Sendable {
     struct OwnPost: Error {}
 
     /// Agrees with a post or reply, or takes the agreement back; whether the person agrees now.
-    /// Not with their own, and not with a removed one (404, as it is not there for them).
-    func toggleReaction(postID: Int64, userID: Int64, now: Date, limit: RateLimit) throws -> Bool {
+    /// Not with their own, and not with a removed or hidden one, nor a reply in a conversation
+    /// closed by removal or reports (404, as it is not there for them), unless a `moderator`.
+    func toggleReaction(postID: Int64, userID: Int64, moderator: Bool = false, now: Date, limit: RateLimit) throws -> Bool {
         try database.write { db, changes in
             guard let post = try db.one("""
-                SELECT p.city_id, p.user_id, p.removed_at, p.parent_id, p.hidden_at, q.user_id, q.hidden_at
+                SELECT p.city_id, p.user_id, p.removed_at, p.parent_id, p.hidden_at, q.hidden_at, q.removed_at
                 FROM posts p LEFT JOIN posts q ON q.id = p.parent_id WHERE p.id = ?
                 """, [postID], {
                 (cityID: $0.int64(0), authorID: $0.optionalInt64(1), removed: !$0.isNull(2), parentID: $0.optionalInt64(3),
-                 hidden: !$0.isNull(4), parentAuthorID: $0.optionalInt64(5), parentHidden: !$0.isNull(6))
+                 hidden: !$0.isNull(4), parentHidden: !$0.isNull(5), parentRemoved: !$0.isNull(6))
             }), !post.removed else { throw HTTPError(.notFound) }
-            // Hidden by reports (itself, or the post it answers): there only for the hidden post's author.
-            if post.hidden || (post.parentHidden && post.parentAuthorID != userID) { throw HTTPError(.notFound) }
+            if (post.hidden || post.parentHidden || post.parentRemoved) && !moderator { throw HTTPError(.notFound) }
             if post.authorID == userID { throw OwnPost() }
             // Each toggle changes the board's cached page: a person cannot make it re-render without end.
             try limit.hit("react:user:\(userID)", now: now, db)

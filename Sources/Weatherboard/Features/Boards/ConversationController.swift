@@ -40,11 +40,14 @@ struct ConversationController {
         view.canReply = false // the page's own form below
         view.repliesText = presenter.replyPhrases.summary(found.count, shown: found.count) // all of them are here
         let cityName = language == .ko ? (post.cityNameKo ?? post.cityNameEn) : post.cityNameEn
-        let open = post.removedAt == nil
+        // Removed, or hidden by reports (its author still sees it): closed but to a moderator.
+        let open = post.removedAt == nil && (post.hiddenAt == nil || context.user?.isAdmin == true)
+        let replies = shown.map { presenter.view($0, returnTo: returnTo) }
+        if !open { for reply in replies { reply.canReact = false } }
         var page = PostPage(
             layout: pages.layout(context, title: pages.string("post_page_title", language, ["city": cityName])),
             cityName: cityName, cityHref: "/city/\(post.citySlug)#post-\(post.id)", post: view,
-            replies: shown.map { presenter.view($0, returnTo: returnTo) }, repliesHeading: view.repliesText ?? "",
+            replies: replies, repliesHeading: view.repliesText ?? "",
             isOpen: open, canReply: open && context.user != nil, composerText: composer?.text ?? "", composerError: composer?.error,
             isGuest: context.user == nil)
         if found.replies.count > BoardQueries.repliesPageSize, let last = shown.last { page.laterHref = "/posts/\(postID)?after=\(last.id)#replies" }
@@ -72,7 +75,8 @@ struct ConversationController {
         case .failure(let refusal): return try refuse(refusal.key, refusal.status, refusal.arguments)
         }
         do {
-            switch try store.reply(to: id, userID: user.id, body: body, now: clock().timeIntervalSince1970, rules: rules) {
+            switch try store.reply(to: id, userID: user.id, moderator: user.isAdmin, body: body, now: clock().timeIntervalSince1970,
+                                   rules: rules) {
             case .success(let saved):
                 return .redirect(to: context.returnPath(or: "/posts/\(saved.parentID)") + "#post-\(saved.id)")
             case .failure(let refusal):
@@ -95,7 +99,7 @@ struct ConversationController {
         let id = try request.idParameter()
         guard let post = try store.post(id: id, viewer: user) else { throw HTTPError(.notFound) }
         do {
-            _ = try store.toggleReaction(postID: id, userID: user.id, now: clock(), limit: reactionLimit)
+            _ = try store.toggleReaction(postID: id, userID: user.id, moderator: user.isAdmin, now: clock(), limit: reactionLimit)
         } catch is BoardStore.OwnPost {
             throw HTTPError(.forbidden, message: pages.string("error_own_reaction", context.language))
         }

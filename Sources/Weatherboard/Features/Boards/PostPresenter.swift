@@ -81,6 +81,13 @@ struct PostPresenter {
     func view(_ post: PostRow, replies: [PostRow], count: Int, returnTo: HTMLFragment) -> PostView {
         let view = view(post, returnTo: returnTo)
         view.replies = replies.map { self.view($0, returnTo: returnTo) }
+        // A conversation closed by reports (its author still sees it) takes nothing more until a
+        // moderator decides: no reply form, no agreeing (BoardStore refuses them too).
+        if post.hiddenAt != nil {
+            view.canReply = false
+            view.canReact = false
+            for reply in view.replies { reply.canReact = false }
+        }
         view.replyCount = count
         view.repliesText = replyPhrases.summary(count, shown: replies.count)
         return view

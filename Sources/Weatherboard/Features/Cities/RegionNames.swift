@@ -4,21 +4,35 @@ import Foundation
 /// prefectures), from the shipped `regions.tsv` (`scripts/derive-regions.py`). The catalog
 /// carries only the codes, which mean nothing to a reader outside the US ("11, France").
 enum RegionNames {
-    /// "FR\t11" → "Ile-de-France"; read once, on first use.
-    private static let names: [String: String] = {
-        guard let file = InstalledFiles.catalog("regions.tsv"),
-              let text = try? String(contentsOf: file, encoding: .utf8) else { return [:] }
+    /// "FR\t11" → "Ile-de-France"; read once, on first use (`check` at start-up says why not).
+    private static let names: Result<[String: String], StartupError> = {
+        guard let file = InstalledFiles.catalog("regions.tsv") else {
+            return .failure(StartupError("the region names regions.tsv are not installed: they belong in share/weatherboard/ beside the binary's bin/ folder (docs/operations.md, \"Installing\")"))
+        }
+        let text: String
+        do {
+            text = try String(contentsOf: file, encoding: .utf8)
+        } catch {
+            return .failure(StartupError("cannot read \(file.path): \(error.localizedDescription)"))
+        }
         var names: [String: String] = [:]
-        for line in text.split(separator: "\n") {
+        for (number, line) in text.split(separator: "\n").enumerated() {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-            guard fields.count == 3 else { continue }
+            guard fields.count == 3 else { return .failure(StartupError("regions.tsv line \(number + 1) is malformed")) }
             names["\(fields[0])\t\(fields[1])"] = String(fields[2])
         }
-        return names
+        return .success(names)
     }()
+
+    /// Throws why the names cannot be read: a site whose pages would silently say "11, France"
+    /// for want of a file does not start.
+    static func check() throws {
+        _ = try names.get()
+    }
 
     /// The region's name, if GeoNames gives one for the code.
     static func name(country: String, code: String) -> String? {
-        code.isEmpty ? nil : names["\(country)\t\(code)"]
+        guard !code.isEmpty, case .success(let names) = names else { return nil }
+        return names["\(country)\t\(code)"]
     }
 }
