@@ -49,7 +49,10 @@ import Testing
             #expect(page.count("//form[@action='/posts/\(replyID)/react']") == 0, "\(address)")
         }
         let notices = try app.count("SELECT count(*) FROM notifications")
-        #expect(try author.post("/posts/\(postID)/replies", [("body", "@friend look at this")]).0.status == 409)
+        let (closed, closedPage) = try author.post("/posts/\(postID)/replies", [("body", "@friend look at this")])
+        #expect(closed.status == 409)
+        #expect(closedPage?.text("//p[@class='form-error']")?.contains("hidden while moderators") == true)
+        #expect(closedPage?.text("//p[@class='replies-closed']")?.contains("hidden while moderators") == true)
         #expect(try author.post("/posts/\(replyID)/react", [("return_to", "/city/seoul")]).0.status == 404)
         #expect(try app.count("SELECT count(*) FROM posts") == 2)
         #expect(try app.count("SELECT count(*) FROM notifications") == notices, "nobody told of a mention nobody can read")
@@ -60,6 +63,31 @@ import Testing
         try bystander.get("/city/seoul")
         #expect(try bystander.post("/posts/\(replyID)/react", [("return_to", "/city/seoul")]).0.status == 404)
         #expect(try app.count("SELECT count(*) FROM reactions") == 0)
+    }
+
+    /// Issue 39 #4: a post takes `PostingRules.repliesPerPost` replies; the next is refused with
+    /// the text kept, and the post's page still reads a page of replies at a time.
+    @Test func aConversationTakesSoManyRepliesAndThenSaysSo() throws {
+        let app = try AppHarness { $0.limits.secondsBetweenPosts = 0 }
+        let author = app.browser(), replier = app.browser()
+        try author.signUp("author")
+        try replier.signUp("replier")
+        try author.postOnBoard("seoul", "Ask me anything about the weather")
+        let postID = Int64(try app.count("SELECT max(id) FROM posts"))
+        try app.execute("""
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+            INSERT INTO posts (city_id, user_id, body, created_at, parent_id)
+            SELECT p.city_id, p.user_id, 'Answer number ' || n.i, p.created_at + n.i, p.id FROM n, posts p WHERE p.id = ?
+            """, [PostingRules.repliesPerPost - 1, postID])
+        try replier.get("/posts/\(postID)")
+        #expect(try replier.post("/posts/\(postID)/replies", [("body", "The last one that fits")]).0.status == 303)
+        let (full, page) = try replier.post("/posts/\(postID)/replies", [("body", "One too many")])
+        #expect(full.status == 409)
+        #expect(page?.text("//p[@class='form-error']")?.contains("1000 replies") == true)
+        #expect(page?.nodes("//textarea[@name='body']").first?.text == "One too many")
+        #expect(try app.count("SELECT count(*) FROM posts WHERE parent_id = ?", [postID]) == PostingRules.repliesPerPost)
+        let (_, first) = try replier.get("/posts/\(postID)")
+        #expect(first.count("//article[@data-parent-id='\(postID)']") == BoardQueries.repliesPageSize)
     }
 
     @Test func aPostHasAPageWithItsCityItsRepliesOldestFirstAndTheReplyForm() throws {

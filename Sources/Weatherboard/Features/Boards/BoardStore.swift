@@ -33,8 +33,10 @@ struct BoardStore: Sendable {
         }
     }
 
-    /// A reply refused because the post it answers was removed.
-    struct RepliesClosed: Error {}
+    /// A reply refused because the post it answers was removed, or is hidden by reports.
+    struct RepliesClosed: Error {
+        var hidden = false
+    }
 
     /// Inserts a reply to the post `postID` (to the post a reply answers, when it is a reply:
     /// one level) unless `rules` refuse it; the reply's id and the post it answers, or the refusal.
@@ -54,7 +56,12 @@ struct BoardStore: Sendable {
             // A post hidden by reports is not there for anyone but its author, nor its conversation;
             // its author sees it, closed, until a moderator decides.
             if parent.hidden && parent.authorID != userID && !moderator { throw HTTPError(.notFound) }
-            if (parent.removed || parent.hidden) && !moderator { throw RepliesClosed() }
+            if parent.removed && !moderator { throw RepliesClosed() }
+            if parent.hidden && !moderator { throw RepliesClosed(hidden: true) }
+            if try db.integer("SELECT count(*) FROM posts WHERE parent_id = ?", parentID) >= PostingRules.repliesPerPost {
+                return .failure(PostingRules.Refusal(key: "error_replies_full", arguments: ["n": String(PostingRules.repliesPerPost)],
+                                                     status: .conflict))
+            }
             let saved = try Self.insert(cityID: target.cityID, parentID: parentID, userID: userID, body: body, observation: nil, now: now,
                                         rules: rules, db, changes)
             if case .success(let id) = saved {

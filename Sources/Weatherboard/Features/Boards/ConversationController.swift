@@ -48,7 +48,7 @@ struct ConversationController {
             layout: pages.layout(context, title: pages.string("post_page_title", language, ["city": cityName])),
             cityName: cityName, cityHref: "/city/\(post.citySlug)#post-\(post.id)", post: view,
             replies: replies, repliesHeading: view.repliesText ?? "",
-            isOpen: open, canReply: open && context.user != nil, composerText: composer?.text ?? "", composerError: composer?.error,
+            isOpen: open, closedText: pages.string(post.removedAt != nil ? "error_replies_closed" : "error_replies_hidden", language), canReply: open && context.user != nil, composerText: composer?.text ?? "", composerError: composer?.error,
             isGuest: context.user == nil)
         if found.replies.count > BoardQueries.repliesPageSize, let last = shown.last { page.laterHref = "/posts/\(postID)?after=\(last.id)#replies" }
         if after != nil { page.firstHref = "/posts/\(postID)#replies" }
@@ -86,8 +86,8 @@ struct ConversationController {
                 }
                 return try refuse(refusal.key, refusal.status, refusal.arguments)
             }
-        } catch is BoardStore.RepliesClosed {
-            return try refuse("error_replies_closed", .conflict)
+        } catch let closed as BoardStore.RepliesClosed {
+            return try refuse(closed.hidden ? "error_replies_hidden" : "error_replies_closed", .conflict)
         } catch let error as SQLError where error.isTemporary {
             return try ErrorPages.formKept(after: error, request, logger: logger) { key, status in try refuse(key, status) }
         }
@@ -118,6 +118,8 @@ struct PostPage {
     var repliesHeading: String
     /// Not removed: it takes replies.
     var isOpen: Bool
+    /// Why it takes no replies, when it does not (removed, or hidden by reports).
+    var closedText: String
     var canReply: Bool
     var composerText: String
     var composerError: String?

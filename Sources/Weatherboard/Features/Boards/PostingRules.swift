@@ -13,6 +13,9 @@ struct PostingRules: Sendable {
     static let withdrawWindow: TimeInterval = 10 * 60
     /// The same text again within this long is a duplicate.
     static let duplicateWindow: TimeInterval = 5 * 60
+    /// Replies a post takes at most: its page is read a page of replies at a time, but a
+    /// conversation that never ends is a channel of its own (and its count is read per reply).
+    static let repliesPerPost = 1_000
     /// Why a post is refused: a catalog key with its arguments, and the status to answer with.
     struct Refusal: Error {
         let key: String
