@@ -80,7 +80,7 @@ extension Request {
 
     /// The value of the cookie called `name` in the `Cookie` fields (RFC 6265 §5.4), quotes
     /// removed; the first of a repeated name wins. Scanned in place: every request asks for two
-    /// or three cookies, and building a dictionary of all of them cost about 12,000 instructions.
+    /// or three cookies, and a dictionary of all of them cost more than the scans.
     public func cookie(_ name: String) -> String? {
         for field in headers where field.name.caseInsensitiveEquals("Cookie") {
             var value = field.value

@@ -4,12 +4,12 @@ import CZlib
 /// at different times: raw deflate runs that end on a byte boundary, stored blocks, and CRC-32
 /// combination.
 public enum Gzip {
-    /// `bytes` as one gzip member.
     /// zlib's memLevel: a hash table of 2^(memoryLevel + 7) entries. Its default, 8, is sized for
     /// long inputs; for a page (a few to a few hundred kilobytes) 6 gives the same output at
-    /// level 6 while a stream allocates and clears a quarter of the table (starting a stream
-    /// cost about 65 µs against 20, measured on a page with Python's zlib; docs/performance.md).
+    /// level 6 while a stream allocates and clears a quarter of the table.
     public static let memoryLevel: Int32 = 6
+
+    /// `bytes` as one gzip member.
 
     public static func compress(_ bytes: [UInt8], level: Int32 = 6) -> [UInt8] {
         var out = header

@@ -126,7 +126,7 @@ public struct Request: Sendable {
                 body: [UInt8] = [], remoteAddress: String = "") {
         self.method = method
         self.target = target
-        // On bytes: a `Character` search walks grapheme clusters (about 3,800 instructions here).
+        // On bytes: a `Character` search walks grapheme clusters (docs/performance.md, "Measured choices").
         if let q = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
             path = String(Substring(target.utf8[..<q]))
             query = String(Substring(target.utf8[target.utf8.index(after: q)...]))

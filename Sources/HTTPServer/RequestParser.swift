@@ -465,7 +465,7 @@ private struct HeadParser {
     }
 
     /// `isValidHost` on the value's bytes, indexed by integers (the `String.UTF8View` index
-    /// walk cost about 1,700 instructions a request).
+    /// walk cost more than the check).
     private static func isValidHost(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         let end = bytes.count
         var i = 0

@@ -25,8 +25,7 @@ struct ResponseWriter {
         let bodyInHead = sendsBody && body.count <= Self.bodyCopiedIntoHead
         var out: [UInt8] = []
         out.reserveCapacity(160 + response.headers.fields.count * 40 + (bodyInHead ? body.count : 0))
-        // Bytes appended directly: with string interpolation this function cost 6,400 of a bare
-        // request's 25,700 instructions, 4,600 without.
+        // Bytes appended directly: string interpolation made this a quarter of a bare request.
         out.append(contentsOf: "HTTP/1.1 ".utf8)
         appendDecimal(status.code, to: &out)
         out.append(0x20)

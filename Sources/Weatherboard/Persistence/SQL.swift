@@ -66,7 +66,7 @@ public protocol SQLConnection: AnyObject {
 }
 
 // The helpers map arguments with closures, not `\.sqlValue`: a key path through an existential is
-// built at run time on every call (about 45,000 instructions of a signed-in page).
+// built at run time on every call.
 extension SQLConnection {
     @discardableResult
     public func execute(_ sql: String, _ arguments: any SQLArgument...) throws -> Int {

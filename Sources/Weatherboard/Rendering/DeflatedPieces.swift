@@ -56,9 +56,8 @@ extension Gzip {
     /// runs past the end is compressed like the rest.
     ///
     /// A stretch shorter than `storingGapsUnder` goes out as a stored block instead: each
-    /// stretch ends a block, and zlib builds its Huffman trees for every block whatever its size
-    /// (about 78 K instructions under callgrind), which for the few hundred bytes between two
-    /// pieces costs more than the page's own render. Nothing compressed refers across it: the
+    /// stretch ends a block, and zlib builds its Huffman trees for every block whatever its size,
+    /// which for the few hundred bytes between two pieces costs more than the page's own render. Nothing compressed refers across it: the
     /// stream was fully flushed before, and the bytes never enter zlib's history.
     static func deflate(_ body: ResponseBody, reusing pieces: [Piece], final: Bool, level: Int32,
                                storingGapsUnder: Int = 0) -> (deflated: ResponseBody, crc: UInt32) {

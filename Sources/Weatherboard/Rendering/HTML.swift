@@ -5,8 +5,8 @@ import HTTPServer
 /// which HTML-escapes it on the way in.
 public struct HTML: ~Copyable {
     // A buffer of our own rather than `[UInt8]`: a page is a few hundred small appends, and
-    // `Array.append(contentsOf:)` cost about 150 instructions each (uniqueness check, generic
-    // element-by-element copy); here an append is a capacity check and a `memcpy`.
+    // `Array.append(contentsOf:)` checks uniqueness and copies element by element each time;
+    // here an append is a capacity check and a `memcpy`.
     private var start: UnsafeMutablePointer<UInt8>
     private var capacity: Int
     private(set) var count = 0

@@ -80,7 +80,7 @@ public struct Localization: Sendable {
     }
 
     /// The text before and after its first `{hole}`, nil without one. On bytes: Foundation's
-    /// `range(of:)` bridges to NSString and measured about 4,000 instructions a call.
+    /// `range(of:)` bridges to NSString.
     static func cut(_ text: String, at hole: String) -> (before: String, after: String)? {
         let utf8 = Array(text.utf8), marker = Array("{\(hole)}".utf8)
         guard utf8.count >= marker.count,

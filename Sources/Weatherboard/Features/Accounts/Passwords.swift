@@ -109,8 +109,8 @@ enum Tokens {
         return constantTimeEquals(Array(sent.utf8), secretBytes)
     }
 
-    /// Unpadded base64url (RFC 4648 §5), on bytes: every response encodes a masked token, and
-    /// Foundation's encoder with three `replacingOccurrences` cost about 0.2 M instructions a page.
+    /// Unpadded base64url (RFC 4648 §5), on bytes: Foundation's encoder with three
+    /// `replacingOccurrences` cost more than the rest of a page's token handling.
     static func base64URL(_ bytes: [UInt8]) -> String {
         let alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
         let table = alphabet.utf8Start

@@ -17,8 +17,7 @@ struct BoardRender: Hashable, Sendable {
     var rows: Rows
 
     /// The rows as named: a kept read with the reader's marks (`BoardSnapshots`), named without
-    /// hashing them, or the rows read for this reader alone (hashed: a few thousand instructions
-    /// a post; rendering one, tens of thousands).
+    /// hashing them, or the rows read for this reader alone (hashed: far less than rendering them).
     enum Rows: Hashable, Sendable {
         case shared(BoardView.SharedRead)
         case read(posts: [PostRow], replies: [Replies])

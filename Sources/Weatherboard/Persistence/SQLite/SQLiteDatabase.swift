@@ -134,9 +134,9 @@ final class SQLiteDatabase: SQLDatabase {
 /// (and GRDB's authorizer pass) cost more than running the board's queries. GRDB opens, pools,
 /// configures, migrates and runs the transactions; the statements themselves are bound, stepped
 /// and read through SQLite's C interface on GRDB's statement handle (GRDB's documented escape
-/// hatch), since its cursor and argument set-up cost about 66,000 instructions a signed-in page
-/// (46,500 and 19,600 for four statements), more than SQLite took to run most of them. Nothing here uses what that skips (GRDB's transaction
-/// observers and region tracking).
+/// hatch), since its cursor and argument set-up cost more than SQLite took to run most of the
+/// statements. Nothing here uses what that skips (GRDB's transaction observers and region
+/// tracking).
 final class GRDBConnection: SQLConnection {
     let db: Database
     var dialect: SQLDialect { .sqlite }
