@@ -281,6 +281,27 @@ import Testing
         #expect(try app.count("SELECT count(*) FROM users") == 0)
     }
 
+    /// Issue 39 #4: look-alikes that the hand table let through, now judged by Unicode's
+    /// confusables data (`confusables.txt`) and small capitals' names; an admin's name among
+    /// other words; staff-sounding names in both languages.
+    @Test func confusablesAndStaffNamesFromTheDataAreRefused() throws {
+        let app = try AppHarness()
+        let admin = app.browser()
+        try admin.signUp("root_admin", displayName: "River Watch")
+        try app.promoteToAdmin("root_admin")
+        #expect(try app.count("SELECT count(*) FROM users WHERE role = 'admin'") == 1)
+        let member = app.browser()
+        try member.signUp("member")
+        for name in ["root_admın", "ʀᴏᴏᴛ_ᴀᴅᴍɪɴ", "root_admin ✓", "The Root Admin", "Site Admin", "Mod Team", "운영팀", "운영진 공지"] {
+            try member.get("/settings")
+            #expect(try member.post("/settings/profile", [("display_name", name)]).0.status == 422, "\(name)")
+        }
+        #expect(NamePolicy.skeleton("ʀᴏᴏᴛ") == NamePolicy.skeleton("root"))
+        #expect(NamePolicy.skeleton("rnod") == NamePolicy.skeleton("mod"), "UTS #39: rn and m")
+        try member.get("/settings")
+        #expect(try member.post("/settings/profile", [("display_name", "Rooted in Busan")]).0.status == 303)
+    }
+
     @Test func displayNamesThatReadLikeAnAdminOrTheStaffAreRefused() throws {
         let app = try AppHarness()
         let admin = app.browser()

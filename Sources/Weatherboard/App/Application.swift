@@ -56,6 +56,7 @@ public final class Application: Sendable {
         pages = Pages(renderer: try Renderer(templatesDirectory: configuration.templatesDirectory),
                       weatherSources: Set(providers.map(\.id)))
         try RegionNames.check()
+        try NamePolicy.check()
         let imported = try CityCatalog.importIfEmpty(into: database)
         if imported > 0 { logger.notice("imported \(imported) cities") }
         cities = CityIndexCache.shared.index(of: try database.readStatement(City.all))

@@ -29,10 +29,22 @@ public enum InstalledFiles {
         #endif
     }
 
-    /// A catalog shipped with the site (`cities.tsv`, `regions.tsv`): in `share/weatherboard/`
-    /// when installed, in `Sources/Weatherboard/Features/Cities/` in a checkout.
-    public static func catalog(_ file: String) -> URL? {
-        let checkout = "Sources/Weatherboard/Features/Cities/" + file
+    /// A catalog shipped with the site (`cities.tsv`, `regions.tsv`, `confusables.txt`): in
+    /// `share/weatherboard/` when installed, in `Sources/Weatherboard/Features/<feature>/` in a checkout.
+    /// A catalog's text, or why it cannot be had (a start-up error: the site does not start without it).
+    static func catalogText(_ file: String, feature: String = "Cities") -> Result<String, StartupError> {
+        guard let url = catalog(file, feature: feature) else {
+            return .failure(StartupError("\(file) is not installed: it belongs in share/weatherboard/ beside the binary's bin/ folder (docs/operations.md, \"Installing\")"))
+        }
+        do {
+            return .success(try String(contentsOf: url, encoding: .utf8))
+        } catch {
+            return .failure(StartupError("cannot read \(url.path): \(error.localizedDescription)"))
+        }
+    }
+
+    public static func catalog(_ file: String, feature: String = "Cities") -> URL? {
+        let checkout = "Sources/Weatherboard/Features/\(feature)/" + file
         var candidates = share.map { [$0 + "/" + file] } ?? []
         candidates.append(FileManager.default.currentDirectoryPath + "/" + checkout)
         #if DEBUG

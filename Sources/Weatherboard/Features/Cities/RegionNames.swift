@@ -6,14 +6,10 @@ import Foundation
 enum RegionNames {
     /// "FR\t11" → "Ile-de-France"; read once, on first use (`check` at start-up says why not).
     private static let names: Result<[String: String], StartupError> = {
-        guard let file = InstalledFiles.catalog("regions.tsv") else {
-            return .failure(StartupError("the region names regions.tsv are not installed: they belong in share/weatherboard/ beside the binary's bin/ folder (docs/operations.md, \"Installing\")"))
-        }
         let text: String
-        do {
-            text = try String(contentsOf: file, encoding: .utf8)
-        } catch {
-            return .failure(StartupError("cannot read \(file.path): \(error.localizedDescription)"))
+        switch InstalledFiles.catalogText("regions.tsv") {
+        case .success(let read): text = read
+        case .failure(let problem): return .failure(problem)
         }
         var names: [String: String] = [:]
         for (number, line) in text.split(separator: "\n").enumerated() {
