@@ -15,6 +15,12 @@ import Testing
         let url = try postgres.freshDatabase()
         let a = try AppHarness(sharedDatabase: url, configure: configure)
         let b = try AppHarness(sharedDatabase: url, configure: configure)
+        // A node starts listening for the other's changes on a thread of its own, a moment after
+        // it starts: a test that writes through one node at once could beat the other's LISTEN
+        // (under a busy CI machine it did, once in a few full runs).
+        try waitUntil("both nodes listen for each other's changes", timeout: 20) {
+            a.application.changeFeed?.isListening == true && b.application.changeFeed?.isListening == true
+        }
         return (a, b, { postgres.drop(url) })
     }
 
