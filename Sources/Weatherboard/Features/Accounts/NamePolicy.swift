@@ -87,7 +87,8 @@ enum NamePolicy {
     /// What `scalar` is taken for: a small capital is its letter (by its Unicode name: the
     /// confusables data leaves most of them out), anything else its confusables prototype.
     private static func prototype(of scalar: Unicode.Scalar) -> String {
-        if let name = scalar.properties.name, name.hasPrefix("LATIN LETTER SMALL CAPITAL "),
+        // Small capitals live in IPA Extensions and Phonetic Extensions; no name is made for ASCII.
+        if scalar.value >= 0x0250, let name = scalar.properties.name, name.hasPrefix("LATIN LETTER SMALL CAPITAL "),
            let letter = name.dropFirst("LATIN LETTER SMALL CAPITAL ".count).first, name.count == "LATIN LETTER SMALL CAPITAL ".count + 1 {
             return String(letter).lowercased()
         }

@@ -134,7 +134,7 @@ struct BoardView {
                 rows.replies[post.id].map { BoardRender.Replies(post: post.id, shown: $0.shown, count: $0.count) }
             })
         return BoardRender(city: city.id, slug: city.slug, before: before, language: context.language,
-                           minute: Int64((clock().timeIntervalSince1970 / 60).rounded(.down)), reader: Reader(context, owns: owns),
+                           minute: Int64(Int(clampedSeconds: clock().timeIntervalSince1970) / 60), reader: Reader(context, owns: owns),
                            signInHref: signInHref, rows: named)
     }
 
