@@ -86,7 +86,7 @@ import HTTPTestSupport
         try browser.get("/signup")
         let (response, page) = try browser.post("/signup", [("username", "a!"), ("display_name", "Ann"), ("password", "short")])
         #expect(response.status == 422)
-        #expect(page?.text("//span[@id='username-error']") == "A username has 3 to 20 characters.")
+        #expect(page?.text("//span[@id='username-error']") == "Use only Latin letters (a–z), digits and _. A username has 3 to 20 characters.")
         #expect(page?.text("//span[@id='password-error']") == "A password has at least 10 characters.")
         #expect(page?.nodes("//input[@id='username']").first?["value"] == "a!")
         #expect(page?.nodes("//input[@id='display_name']").first?["value"] == "Ann")
@@ -175,16 +175,70 @@ import HTTPTestSupport
         #expect(try browser.post("/login", [("username", "dave"), ("password", "correct horse battery")]).0.status == 303)
     }
 
-    @Test func signUpsPerAddressAreLimited() throws {
+    /// Issue 40 #4: a refusal by the per-address limit gives back the form with what was typed
+    /// (all but the password) and says when to try again, in words and in `Retry-After`.
+    @Test func signUpsPerAddressAreLimitedAndTheRefusalKeepsTheForm() throws {
         let app = try AppHarness { $0.limits.signUpsPerHour = 2 }
         #expect(try app.browser().signUp("first_one").status == 303)
+        app.clock.advance(600)
         #expect(try app.browser().signUp("second_one").status == 303)
-        let third = try app.browser().signUp("third_one")
+        let browser = app.browser()
+        try browser.get("/signup?next=/city/seoul")
+        let (third, page) = try browser.post("/signup", [("username", "third_one"), ("display_name", "Third"),
+                                                         ("password", "correct horse battery"), ("next", "/city/seoul")])
         #expect(third.status == 429)
-        #expect(Int(third.headers["Retry-After"] ?? "") ?? 0 > 3000)
+        #expect(third.headers["Retry-After"] == "3000") // the first sign-up's hour ends in 50 minutes
+        #expect(page?.text("//p[@data-limit]") == "Too many accounts were made from your network in the last hour. What you typed is kept: try again in 50 min.")
+        #expect(page?.nodes("//input[@id='username']").first?["value"] == "third_one")
+        #expect(page?.nodes("//input[@id='display_name']").first?["value"] == "Third")
+        #expect(page?.nodes("//input[@name='next']").first?["value"] == "/city/seoul")
+        #expect(page?.nodes("//input[@id='password']").first?["value"] == nil)
         #expect(try app.count("SELECT count(*) FROM users") == 2)
-        app.clock.advance(3601)
+
+        let korean = app.browser()
+        korean.acceptLanguage = "ko"
+        try korean.get("/signup")
+        let (_, koPage) = try korean.post("/signup", [("username", "third_one"), ("display_name", "셋"), ("password", "correct horse battery")])
+        #expect(koPage?.text("//p[@data-limit]") == "최근 한 시간 동안 이 네트워크에서 계정이 너무 많이 만들어졌어요. 입력한 내용은 그대로 있으니 50분 뒤에 다시 시도해 주세요.")
+
+        app.clock.advance(3001)
         #expect(try app.browser().signUp("third_one").status == 303)
+    }
+
+    /// Issue 40 #4: forms sent back with mistakes count a fifth as much as accounts made, so a
+    /// shared address that gets the form wrong still has its accounts to make; past five times
+    /// the limit in attempts, the form waits too.
+    @Test func failedSignUpsCountLessThanAccountsMade() throws {
+        let app = try AppHarness { $0.limits.signUpsPerHour = 2 }
+        let browser = app.browser()
+        try browser.get("/signup")
+        for attempt in 0..<8 {
+            let (refused, _) = try browser.post("/signup", [("username", "x\(attempt)"), ("display_name", "X"), ("password", "short")])
+            #expect(refused.status == 422)
+        }
+        #expect(try app.browser().signUp("made_one").status == 303) // attempt 9
+        let (tenth, _) = try browser.post("/signup", [("username", "bad!"), ("display_name", "X"), ("password", "short")])
+        #expect(tenth.status == 422)
+        let (limited, page) = try browser.post("/signup", [("username", "made_two"), ("display_name", "Two"), ("password", "correct horse battery")])
+        #expect(limited.status == 429)
+        #expect(page?.nodes("//input[@id='username']").first?["value"] == "made_two")
+        #expect(try app.count("SELECT count(*) FROM users") == 1)
+    }
+
+    /// Issue 40 #4: a username in Hangul hears at once that it is too long and not in Latin
+    /// letters, and a taken name is said together with the other fields' problems.
+    @Test func everyProblemIsSaidAtOnce() throws {
+        let app = try AppHarness()
+        try app.browser().signUp("taken_name")
+        let korean = app.browser()
+        korean.acceptLanguage = "ko"
+        try korean.get("/signup")
+        let (_, page) = try korean.post("/signup", [("username", "김철수하나둘셋넷다섯여섯일곱여덟아홉열스물"), ("display_name", "철수"), ("password", "short")])
+        #expect(page?.text("//span[@id='username-error']") == "아이디에는 영문자(a–z), 숫자, _만 쓸 수 있어요. 아이디는 3–20자여야 해요.")
+        #expect(page?.text("//span[@id='password-error']") != nil)
+        let (_, taken) = try app.browser().post("/signup", [("username", "Taken_Name"), ("display_name", "T"), ("password", "short")])
+        #expect(taken?.text("//span[@id='username-error']") == "That username is taken.")
+        #expect(taken?.text("//span[@id='password-error']") == "A password has at least 10 characters.")
     }
 
     @Test func signOutRevokesTheSession() throws {

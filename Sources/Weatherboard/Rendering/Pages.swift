@@ -56,6 +56,16 @@ public struct Pages: Sendable {
         renderer.localization.string(key, language, arguments)
     }
 
+    /// A length of time in words, rounded to the unit that reads naturally ("3 min", "2 h",
+    /// "4 days"), cut down to the unit; never less than a minute.
+    func span(_ seconds: Double, _ language: Language) -> String {
+        // Clamped before the conversions: a span from stored times cannot trap.
+        let span = min(1e12, max(0, seconds))
+        return span < 3600 ? string("span_minutes", language, ["n": String(max(1, Int(span / 60)))])
+            : span < 172_800 ? string("span_hours", language, ["n": String(Int(span / 3600))])
+            : string("span_days", language, ["n": String(Int(span / 86_400))])
+    }
+
     /// The string for `key` cut at one placeholder (see `Localization.split`).
     func split(_ key: String, _ language: Language, around hole: String,
                _ arguments: [String: String] = [:]) -> (before: String, after: String) {

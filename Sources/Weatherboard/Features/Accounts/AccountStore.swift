@@ -49,13 +49,33 @@ struct AccountStore: Sendable {
         }
     }
 
-    /// Creates the account and its first session (the cookie token); nil when the name is taken
-    /// or reserved (a deleted account's).
-    func signUp(_ person: NewUser, sessions: SessionStore, now: Date) throws -> String? {
+    /// Whether `username` may be taken: no account has it, in any case, and no deleted one had it.
+    func isAvailable(_ username: String) throws -> Bool {
+        try database.read { try Self.isAvailable(username, $0) }
+    }
+
+    private static func isAvailable(_ username: String, _ db: any SQLConnection) throws -> Bool {
+        try User.find(username: username, db) == nil
+            && !db.exists("SELECT 1 FROM retired_usernames WHERE username_key = ?", username.lowercased())
+    }
+
+    /// Counts one attempt against `attempts` (when it has room) and says whether `made` has room:
+    /// the seconds to wait when either is full, nil when the attempt may go on.
+    func attempt(_ attempts: RateLimit, _ attemptBucket: String, checking made: RateLimit, _ madeBucket: String, now: Date) throws -> Int? {
         try database.write { db in
-            guard try User.find(username: person.username, db) == nil,
-                  try !db.exists("SELECT 1 FROM retired_usernames WHERE username_key = ?", person.username.lowercased())
-            else { return nil }
+            if let wait = try attempts.wait(attemptBucket, now: now, db) { return wait }
+            try attempts.hit(attemptBucket, now: now, db)
+            return try made.wait(madeBucket, now: now, db)
+        }
+    }
+
+    /// Creates the account and its first session (the cookie token), counting it against
+    /// `limit` in the same transaction; nil when the name is taken or reserved (a deleted
+    /// account's), and nothing written when the limit is full (429).
+    func signUp(_ person: NewUser, counting limit: (RateLimit, String), sessions: SessionStore, now: Date) throws -> String? {
+        try database.write { db in
+            guard try Self.isAvailable(person.username, db) else { return nil }
+            try limit.0.hit(limit.1, now: now, db)
             return try sessions.create(userID: person.insert(db).id, now: now, db)
         }
     }

@@ -32,13 +32,18 @@ struct AccountsController {
         return signUpPage(context, values: ["next": next], errors: [:])
     }
 
-    private func signUpPage(_ context: AppContext, values: [String: String], errors: [String: String], status: HTTPStatus = .ok) -> Response {
+    private func signUpPage(_ context: AppContext, values: [String: String], errors: [String: String], status: HTTPStatus = .ok,
+                            wait: Int? = nil) -> Response {
         let next = values["next"] ?? "/"
-        let view = SignUpPage(layout: pages.layout(context, title: pages.string("sign_up", context.language)), hasErrors: !errors.isEmpty,
+        let language = context.language
+        let view = SignUpPage(layout: pages.layout(context, title: pages.string("sign_up", language)), hasErrors: !errors.isEmpty,
+                              limitText: wait.map { pages.string("error_sign_up_limit", language, ["wait": pages.span(Double($0), language)]) },
                               next: next, signInHref: Self.address("/login", keeping: next),
                               username: values["username"] ?? "", displayName: values["display_name"] ?? "",
                               usernameError: errors["username"], displayNameError: errors["display_name"], passwordError: errors["password"])
-        return pages.html(context, status: status) { Templates.signup(view, &$0, $1) }
+        var response = pages.html(context, status: wait == nil ? status : .tooManyRequests) { Templates.signup(view, &$0, $1) }
+        if let wait { response.headers.add("Retry-After", String(wait)) }
+        return response
     }
 
     func signUp(_ request: Request, _ context: AppContext) throws -> Response {
@@ -48,9 +53,17 @@ struct AccountsController {
         let password = form["password"] ?? ""
         let next = safeReturnPath(form["next"])
         let language = context.language
+        let address = clientAddress.of(request)
+        let now = clock()
+        // Every attempt counts a fifth as much as an account made: a family or an office behind
+        // one address can get a form wrong many times, and a script still cannot hash forever.
+        let attempts = RateLimit(limit: limits.signUpsPerHour * 5, window: 3600), made = RateLimit(limit: limits.signUpsPerHour, window: 3600)
         var errors: [String: String] = [:]
-        if let problem = Validation.username(username) ?? NamePolicy.usernameProblem(username) {
-            errors["username"] = pages.string(problem, language)
+        let usernameProblems = Validation.usernameProblems(username)
+        if !usernameProblems.isEmpty {
+            errors["username"] = usernameProblems.map { pages.string($0, language) }.joined(separator: " ")
+        } else if try !store.isAvailable(username) {
+            errors["username"] = pages.string("error_username_taken", language)
         }
         let displayName: String
         switch Validation.displayName(typedName, admins: try store.adminNames(except: nil)) {
@@ -61,13 +74,19 @@ struct AccountsController {
         }
         if let problem = Validation.password(password, username: username) { errors["password"] = pages.string(problem, language) }
         let values = ["username": username, "display_name": displayName, "next": next]
-        if !errors.isEmpty { return signUpPage(context, values: values, errors: errors, status: .unprocessableContent) }
-        let now = clock()
-        try store.count([(RateLimit(limit: limits.signUpsPerHour, window: 3600), "signup:ip:\(clientAddress.of(request))")], now: now)
-        let hash = try hasher.hash(password, client: clientAddress.of(request))
-        let token = try store.signUp(NewUser(username: username, displayName: displayName, passwordHash: hash, role: "user", createdAt: now),
-                                     sessions: identity.sessions, now: now)
-        guard let token else {
+        let wait = try store.attempt(attempts, "signup:try:ip:\(address)", checking: made, "signup:ip:\(address)", now: now)
+        if wait != nil || !errors.isEmpty {
+            return signUpPage(context, values: values, errors: errors, status: .unprocessableContent, wait: wait)
+        }
+        let hash = try hasher.hash(password, client: address)
+        let created: String?
+        do {
+            created = try store.signUp(NewUser(username: username, displayName: displayName, passwordHash: hash, role: "user", createdAt: now),
+                                       counting: (made, "signup:ip:\(address)"), sessions: identity.sessions, now: now)
+        } catch let refusal as HTTPError where refusal.status == .tooManyRequests { // another sign-up took the last room
+            return signUpPage(context, values: values, errors: [:], wait: refusal.retryAfter ?? 3600)
+        }
+        guard let token = created else {
             errors["username"] = pages.string("error_username_taken", language)
             return signUpPage(context, values: values, errors: errors, status: .unprocessableContent)
         }
@@ -229,6 +248,11 @@ struct AccountsController {
     }
 }
 
+extension HTTPError {
+    /// The seconds a refusal asks to wait (`Retry-After`), when it says.
+    var retryAfter: Int? { headers["Retry-After"].flatMap { Int($0) } }
+}
+
 /// A refusal named by the catalog key of its message.
 struct KeyedProblem: Error, Equatable {
     let key: String
@@ -242,11 +266,23 @@ enum Validation {
         TextPolicy.prefix(raw ?? "", bytes: 64).trimmingCharacters(in: .whitespaces)
     }
 
-    static func username(_ value: String) -> String? {
-        guard (3...20).contains(value.count) else { return "error_username_length" }
-        guard value.unicodeScalars.allSatisfy({ ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || $0 == "_" })
-        else { return "error_username_characters" }
-        return nil
+    /// Everything wrong with a username's form, said at once (a name in Hangul hears about the
+    /// letters and the length together, not one round after the other).
+    static func usernameFormProblems(_ value: String) -> [String] {
+        var problems: [String] = []
+        if !value.unicodeScalars.allSatisfy({ ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || $0 == "_" }) {
+            problems.append("error_username_characters")
+        }
+        if !(3...20).contains(value.count) { problems.append("error_username_length") }
+        return problems
+    }
+
+    static func username(_ value: String) -> String? { usernameFormProblems(value).first }
+
+    /// What keeps a person from taking `value` at sign-up: its form, then a name kept for staff.
+    static func usernameProblems(_ value: String) -> [String] {
+        let form = usernameFormProblems(value)
+        return form.isEmpty ? NamePolicy.usernameProblem(value).map { [$0] } ?? [] : form
     }
 
     /// The display name as stored, or the catalog key of what is wrong with it: the text policy,
@@ -272,6 +308,8 @@ enum Validation {
 struct SignUpPage {
     var layout: LayoutView
     var hasErrors: Bool
+    /// Too many sign-ups from the address: when to try again, in words.
+    var limitText: String?
     var next: String
     /// "Already have an account?": the sign-in form, with the same way back.
     var signInHref: String

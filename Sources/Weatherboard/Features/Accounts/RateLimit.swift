@@ -17,15 +17,24 @@ public struct RateLimit: Sendable {
     /// length), and expired rows of every bucket are purged once a minute.
     func hit(_ bucket: String, now: Date, _ db: any SQLConnection) throws {
         try Self.purgeIfDue(now: now, db)
-        let bucket = Tokens.digest(bucket)
+        try db.execute("DELETE FROM rate_events WHERE bucket = ? AND at <= ?", Tokens.digest(bucket), now.timeIntervalSince1970 - window)
+        if let retry = try wait(bucket, now: now, db) { throw Self.refusal(retryAfter: retry) }
+        try db.execute("INSERT INTO rate_events (bucket, at) VALUES (?, ?)", Tokens.digest(bucket), now)
+    }
+
+    /// The seconds until `bucket` has room for one more attempt, or nil when it has room now;
+    /// records nothing (for a form that checks before costly work and records once it is done).
+    func wait(_ bucket: String, now: Date, _ db: any SQLConnection) throws -> Int? {
         let since = now.timeIntervalSince1970 - window
-        try db.execute("DELETE FROM rate_events WHERE bucket = ? AND at <= ?", bucket, since)
-        let times = try db.all("SELECT at FROM rate_events WHERE bucket = ? ORDER BY at", [bucket]) { $0.double(0) }
-        if times.count >= limit, let oldest = times.first {
-            let retry = max(1, Int(clampedSeconds: (oldest + window - now.timeIntervalSince1970).rounded(.up)))
-            throw HTTPError(.tooManyRequests, headers: HTTPHeaders([("Retry-After", String(retry))]))
-        }
-        try db.execute("INSERT INTO rate_events (bucket, at) VALUES (?, ?)", bucket, now)
+        let (count, oldest) = try db.one("SELECT count(*), min(at) FROM rate_events WHERE bucket = ? AND at > ?",
+                                         [Tokens.digest(bucket), since]) { ($0.int(0), $0.isNull(1) ? 0 : $0.double(1)) } ?? (0, 0)
+        guard count >= limit else { return nil }
+        return max(1, Int(clampedSeconds: (oldest + window - now.timeIntervalSince1970).rounded(.up)))
+    }
+
+    /// The 429 a refused attempt is answered with.
+    static func refusal(retryAfter seconds: Int) -> HTTPError {
+        HTTPError(.tooManyRequests, headers: HTTPHeaders([("Retry-After", String(seconds))]))
     }
 
     /// The longest window any limit uses; rows older than it count for nothing.
@@ -80,7 +89,7 @@ struct GuessingBrake: Sendable {
         // At most the longest pause (a clock moved back would otherwise ask for more).
         let wait = min(longestPause, pause(after: count) - (seconds - last))
         if count >= freeAttempts && wait > 0 {
-            throw HTTPError(.tooManyRequests, headers: HTTPHeaders([("Retry-After", String(max(1, Int(clampedSeconds: wait.rounded(.up)))))]))
+            throw RateLimit.refusal(retryAfter: max(1, Int(clampedSeconds: wait.rounded(.up))))
         }
         try db.execute("INSERT INTO rate_events (bucket, at) VALUES (?, ?)", bucket, now)
     }

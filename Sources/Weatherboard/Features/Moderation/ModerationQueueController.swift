@@ -75,11 +75,7 @@ struct ModerationQueueController {
     /// A stored instant as moderation pages show it: readable, and machine-readable beside it.
     /// "24 posts in 2 min · 23 reported · banned now".
     func authorHistory(_ history: ModerationStore.AuthorHistory, _ language: Language) -> String {
-        // Clamped before the conversions: stored times far apart (or not numbers) cannot trap.
-        let span = min(1e12, max(0, history.lastPost - history.firstPost))
-        let spanText = span < 3600 ? pages.string("span_minutes", language, ["n": String(max(1, Int(span / 60)))])
-            : span < 172_800 ? pages.string("span_hours", language, ["n": String(Int(span / 3600))])
-            : pages.string("span_days", language, ["n": String(Int(span / 86_400))])
+        let spanText = pages.span(history.lastPost - history.firstPost, language)
         var text = pages.string("admin_history", language, ["posts": String(history.posts), "span": spanText, "reported": String(history.reported)])
         if history.isBanned { text += " · " + pages.string("admin_history_banned", language) }
         return text
