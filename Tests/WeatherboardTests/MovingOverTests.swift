@@ -194,7 +194,7 @@ import Testing
 
 extension AppHarness {
     /// Given a site with rows in every table its migrations made: posts and a reply, an agreement,
-    /// notifications, a report, blocks, a bookmark, a ban (and one lifted), a deleted account
+    /// notifications, a report, blocks, a bookmark, recovery codes, a ban (and one lifted), a deleted account
     /// (its name retired, its ban kept as history, its posts hidden from who blocked it), a
     /// forecast, a refresh lease. Fails if a table is still empty: a table a migration adds
     /// needs a row here, so that the copies are proven to carry it.
@@ -225,6 +225,9 @@ extension AppHarness {
         try loud.signUp("loud")
         try scene.reporter.get("/users/loud")
         #expect(try scene.reporter.post("/users/loud/block", []).0.status == 303)
+
+        try loud.get("/settings/recovery")
+        #expect(try loud.post("/settings/recovery", [("password", "correct horse battery")]).0.status == 200)
 
         try scene.admin.get("/admin/users/reporter")
         #expect(try scene.admin.post("/admin/users/reporter/ban", [("duration", "1d"), ("reason", "testing the copy")]).0.status == 303)

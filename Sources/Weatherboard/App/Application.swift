@@ -236,9 +236,12 @@ public final class Application: Sendable {
                          clock: clock).addRoutes(to: router)
         AdminArea(pages: pages, store: ModerationStore(database: database), database: database, clock: clock).addRoutes(to: router)
         TransparencyController(pages: pages, store: ModerationStore(database: database), index: cities).addRoutes(to: router)
-        AccountsController(pages: pages, store: AccountStore(database: database), identity: identity, hasher: PasswordHasher(cost: configuration.passwordCost),
+        let accounts = AccountStore(database: database), hasher = PasswordHasher(cost: configuration.passwordCost)
+        AccountsController(pages: pages, store: accounts, identity: identity, hasher: hasher,
                            bookmarks: bookmarks, limits: configuration.limits, clientAddress: clientAddress,
                            clock: clock).addRoutes(to: router)
+        RecoveryController(pages: pages, store: accounts, identity: identity, hasher: hasher, limits: configuration.limits,
+                           clientAddress: clientAddress, clock: clock).addRoutes(to: router)
         return router
     }
 

@@ -9,7 +9,7 @@ struct Flash: Equatable {
         case blocked, unblocked, reported, reportWithdrawn = "report_withdrawn", postDeleted = "post_deleted"
         case postEdited = "post_edited", postAlreadySaved = "post_already_saved", bookmarked, bookmarkLimit = "bookmark_limit", unbookmarked,
              bookmarksLeftOut = "bookmarks_left_out", settingsSaved = "settings_saved"
-        case banned, unbanned, postRemoved = "post_removed", postRestored = "post_restored", purged, welcome
+        case banned, unbanned, postRemoved = "post_removed", postRestored = "post_restored", purged, welcome, recovered
     }
 
     let kind: Kind

@@ -131,14 +131,8 @@ struct AccountsController {
         let password = form["password"] ?? ""
         let next = safeReturnPath(form["next"])
         let now = clock()
-        // The limits are counted before the password is checked, and whatever the outcome. The
-        // account's limit is per address: guesses from one network cannot lock the account's
-        // owner out from another (an address's own limit covers guessing many accounts); guesses
-        // spread over many addresses slow down on the account's brake instead.
-        let limit = RateLimit(limit: limits.signInsPerMinute, window: 60)
         let address = clientAddress.of(request)
-        try store.countSignIn([(limit, "login:ip:\(address)"), (limit, "login:user:\(username.lowercased()):ip:\(address)")],
-                              on: username, brake: GuessingBrake(), now: now)
+        try Self.countSignIn(username, address: address, limits: limits, store: store, now: now)
         let found = try store.credentials(username: username)
         guard let found, try hasher.verify(password, against: found.passwordHash, client: address) else {
             return signInPage(context, username: username, next: next, error: pages.string("error_sign_in", context.language),
@@ -161,6 +155,18 @@ struct AccountsController {
             context.nextFlash = Flash(.bookmarksLeftOut)
         }
         return response
+    }
+
+    /// Counts an attempt to get into `username`'s account, with a password or a recovery code,
+    /// before anything is checked and whatever the outcome. The account's limit is per address:
+    /// guesses from one network cannot lock the account's owner out from another (an address's
+    /// own limit covers guessing many accounts); guesses spread over many addresses slow down on
+    /// the account's brake instead.
+    static func countSignIn(_ username: String, address: String, limits: AppConfiguration.Limits, store: AccountStore,
+                            now: Date) throws {
+        let limit = RateLimit(limit: limits.signInsPerMinute, window: 60)
+        try store.countSignIn([(limit, "login:ip:\(address)"), (limit, "login:user:\(username.lowercased()):ip:\(address)")],
+                              on: username, brake: GuessingBrake(), now: now)
     }
 
     func signOut(_ request: Request, _ context: AppContext) throws -> Response {
@@ -207,10 +213,8 @@ struct AccountsController {
         return .redirect(to: "/settings")
     }
 
-    /// Password checks outside sign-in (changing it, deleting the account) count against the
-    /// same per-minute limit, per account: a stolen session must not become a guessing oracle.
     private func countPasswordCheck(_ user: User) throws {
-        try store.count([(RateLimit(limit: limits.signInsPerMinute, window: 60), "password:user:\(user.id)")], now: clock())
+        try store.countPasswordCheck(userID: user.id, limits: limits, now: clock())
     }
 
     func changePassword(_ request: Request, _ context: AppContext) throws -> Response {

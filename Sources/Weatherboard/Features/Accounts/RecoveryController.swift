@@ -1,0 +1,158 @@
+import Foundation
+import HTTPServer
+
+/// Recovery codes: a member makes ten at `/settings/recovery` (shown once), and anyone holding
+/// one gets back in at `/login/recover` by setting a new password.
+struct RecoveryController {
+    let pages: Pages
+    let store: AccountStore
+    let identity: Identity
+    let hasher: PasswordHasher
+    let limits: AppConfiguration.Limits
+    let clientAddress: ClientAddress
+    let clock: @Sendable () -> Date
+
+    func addRoutes(to router: Router<AppContext>) {
+        router.get("/settings/recovery", showCodes)
+        router.post("/settings/recovery", makeCodes)
+        router.get("/login/recover", showRecover)
+        router.post("/login/recover", recover)
+    }
+
+    // MARK: - Making codes
+
+    func showCodes(_ request: Request, _ context: AppContext) throws -> Response {
+        try codesPage(context, user: try context.requireUser())
+    }
+
+    private func codesPage(_ context: AppContext, user: User, codes: [String] = [], error: String? = nil,
+                           status: HTTPStatus = .ok) throws -> Response {
+        let (left, madeAt) = try store.recoverySummary(userID: user.id)
+        let language = context.language
+        let view = RecoveryCodesPage(layout: pages.layout(context, title: pages.string("recovery_title", language)),
+                                     codes: codes.map { RecoveryCodesPage.Code(code: $0) },
+                                     leftText: codes.isEmpty ? pages.string(left == 0 ? "recovery_none" : "recovery_left", language,
+                                                                           ["n": String(left)]) : nil,
+                                     madeAt: codes.isEmpty ? madeAt.map { Moment($0, language) } : nil, error: error)
+        return pages.html(context, status: status) { Templates.settings_recovery(view, &$0, $1) }
+    }
+
+    /// New codes, after the password (a stolen session must not be able to keep itself a way in).
+    func makeCodes(_ request: Request, _ context: AppContext) throws -> Response {
+        let user = try context.requireUser()
+        try store.countPasswordCheck(userID: user.id, limits: limits, now: clock())
+        guard try hasher.verify(context.form["password"] ?? "", against: try store.passwordHash(userID: user.id) ?? "",
+                                client: clientAddress.of(request)) else {
+            return try codesPage(context, user: user, error: pages.string("error_password_wrong", context.language),
+                                 status: .unprocessableContent)
+        }
+        let codes = (0..<RecoveryCodes.count).map { _ in RecoveryCodes.make() }
+        try store.replaceRecoveryCodes(userID: user.id, with: codes, now: clock())
+        // Shown once, in this answer: never a page kept anywhere.
+        return try codesPage(context, user: user, codes: codes)
+    }
+
+    // MARK: - Using one
+
+    func showRecover(_ request: Request, _ context: AppContext) throws -> Response {
+        recoverPage(context, username: "", code: "", errors: [:])
+    }
+
+    private func recoverPage(_ context: AppContext, username: String, code: String, errors: [String: String],
+                             status: HTTPStatus = .ok) -> Response {
+        let view = RecoverPage(layout: pages.layout(context, title: pages.string("recover_title", context.language)),
+                               username: username, code: code, error: errors["code"], passwordError: errors["new_password"])
+        var response = pages.html(context, status: status) { Templates.login_recover(view, &$0, $1) }
+        response.headers.set("Cache-Control", "no-store") // it may hold a code as typed
+        return response
+    }
+
+    func recover(_ request: Request, _ context: AppContext) throws -> Response {
+        let form = context.form
+        let username = Validation.typedUsername(form["username"])
+        let code = TextPolicy.prefix(form["code"] ?? "", bytes: 64)
+        let password = form["new_password"] ?? ""
+        let now = clock()
+        let language = context.language
+        // The same limits as signing in, in the same buckets: guessing codes and guessing
+        // passwords draw on one allowance.
+        try AccountsController.countSignIn(username, address: clientAddress.of(request), limits: limits, store: store, now: now)
+        let mismatch = ["code": pages.string("error_recovery_code", language)]
+        guard let user = try store.user(named: username), try store.hasRecoveryCode(code, userID: user.id) else {
+            return recoverPage(context, username: username, code: "", errors: mismatch, status: .unprocessableContent)
+        }
+        if let problem = Validation.password(password, username: user.username) {
+            return recoverPage(context, username: username, code: code, errors: ["new_password": pages.string(problem, language)],
+                               status: .unprocessableContent)
+        }
+        let hash = try hasher.hash(password, client: clientAddress.of(request))
+        // The code is used, the password set and every other session ended in one transaction;
+        // a code used meanwhile by another request is refused here.
+        guard let token = try store.recover(userID: user.id, code: code, passwordHash: hash, replacing: context.sessionTokenHash,
+                                            sessions: identity.sessions, now: now) else {
+            return recoverPage(context, username: username, code: "", errors: mismatch, status: .unprocessableContent)
+        }
+        var response = Response.redirect(to: "/settings/recovery")
+        response.setCookie(identity.sessionCookie(token))
+        context.nextFlash = Flash(.recovered)
+        return response
+    }
+}
+
+extension AccountStore {
+    func recoverySummary(userID: Int64) throws -> (left: Int, madeAt: Date?) {
+        try database.readStatement { try RecoveryCodes.summary(userID: userID, $0) }
+    }
+
+    func replaceRecoveryCodes(userID: Int64, with codes: [String], now: Date) throws {
+        try database.write { try RecoveryCodes.replace(userID: userID, with: codes, now: now, $0) }
+    }
+
+    /// Whether `code` is one of the member's unused codes (checked before the password is hashed).
+    func hasRecoveryCode(_ code: String, userID: Int64) throws -> Bool {
+        guard let hash = RecoveryCodes.digest(code, userID: userID) else { return false }
+        return try database.readStatement {
+            try $0.exists("SELECT 1 FROM recovery_codes WHERE user_id = ? AND code_hash = ?", userID, hash)
+        }
+    }
+
+    /// Uses `code`, sets the new password, ends every session of the member and starts this
+    /// browser's: the new session's token, or nil (nothing written) when the code is not theirs.
+    func recover(userID: Int64, code: String, passwordHash: String, replacing oldTokenHash: String?,
+                 sessions: SessionStore, now: Date) throws -> String? {
+        try database.write { db in
+            guard try RecoveryCodes.use(code, userID: userID, db) else { return nil }
+            try db.execute("UPDATE users SET password_hash = ? WHERE id = ?", passwordHash, userID)
+            try db.execute("DELETE FROM sessions WHERE user_id = ?", userID)
+            if let oldTokenHash { try db.execute("DELETE FROM sessions WHERE token_hash = ?", oldTokenHash) }
+            return try sessions.create(userID: userID, now: now, db)
+        }
+    }
+
+    /// Password checks outside sign-in (changing it, deleting the account, new recovery codes)
+    /// count against the same per-minute limit, per account: a stolen session must not become a
+    /// guessing oracle.
+    func countPasswordCheck(userID: Int64, limits: AppConfiguration.Limits, now: Date) throws {
+        try count([(RateLimit(limit: limits.signInsPerMinute, window: 60), "password:user:\(userID)")], now: now)
+    }
+}
+
+/// `/settings/recovery`: how many codes are left, or the new codes, shown this once.
+struct RecoveryCodesPage {
+    struct Code { var code: String }
+    var layout: LayoutView
+    var codes: [Code]
+    var hasCodes: Bool { !codes.isEmpty }
+    var leftText: String?
+    var madeAt: Moment?
+    var error: String?
+}
+
+/// `/login/recover`: a username, a code and the new password.
+struct RecoverPage {
+    var layout: LayoutView
+    var username: String
+    var code: String
+    var error: String?
+    var passwordError: String?
+}
