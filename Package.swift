@@ -35,6 +35,13 @@ let package = Package(
             name: "CZlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        // libcurl (Debian's libcurl4-openssl-dev) for SMTP: STARTTLS, AUTH and the protocol's
+        // corners come from a library every Debian machine already has, not from us.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
         // epoll and eventfd, which Glibc's Swift module does not export.
         .target(name: "CSystem"),
         // The application as a library of features on top of HTTPServer.
@@ -45,6 +52,7 @@ let package = Package(
                 "CSystem",
                 "CZlib",
                 "CLibXML2",
+                "CCurl",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -31,6 +31,7 @@ public struct HTTPStatus: Equatable, Hashable, Sendable, CustomStringConvertible
     public static let uriTooLong = HTTPStatus(code: 414, reason: "URI Too Long")
     public static let unsupportedMediaType = HTTPStatus(code: 415, reason: "Unsupported Media Type")
     public static let expectationFailed = HTTPStatus(code: 417, reason: "Expectation Failed")
+    public static let gone = HTTPStatus(code: 410, reason: "Gone")
     public static let unprocessableContent = HTTPStatus(code: 422, reason: "Unprocessable Content")
     public static let tooManyRequests = HTTPStatus(code: 429, reason: "Too Many Requests")
     public static let requestHeaderFieldsTooLarge = HTTPStatus(code: 431, reason: "Request Header Fields Too Large")

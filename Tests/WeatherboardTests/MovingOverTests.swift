@@ -194,7 +194,7 @@ import Testing
 
 extension AppHarness {
     /// Given a site with rows in every table its migrations made: posts and a reply, an agreement,
-    /// notifications, a report, blocks, a bookmark, recovery codes, a ban (and one lifted), a deleted account
+    /// notifications, a report, blocks, a bookmark, recovery codes, queued mail and a mailed link, a ban (and one lifted), a deleted account
     /// (its name retired, its ban kept as history, its posts hidden from who blocked it), a
     /// forecast, a refresh lease. Fails if a table is still empty: a table a migration adds
     /// needs a row here, so that the copies are proven to carry it.
@@ -232,6 +232,16 @@ extension AppHarness {
         try scene.admin.get("/admin/users/reporter")
         #expect(try scene.admin.post("/admin/users/reporter/ban", [("duration", "1d"), ("reason", "testing the copy")]).0.status == 303)
         try execute("INSERT INTO weather_refresh_leases (city_id, holder, until) SELECT id, 'a node', 0 FROM cities WHERE slug = 'busan'")
+        // Mail waiting for a relay, and a link out (a site without a relay configured has none).
+        try execute("UPDATE users SET email = 'loud@example.org', email_key = 'loud@example.org', language = 'ko' WHERE username = 'loud'")
+        try execute("""
+            INSERT INTO mail_queue (user_id, kind, address, language, created_at, expires_at, next_attempt_at)
+            SELECT id, 'reset', 'loud@example.org', 'ko', 0, 1e12, 0 FROM users WHERE username = 'loud'
+            """)
+        try execute("""
+            INSERT INTO email_tokens (token_hash, user_id, purpose, address, created_at, expires_at)
+            SELECT 'a digest', id, 'verify', 'loud2@example.org', 0, 1e12 FROM users WHERE username = 'loud'
+            """)
 
         let empty = try application.database.read { db in
             try Schema.tableNames(db).filter { try db.integer("SELECT count(*) FROM \($0)") == 0 }

@@ -63,6 +63,18 @@ public struct AppConfiguration: Sendable {
     public var limits = Limits()
     /// scrypt's cost for new password hashes (tests lower it to stay fast).
     public var passwordCost = 1 << 15
+    /// The mail relay, `smtp://user:password@host:port` (`?tls=required`), or nil: without it the
+    /// site sends no mail and hides what needs it (e-mail addresses, "Forgot password?").
+    public var smtpURL: String?
+    /// The sender of the site's mail (`--mail-from`), needed with `smtpURL`.
+    public var mailFrom: String?
+    /// The site's address as its members reach it (`https://weather.example`), for links in mail;
+    /// needed with `smtpURL`.
+    public var publicURL: String?
+    /// Seconds between looks at the mail queue for what other nodes queued and what waits for a
+    /// retry, and the first retry's wait (doubling to 15 minutes); tests shorten them.
+    public var mailPollInterval: TimeInterval = 5
+    public var mailRetryBase: TimeInterval = 30
     /// The clock every feature reads (tests fix it).
     public var clock: @Sendable () -> Date = { Date() }
 

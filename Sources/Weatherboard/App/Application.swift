@@ -38,6 +38,8 @@ public final class Application: Sendable {
     public let metrics = SiteMetrics()
     /// `/healthz`, answered on the event loop from a monitor's verdict while a balancer watches.
     let health: HealthController
+    /// The mail queue's sender, with a relay configured (`--smtp-url`).
+    let mail: MailSender?
     let logger: Logger
 
     public init(configuration: AppConfiguration, logger: Logger? = nil) throws {
@@ -57,6 +59,7 @@ public final class Application: Sendable {
                       weatherSources: Set(providers.map(\.id)))
         try RegionNames.check()
         try NamePolicy.check()
+        mail = try Application.makeMail(configuration, database: database, pages: pages, logger: logger)
         let imported = try CityCatalog.importIfEmpty(into: database)
         if imported > 0 { logger.notice("imported \(imported) cities") }
         cities = CityIndexCache.shared.index(of: try database.readStatement(City.all))
@@ -107,7 +110,8 @@ public final class Application: Sendable {
         self.health = health
         router = Application.makeRouter(configuration: configuration, database: database, pages: pages,
                                         cities: cities, weather: weather, cache: pageCache, live: live, metrics: metrics,
-                                        health: health, weatherParts: weatherParts, boards: boards, boardSnapshots: boardSnapshots, logger: logger)
+                                        health: health, weatherParts: weatherParts, boards: boards, boardSnapshots: boardSnapshots,
+                                        mail: mail, logger: logger)
         var serverConfiguration = configuration.server
         serverConfiguration.host = configuration.host
         serverConfiguration.port = configuration.port
@@ -184,7 +188,7 @@ public final class Application: Sendable {
     static func makeRouter(configuration: AppConfiguration, database: AppDatabase, pages: Pages,
                            cities: CityIndex, weather: WeatherService, cache: PageCache, live: LiveBoards,
                            metrics: SiteMetrics, health: HealthController, weatherParts: WeatherFragments,
-                           boards: BoardCache, boardSnapshots: BoardSnapshots?,
+                           boards: BoardCache, boardSnapshots: BoardSnapshots?, mail: MailSender?,
                            logger: Logger) -> Router<AppContext> {
         let router = Router<AppContext>()
         let errors = ErrorPages(pages: pages, logger: logger)
@@ -239,7 +243,13 @@ public final class Application: Sendable {
         let accounts = AccountStore(database: database), hasher = PasswordHasher(cost: configuration.passwordCost)
         AccountsController(pages: pages, store: accounts, identity: identity, hasher: hasher,
                            bookmarks: bookmarks, limits: configuration.limits, clientAddress: clientAddress,
-                           clock: clock).addRoutes(to: router)
+                           mail: mail, clock: clock).addRoutes(to: router)
+        if let mail {
+            EmailController(pages: pages, store: accounts, hasher: hasher, mail: mail, limits: configuration.limits,
+                            clientAddress: clientAddress, clock: clock).addRoutes(to: router)
+            PasswordResetController(pages: pages, store: accounts, identity: identity, hasher: hasher, mail: mail,
+                                    clientAddress: clientAddress, clock: clock).addRoutes(to: router)
+        }
         RecoveryController(pages: pages, store: accounts, identity: identity, hasher: hasher, limits: configuration.limits,
                            clientAddress: clientAddress, clock: clock).addRoutes(to: router)
         return router
@@ -248,6 +258,24 @@ public final class Application: Sendable {
     /// Starts serving; returns once the server accepts connections.
     public func start() throws {
         try server.start()
+        mail?.start()
+    }
+
+    /// The mail sender for `--smtp-url`, or nil without one; a relay without a sender address or
+    /// the site's public address is refused at start (its links would point nowhere).
+    static func makeMail(_ configuration: AppConfiguration, database: AppDatabase, pages: Pages, logger: Logger) throws -> MailSender? {
+        guard let url = configuration.smtpURL else { return nil }
+        guard let from = configuration.mailFrom.flatMap(MailAddress.init) else {
+            throw Setting.Problem(description: "--smtp-url needs --mail-from (the address the site's mail comes from)")
+        }
+        guard let publicURL = configuration.publicURL else {
+            throw Setting.Problem(description: "--smtp-url needs --public-url (the site's address, for the links in its mail)")
+        }
+        let relay = try SMTPRelay(parsing: url)
+        logger.notice("mail: relay \(relay), from \(from.text), links to \(publicURL)")
+        return MailSender(settings: .init(relay: relay, from: from, publicURL: publicURL, pollInterval: configuration.mailPollInterval,
+                                          retryBase: configuration.mailRetryBase),
+                          database: database, pages: pages, clock: configuration.clock, logger: logger)
     }
 
     /// Serves until SIGINT or SIGTERM, then shuts down gracefully.
@@ -260,6 +288,7 @@ public final class Application: Sendable {
 
     /// After the server stopped: stops listening to other nodes and closes the database.
     public func close() {
+        mail?.stop()
         health.stop()
         live.stopTicking()
         changeFeed?.stop()

@@ -10,6 +10,7 @@ struct Flash: Equatable {
         case postEdited = "post_edited", postAlreadySaved = "post_already_saved", bookmarked, bookmarkLimit = "bookmark_limit", unbookmarked,
              bookmarksLeftOut = "bookmarks_left_out", settingsSaved = "settings_saved"
         case banned, unbanned, postRemoved = "post_removed", postRestored = "post_restored", purged, welcome, recovered
+        case emailSent = "email_sent", emailRemoved = "email_removed", emailConfirmed = "email_confirmed", passwordReset = "password_reset"
     }
 
     let kind: Kind

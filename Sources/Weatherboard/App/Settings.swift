@@ -76,6 +76,24 @@ struct Setting {
                 configuration.metricsAddresses = text == "none" ? []
                     : text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             }, shown: { $0.metricsAddresses.isEmpty ? "none" : $0.metricsAddresses.joined(separator: ",") }),
+            Setting(name: "smtp-url", help: "The mail relay, smtp://user:password@host:port (STARTTLS when offered; ?tls=required insists; smtps:// for TLS from the start). Prefer the environment: command lines are visible to every user. Unset: no mail, and no e-mail features.",
+                    apply: { configuration, text in
+                _ = try SMTPRelay(parsing: text)
+                configuration.smtpURL = text
+            }, shown: { $0.smtpURL.flatMap { try? SMTPRelay(parsing: $0).description } ?? "none: no mail" }),
+            Setting(name: "mail-from", help: "The address the site's mail comes from (needed with --smtp-url).", apply: { configuration, text in
+                guard MailAddress(text) != nil else { throw Problem(description: "--mail-from must be an address like weather@example.org") }
+                configuration.mailFrom = text
+            }, shown: { $0.mailFrom ?? "none" }),
+            Setting(name: "public-url", help: "The site's address as members reach it, e.g. https://weather.example (links in mail; needed with --smtp-url).",
+                    apply: { configuration, text in
+                let trimmed = text.hasSuffix("/") ? String(text.dropLast()) : text
+                guard let parts = URLComponents(string: trimmed), ["http", "https"].contains(parts.scheme ?? ""), parts.host?.isEmpty == false,
+                      parts.query == nil, parts.fragment == nil, parts.user == nil else {
+                    throw Problem(description: "--public-url must look like https://weather.example")
+                }
+                configuration.publicURL = trimmed
+            }, shown: { $0.publicURL ?? "none" }),
             .text("migrations", "Folder of the migrations: sqlite/ and postgres/, NNNN_name.sql in each.", \.migrationsDirectory),
             .text("public", "Folder of static files served under /static/.", \.publicDirectory),
             .text("templates", "Folder of the string catalogs (strings/en.json, strings/ko.json).", \.templatesDirectory),

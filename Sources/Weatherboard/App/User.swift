@@ -54,6 +54,10 @@ extension User {
         try db.one("SELECT \(columns) FROM users WHERE username_key = ?", [username.lowercased()], User.init(row:))
     }
 
+    static func find(id: Int64, _ db: any SQLConnection) throws -> User? {
+        try db.one("SELECT \(columns) FROM users WHERE id = ?", [id], User.init(row:))
+    }
+
     /// The person a `/users/{username}`-style route names, or 404.
     static func named(_ request: Request, in database: AppDatabase) throws -> User {
         guard let user = try database.readStatement({ try User.find(username: request.parameters["username"] ?? "", $0) }) else {

@@ -34,7 +34,7 @@ final class WebDriver {
 
     /// Starts chromedriver and a headless Chromium session.
     init(width: Int = 1280, height: Int = 900, acceptLanguage: String = "en-GB,en") throws {
-        port = Self.freePort()
+        port = try freeLoopbackPort()
         driver = try ChildProcess([Self.chromedriver, "--port=\(port)", "--silent"])
         // Up to 30 s: on a busy two-core machine (other suites run alongside) start-up is slow.
         do {
@@ -65,20 +65,6 @@ final class WebDriver {
         if !session.isEmpty { _ = try? call("DELETE", "/session/\(session)") }
         driver.signal(SIGKILL) // chromedriver ignores SIGTERM while it has browsers; the session is closed above
         driver.wait()
-    }
-
-    /// A port nothing listens on right now (the kernel's pick for port 0).
-    private static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     // MARK: - Protocol

@@ -72,18 +72,27 @@ struct AccountStore: Sendable {
     /// Creates the account and its first session (the cookie token), counting it against
     /// `limit` in the same transaction; nil when the name is taken or reserved (a deleted
     /// account's), and nothing written when the limit is full (429).
-    func signUp(_ person: NewUser, counting limit: (RateLimit, String), sessions: SessionStore, now: Date) throws -> String? {
+    /// An address given at sign-up gets its confirmation link, in the language signed up in.
+    func signUp(_ person: NewUser, email: MailAddress?, language: Language, counting limit: (RateLimit, String),
+                sessions: SessionStore, now: Date) throws -> String? {
         try database.write { db in
             guard try Self.isAvailable(person.username, db) else { return nil }
             try limit.0.hit(limit.1, now: now, db)
-            return try sessions.create(userID: person.insert(db).id, now: now, db)
+            let id = try person.insert(db).id
+            try db.execute("UPDATE users SET language = ? WHERE id = ?", language.rawValue, id)
+            if let email { try MailQueue.enqueue(.verify, userID: id, to: email, language: language, now: now, db) }
+            return try sessions.create(userID: id, now: now, db)
         }
     }
 
-    /// A new session for `userID`, ending the one the browser had (rotation at sign-in).
-    func signIn(userID: Int64, replacing oldTokenHash: String?, sessions: SessionStore, now: Date) throws -> String {
+    /// A new session for `userID`, ending the one the browser had (rotation at sign-in). Reset
+    /// links still out stop working (the member remembered), and mail goes out in the language
+    /// they last signed in with.
+    func signIn(userID: Int64, replacing oldTokenHash: String?, language: Language, sessions: SessionStore, now: Date) throws -> String {
         try database.write { db in
             if let oldTokenHash { try db.execute("DELETE FROM sessions WHERE token_hash = ?", oldTokenHash) }
+            try EmailTokens.dropResets(userID: userID, db)
+            try db.execute("UPDATE users SET language = ? WHERE id = ?", language.rawValue, userID)
             return try sessions.create(userID: userID, now: now, db)
         }
     }

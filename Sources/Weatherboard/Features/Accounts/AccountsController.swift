@@ -11,6 +11,8 @@ struct AccountsController {
     let bookmarks: Bookmarks
     let limits: AppConfiguration.Limits
     let clientAddress: ClientAddress
+    /// With a relay: sign-up takes an optional address, sign-in offers "Forgot password?".
+    let mail: MailSender?
     let clock: @Sendable () -> Date
 
     func addRoutes(to router: Router<AppContext>) {
@@ -40,7 +42,8 @@ struct AccountsController {
                               limitText: wait.map { pages.string("error_sign_up_limit", language, ["wait": pages.span(Double($0), language)]) },
                               next: next, signInHref: Self.address("/login", keeping: next),
                               username: values["username"] ?? "", displayName: values["display_name"] ?? "",
-                              usernameError: errors["username"], displayNameError: errors["display_name"], passwordError: errors["password"])
+                              usernameError: errors["username"], displayNameError: errors["display_name"], passwordError: errors["password"],
+                              mailEnabled: mail != nil, email: values["email"] ?? "", emailError: errors["email"])
         var response = pages.html(context, status: wait == nil ? status : .tooManyRequests) { Templates.signup(view, &$0, $1) }
         if let wait { response.headers.add("Retry-After", String(wait)) }
         return response
@@ -73,7 +76,11 @@ struct AccountsController {
             errors["display_name"] = pages.string(problem.key, language)
         }
         if let problem = Validation.password(password, username: username) { errors["password"] = pages.string(problem, language) }
-        let values = ["username": username, "display_name": displayName, "next": next]
+        // Optional; only with a relay to confirm it.
+        let typedEmail = mail == nil ? "" : TextPolicy.prefix(form["email"] ?? "", bytes: MailAddress.maxBytes + 8).trimmingCharacters(in: .whitespaces)
+        let email = MailAddress(typedEmail)
+        if !typedEmail.isEmpty && email == nil { errors["email"] = pages.string("error_email", language) }
+        let values = ["username": username, "display_name": displayName, "next": next, "email": typedEmail]
         let wait = try store.attempt(attempts, "signup:try:ip:\(address)", checking: made, "signup:ip:\(address)", now: now)
         if wait != nil || !errors.isEmpty {
             return signUpPage(context, values: values, errors: errors, status: .unprocessableContent, wait: wait)
@@ -82,7 +89,8 @@ struct AccountsController {
         let created: String?
         do {
             created = try store.signUp(NewUser(username: username, displayName: displayName, passwordHash: hash, role: "user", createdAt: now),
-                                       counting: (made, "signup:ip:\(address)"), sessions: identity.sessions, now: now)
+                                       email: email, language: language, counting: (made, "signup:ip:\(address)"),
+                                       sessions: identity.sessions, now: now)
         } catch let refusal as HTTPError where refusal.status == .tooManyRequests { // another sign-up took the last room
             return signUpPage(context, values: values, errors: [:], wait: refusal.retryAfter ?? 3600)
         }
@@ -91,6 +99,7 @@ struct AccountsController {
             return signUpPage(context, values: values, errors: errors, status: .unprocessableContent)
         }
         if let old = context.sessionTokenHash { try identity.sessions.revoke(tokenHash: old) }
+        if email != nil { mail?.wake() }
         var response = Response.redirect(to: Self.landing(next))
         response.setCookie(identity.sessionCookie(token))
         // A new account holds none yet, and a guest's cookie at most the limit: all fit.
@@ -121,7 +130,7 @@ struct AccountsController {
 
     private func signInPage(_ context: AppContext, username: String, next: String, error: String?, status: HTTPStatus = .ok) -> Response {
         let view = SignInPage(layout: pages.layout(context, title: pages.string("sign_in", context.language)), error: error,
-                              next: next, signUpHref: Self.address("/signup", keeping: next), username: username)
+                              next: next, signUpHref: Self.address("/signup", keeping: next), username: username, mailEnabled: mail != nil)
         return pages.html(context, status: status) { Templates.login(view, &$0, $1) }
     }
 
@@ -139,12 +148,13 @@ struct AccountsController {
                               status: .unprocessableContent)
         }
         let user = found.user
-        let token = try store.signIn(userID: user.id, replacing: context.sessionTokenHash, sessions: identity.sessions, now: now)
+        let token = try store.signIn(userID: user.id, replacing: context.sessionTokenHash, language: context.language,
+                                     sessions: identity.sessions, now: now)
         // A banned person may sign in to read; the sign-in page tells them why and until when.
         if let ban = try store.activeBan(userID: user.id, now: now) {
             let view = SignInPage(layout: pages.layout(context, title: pages.string("sign_in", context.language)),
                                   banNotice: ban.notice(pages, context.language), continueHref: next, next: next,
-                                  signUpHref: Self.address("/signup", keeping: next), username: username)
+                                  signUpHref: Self.address("/signup", keeping: next), username: username, mailEnabled: mail != nil)
             var response = pages.html(context) { Templates.login(view, &$0, $1) }
             response.setCookie(identity.sessionCookie(token))
             return response
@@ -189,7 +199,7 @@ struct AccountsController {
         let blocked = try store.blocked(by: user.id).map { SettingsPage.Person(username: $0.username, displayName: $0.displayName) }
         let view = SettingsPage(layout: pages.layout(context, title: pages.string("settings", context.language)),
                                 displayName: displayName ?? user.displayName, profileError: profileError, passwordError: passwordError,
-                                deleteError: deleteError, blocked: blocked)
+                                deleteError: deleteError, blocked: blocked, mailEnabled: mail != nil)
         return pages.html(context, status: status) { Templates.settings(view, &$0, $1) }
     }
 
@@ -322,6 +332,10 @@ struct SignUpPage {
     var usernameError: String?
     var displayNameError: String?
     var passwordError: String?
+    /// The optional address, with a relay configured.
+    var mailEnabled: Bool
+    var email: String
+    var emailError: String?
 }
 
 /// The sign-in form; for a banned person, the ban and a way on.
@@ -334,6 +348,8 @@ struct SignInPage {
     /// "New here?": the sign-up form, with the same way back.
     var signUpHref: String
     var username: String
+    /// "Forgot password?", with a relay configured.
+    var mailEnabled: Bool
 }
 
 /// The settings page.
@@ -350,4 +366,5 @@ struct SettingsPage {
     var deleteError: String?
     var blocked: [Person]
     var hasBlocked: Bool { !blocked.isEmpty }
+    var mailEnabled: Bool
 }

@@ -1,0 +1,108 @@
+import Foundation
+
+/// A message waiting to go out: whom it is for and what it is about, never its text or a live
+/// link (a link's token is made as the message is sent).
+struct QueuedMail: Sendable {
+    enum Kind: String, Sendable {
+        /// "Confirm this address": a link to `/email/verify/{token}`, good for a day.
+        case verify
+        /// "Reset your password": a link to `/password/reset/{token}`, good for an hour.
+        case reset
+        /// To the old address when another is asked for: `detail` is the new one, masked.
+        case addressChanged = "address_changed"
+
+        /// How long the message is worth sending: a reset an hour after it was asked for is
+        /// no use (the person has asked again or given up).
+        var keptFor: TimeInterval { self == .reset ? 3600 : 86_400 }
+    }
+
+    var id: Int64
+    var userID: Int64
+    var kind: Kind
+    var address: String
+    var detail: String
+    var language: Language
+    var attempts: Int
+}
+
+/// The queue's queries. Any node may send any message; a claim (`claimed_until`) makes one
+/// sender per message, and a claim left by a node that died runs out after `claimFor`.
+enum MailQueue {
+    static func enqueue(_ kind: QueuedMail.Kind, userID: Int64, to address: MailAddress, detail: String = "", language: Language,
+                        now: Date, _ db: any SQLConnection) throws {
+        try db.execute("""
+            INSERT INTO mail_queue (user_id, kind, address, detail, language, created_at, expires_at, next_attempt_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, userID, kind.rawValue, address.text, detail, language.rawValue, now, now.addingTimeInterval(kind.keptFor), now)
+    }
+
+    /// Claims the oldest message due now, for `claimFor` seconds; first drops what expired
+    /// (the count dropped comes back for the log).
+    static func claim(now: Date, claimFor: TimeInterval, _ db: any SQLConnection) throws -> (mail: QueuedMail?, expired: Int) {
+        let expired = try db.execute("DELETE FROM mail_queue WHERE expires_at <= ?", now)
+        let free = "(claimed_until IS NULL OR claimed_until <= ?1)"
+        let mail = try db.one("""
+            UPDATE mail_queue SET claimed_until = ?2, attempts = attempts + 1
+            WHERE id = (SELECT id FROM mail_queue WHERE next_attempt_at <= ?1 AND \(free) ORDER BY id LIMIT 1) AND \(free)
+            RETURNING id, user_id, kind, address, detail, language, attempts
+            """, [now, now.addingTimeInterval(claimFor)]) { row in
+            QueuedMail(id: row.int64(0), userID: row.int64(1), kind: QueuedMail.Kind(rawValue: row.string(2)) ?? .verify,
+                       address: row.string(3), detail: row.string(4), language: Language(rawValue: row.string(5)) ?? .en,
+                       attempts: row.int(6))
+        }
+        return (mail, expired)
+    }
+
+    static func sent(_ id: Int64, _ db: any SQLConnection) throws {
+        try db.execute("DELETE FROM mail_queue WHERE id = ?", id)
+    }
+
+    /// Back in the queue, to be tried again at `retryAt`.
+    static func failed(_ id: Int64, retryAt: Date, _ db: any SQLConnection) throws {
+        try db.execute("UPDATE mail_queue SET claimed_until = NULL, next_attempt_at = ? WHERE id = ?", retryAt, id)
+    }
+
+    /// Reset messages not yet sent to `userID`: dropped when they sign in or reset the password.
+    static func dropResets(userID: Int64, _ db: any SQLConnection) throws {
+        try db.execute("DELETE FROM mail_queue WHERE user_id = ? AND kind = 'reset'", userID)
+    }
+}
+
+/// Single-use links sent by mail, stored as the SHA-256 of their token.
+enum EmailTokens {
+    enum Purpose: String {
+        case verify, reset
+        var validFor: TimeInterval { self == .reset ? 3600 : 86_400 }
+    }
+
+    /// A new token for `userID`; the member's earlier ones of the same purpose stop working
+    /// (the newest link is the one that counts).
+    static func make(_ purpose: Purpose, userID: Int64, address: String, now: Date, _ db: any SQLConnection) throws -> String {
+        let token = Tokens.random()
+        try db.execute("DELETE FROM email_tokens WHERE user_id = ? AND purpose = ?", userID, purpose.rawValue)
+        try db.execute("""
+            INSERT INTO email_tokens (token_hash, user_id, purpose, address, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)
+            """, Tokens.digest(token), userID, purpose.rawValue, address, now, now.addingTimeInterval(purpose.validFor))
+        return token
+    }
+
+    /// The member and address a link is for, while it is unused and unexpired.
+    static func find(_ token: String, _ purpose: Purpose, now: Date, _ db: any SQLConnection) throws -> (userID: Int64, address: String)? {
+        guard Tokens.isWellFormed(token) else { return nil }
+        return try db.one("SELECT user_id, address FROM email_tokens WHERE token_hash = ? AND purpose = ? AND expires_at > ?",
+                          [Tokens.digest(token), purpose.rawValue, now]) { ($0.int64(0), $0.string(1)) }
+    }
+
+    /// Uses a link: what `find` gives, and the token gone (a second use finds nothing).
+    static func use(_ token: String, _ purpose: Purpose, now: Date, _ db: any SQLConnection) throws -> (userID: Int64, address: String)? {
+        guard let found = try find(token, purpose, now: now, db) else { return nil }
+        try db.execute("DELETE FROM email_tokens WHERE token_hash = ?", Tokens.digest(token))
+        return found
+    }
+
+    /// Every reset link of `userID` stops working (they signed in, or reset the password).
+    static func dropResets(userID: Int64, _ db: any SQLConnection) throws {
+        try db.execute("DELETE FROM email_tokens WHERE user_id = ? AND purpose = 'reset'", userID)
+        try MailQueue.dropResets(userID: userID, db)
+    }
+}
