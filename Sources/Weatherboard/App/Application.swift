@@ -40,6 +40,8 @@ public final class Application: Sendable {
     let health: HealthController
     /// The mail queue's sender, with a relay configured (`--smtp-url`).
     let mail: MailSender?
+    /// The port listened on, once started (`--port 0` picks one): passkeys' origin without `--public-url`.
+    private let boundPort = BoundPort()
     let logger: Logger
 
     public init(configuration: AppConfiguration, logger: Logger? = nil) throws {
@@ -111,7 +113,10 @@ public final class Application: Sendable {
         router = Application.makeRouter(configuration: configuration, database: database, pages: pages,
                                         cities: cities, weather: weather, cache: pageCache, live: live, metrics: metrics,
                                         health: health, weatherParts: weatherParts, boards: boards, boardSnapshots: boardSnapshots,
-                                        mail: mail, logger: logger)
+                                        mail: mail, party: PasskeyParty(publicURL: configuration.publicURL,
+                                                                        onLoopback: ["127.0.0.1", "::1", "localhost"].contains(configuration.host),
+                                                                        port: { [boundPort] in boundPort.port }),
+                                        logger: logger)
         var serverConfiguration = configuration.server
         serverConfiguration.host = configuration.host
         serverConfiguration.port = configuration.port
@@ -188,7 +193,7 @@ public final class Application: Sendable {
     static func makeRouter(configuration: AppConfiguration, database: AppDatabase, pages: Pages,
                            cities: CityIndex, weather: WeatherService, cache: PageCache, live: LiveBoards,
                            metrics: SiteMetrics, health: HealthController, weatherParts: WeatherFragments,
-                           boards: BoardCache, boardSnapshots: BoardSnapshots?, mail: MailSender?,
+                           boards: BoardCache, boardSnapshots: BoardSnapshots?, mail: MailSender?, party: PasskeyParty,
                            logger: Logger) -> Router<AppContext> {
         let router = Router<AppContext>()
         let errors = ErrorPages(pages: pages, logger: logger)
@@ -241,9 +246,12 @@ public final class Application: Sendable {
         AdminArea(pages: pages, store: ModerationStore(database: database), database: database, clock: clock).addRoutes(to: router)
         TransparencyController(pages: pages, store: ModerationStore(database: database), index: cities).addRoutes(to: router)
         let accounts = AccountStore(database: database), hasher = PasswordHasher(cost: configuration.passwordCost)
-        AccountsController(pages: pages, store: accounts, identity: identity, hasher: hasher,
+        let accountsController = AccountsController(pages: pages, store: accounts, identity: identity, hasher: hasher,
                            bookmarks: bookmarks, limits: configuration.limits, clientAddress: clientAddress,
-                           mail: mail, clock: clock).addRoutes(to: router)
+                           mail: mail, party: party, clock: clock)
+        accountsController.addRoutes(to: router)
+        PasskeysController(pages: pages, store: accounts, identity: identity, accounts: accountsController, party: party,
+                           limits: configuration.limits, clientAddress: clientAddress, logger: logger, clock: clock).addRoutes(to: router)
         if let mail {
             EmailController(pages: pages, store: accounts, hasher: hasher, mail: mail, limits: configuration.limits,
                             clientAddress: clientAddress, clock: clock).addRoutes(to: router)
@@ -258,6 +266,7 @@ public final class Application: Sendable {
     /// Starts serving; returns once the server accepts connections.
     public func start() throws {
         try server.start()
+        boundPort.port = server.port
         mail?.start()
     }
 

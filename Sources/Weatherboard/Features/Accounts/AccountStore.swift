@@ -73,14 +73,16 @@ struct AccountStore: Sendable {
     /// `limit` in the same transaction; nil when the name is taken or reserved (a deleted
     /// account's), and nothing written when the limit is full (429).
     /// An address given at sign-up gets its confirmation link, in the language signed up in.
+    /// `then` writes what else the account starts with (its passkey), in the same transaction.
     func signUp(_ person: NewUser, email: MailAddress?, language: Language, counting limit: (RateLimit, String),
-                sessions: SessionStore, now: Date) throws -> String? {
+                sessions: SessionStore, now: Date, then: (Int64, any SQLConnection) throws -> Void = { _, _ in }) throws -> String? {
         try database.write { db in
             guard try Self.isAvailable(person.username, db) else { return nil }
             try limit.0.hit(limit.1, now: now, db)
             let id = try person.insert(db).id
             try db.execute("UPDATE users SET language = ? WHERE id = ?", language.rawValue, id)
             if let email { try MailQueue.enqueue(.verify, userID: id, to: email, language: language, now: now, db) }
+            try then(id, db)
             return try sessions.create(userID: id, now: now, db)
         }
     }

@@ -13,6 +13,8 @@ struct AccountsController {
     let clientAddress: ClientAddress
     /// With a relay: sign-up takes an optional address, sign-in offers "Forgot password?".
     let mail: MailSender?
+    /// Where passkeys work, for offering them.
+    let party: PasskeyParty
     let clock: @Sendable () -> Date
 
     func addRoutes(to router: Router<AppContext>) {
@@ -43,21 +45,34 @@ struct AccountsController {
                               next: next, signInHref: Self.address("/login", keeping: next),
                               username: values["username"] ?? "", displayName: values["display_name"] ?? "",
                               usernameError: errors["username"], displayNameError: errors["display_name"], passwordError: errors["password"],
-                              mailEnabled: mail != nil, email: values["email"] ?? "", emailError: errors["email"])
+                              mailEnabled: mail != nil, email: values["email"] ?? "", emailError: errors["email"],
+                              passkeys: party.offered(to: context.request))
         var response = pages.html(context, status: wait == nil ? status : .tooManyRequests) { Templates.signup(view, &$0, $1) }
         if let wait { response.headers.add("Retry-After", String(wait)) }
         return response
     }
 
-    func signUp(_ request: Request, _ context: AppContext) throws -> Response {
+    /// A sign-up form as read: what was typed, every problem with it, and whether the address
+    /// must wait (the per-address limits; this attempt is counted).
+    struct SignUpForm {
+        var username: String
+        var displayName: String
+        var email: MailAddress?
+        var next: String
+        var values: [String: String]
+        var errors: [String: String]
+        var wait: Int?
+        /// The limit an account made counts against, and its bucket.
+        var made: (RateLimit, String)
+    }
+
+    /// Reads and checks a sign-up (the password is the caller's: a passkey sign-up has none).
+    func readSignUp(_ request: Request, _ context: AppContext) throws -> SignUpForm {
         let form = context.form
         let username = Validation.typedUsername(form["username"])
         let typedName = TextPolicy.displayName.typed(form["display_name"])
-        let password = form["password"] ?? ""
-        let next = safeReturnPath(form["next"])
         let language = context.language
         let address = clientAddress.of(request)
-        let now = clock()
         // Every attempt counts a fifth as much as an account made: a family or an office behind
         // one address can get a form wrong many times, and a script still cannot hash forever.
         let attempts = RateLimit(limit: limits.signUpsPerHour * 5, window: 3600), made = RateLimit(limit: limits.signUpsPerHour, window: 3600)
@@ -75,35 +90,56 @@ struct AccountsController {
             displayName = typedName.text
             errors["display_name"] = pages.string(problem.key, language)
         }
-        if let problem = Validation.password(password, username: username) { errors["password"] = pages.string(problem, language) }
         // Optional; only with a relay to confirm it.
         let typedEmail = mail == nil ? "" : TextPolicy.prefix(form["email"] ?? "", bytes: MailAddress.maxBytes + 8).trimmingCharacters(in: .whitespaces)
         let email = MailAddress(typedEmail)
         if !typedEmail.isEmpty && email == nil { errors["email"] = pages.string("error_email", language) }
-        let values = ["username": username, "display_name": displayName, "next": next, "email": typedEmail]
-        let wait = try store.attempt(attempts, "signup:try:ip:\(address)", checking: made, "signup:ip:\(address)", now: now)
-        if wait != nil || !errors.isEmpty {
-            return signUpPage(context, values: values, errors: errors, status: .unprocessableContent, wait: wait)
+        let next = safeReturnPath(form["next"])
+        let wait = try store.attempt(attempts, "signup:try:ip:\(address)", checking: made, "signup:ip:\(address)", now: clock())
+        return SignUpForm(username: username, displayName: displayName, email: email, next: next,
+                          values: ["username": username, "display_name": displayName, "next": next, "email": typedEmail],
+                          errors: errors, wait: wait, made: (made, "signup:ip:\(address)"))
+    }
+
+    /// The sign-up form again, with what was typed and what is wrong (or when to try again).
+    func signUpRefused(_ context: AppContext, _ form: SignUpForm) -> Response {
+        signUpPage(context, values: form.values, errors: form.errors, status: .unprocessableContent, wait: form.wait)
+    }
+
+    func signUp(_ request: Request, _ context: AppContext) throws -> Response {
+        var form = try readSignUp(request, context)
+        let password = context.form["password"] ?? ""
+        if let problem = Validation.password(password, username: form.username) { form.errors["password"] = pages.string(problem, context.language) }
+        if form.wait != nil || !form.errors.isEmpty { return signUpRefused(context, form) }
+        let now = clock()
+        let hash = try hasher.hash(password, client: clientAddress.of(request))
+        return try create(form, request, context) { sessions in
+            try store.signUp(NewUser(username: form.username, displayName: form.displayName, passwordHash: hash, role: "user", createdAt: now),
+                             email: form.email, language: context.language, counting: form.made, sessions: sessions, now: now)
         }
-        let hash = try hasher.hash(password, client: address)
+    }
+
+    /// Makes the account with `make` (nil when the name was taken meanwhile) and signs its
+    /// browser in: the welcome, the guest's bookmarks, the address's confirmation on its way.
+    func create(_ form: SignUpForm, _ request: Request, _ context: AppContext,
+                _ make: (SessionStore) throws -> String?) throws -> Response {
         let created: String?
         do {
-            created = try store.signUp(NewUser(username: username, displayName: displayName, passwordHash: hash, role: "user", createdAt: now),
-                                       email: email, language: language, counting: (made, "signup:ip:\(address)"),
-                                       sessions: identity.sessions, now: now)
+            created = try make(identity.sessions)
         } catch let refusal as HTTPError where refusal.status == .tooManyRequests { // another sign-up took the last room
-            return signUpPage(context, values: values, errors: [:], wait: refusal.retryAfter ?? 3600)
+            return signUpPage(context, values: form.values, errors: [:], wait: refusal.retryAfter ?? 3600)
         }
         guard let token = created else {
-            errors["username"] = pages.string("error_username_taken", language)
-            return signUpPage(context, values: values, errors: errors, status: .unprocessableContent)
+            var errors = form.errors
+            errors["username"] = pages.string("error_username_taken", context.language)
+            return signUpPage(context, values: form.values, errors: errors, status: .unprocessableContent)
         }
         if let old = context.sessionTokenHash { try identity.sessions.revoke(tokenHash: old) }
-        if email != nil { mail?.wake() }
-        var response = Response.redirect(to: Self.landing(next))
+        if form.email != nil { mail?.wake() }
+        var response = Response.redirect(to: Self.landing(form.next))
         response.setCookie(identity.sessionCookie(token))
         // A new account holds none yet, and a guest's cookie at most the limit: all fit.
-        if bookmarks.hasGuestCookie(request), let user = try store.user(named: username) {
+        if bookmarks.hasGuestCookie(request), let user = try store.user(named: form.username) {
             _ = try bookmarks.adoptGuestBookmarks(request, userID: user.id, into: &response)
         }
         context.nextFlash = Flash(.welcome)
@@ -128,9 +164,10 @@ struct AccountsController {
         signInPage(context, username: "", next: safeReturnPath(try request.queryItems()["next"]), error: nil)
     }
 
-    private func signInPage(_ context: AppContext, username: String, next: String, error: String?, status: HTTPStatus = .ok) -> Response {
+    func signInPage(_ context: AppContext, username: String, next: String, error: String?, status: HTTPStatus = .ok) -> Response {
         let view = SignInPage(layout: pages.layout(context, title: pages.string("sign_in", context.language)), error: error,
-                              next: next, signUpHref: Self.address("/signup", keeping: next), username: username, mailEnabled: mail != nil)
+                              next: next, signUpHref: Self.address("/signup", keeping: next), username: username, mailEnabled: mail != nil,
+                              passkeys: party.offered(to: context.request))
         return pages.html(context, status: status) { Templates.login(view, &$0, $1) }
     }
 
@@ -143,7 +180,8 @@ struct AccountsController {
         let address = clientAddress.of(request)
         try Self.countSignIn(username, address: address, limits: limits, store: store, now: now)
         let found = try store.credentials(username: username)
-        guard let found, try hasher.verify(password, against: found.passwordHash, client: address) else {
+        // An account with passkeys only has no password ('') that any password could match.
+        guard let found, !found.passwordHash.isEmpty, try hasher.verify(password, against: found.passwordHash, client: address) else {
             return signInPage(context, username: username, next: next, error: pages.string("error_sign_in", context.language),
                               status: .unprocessableContent)
         }
@@ -154,7 +192,8 @@ struct AccountsController {
         if let ban = try store.activeBan(userID: user.id, now: now) {
             let view = SignInPage(layout: pages.layout(context, title: pages.string("sign_in", context.language)),
                                   banNotice: ban.notice(pages, context.language), continueHref: next, next: next,
-                                  signUpHref: Self.address("/signup", keeping: next), username: username, mailEnabled: mail != nil)
+                                  signUpHref: Self.address("/signup", keeping: next), username: username, mailEnabled: mail != nil,
+                              passkeys: party.offered(to: context.request))
             var response = pages.html(context) { Templates.login(view, &$0, $1) }
             response.setCookie(identity.sessionCookie(token))
             return response
@@ -199,7 +238,8 @@ struct AccountsController {
         let blocked = try store.blocked(by: user.id).map { SettingsPage.Person(username: $0.username, displayName: $0.displayName) }
         let view = SettingsPage(layout: pages.layout(context, title: pages.string("settings", context.language)),
                                 displayName: displayName ?? user.displayName, profileError: profileError, passwordError: passwordError,
-                                deleteError: deleteError, blocked: blocked, mailEnabled: mail != nil)
+                                deleteError: deleteError, blocked: blocked, mailEnabled: mail != nil,
+                                hasPassword: try store.hasPassword(userID: user.id))
         return pages.html(context, status: status) { Templates.settings(view, &$0, $1) }
     }
 
@@ -233,7 +273,7 @@ struct AccountsController {
         let current = context.form["current_password"] ?? ""
         let new = context.form["new_password"] ?? ""
         let language = context.language
-        guard try hasher.verify(current, against: try store.passwordHash(userID: user.id) ?? "", client: clientAddress.of(request)) else {
+        guard try store.reauthenticate(userID: user.id, password: current, hasher: hasher, client: clientAddress.of(request)) else {
             return try settingsPage(context, user: user, passwordError: pages.string("error_password_wrong", language),
                                     status: .unprocessableContent)
         }
@@ -250,8 +290,8 @@ struct AccountsController {
     func deleteAccount(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireUser()
         try countPasswordCheck(user)
-        guard try hasher.verify(context.form["password"] ?? "", against: try store.passwordHash(userID: user.id) ?? "",
-                                client: clientAddress.of(request)) else {
+        guard try store.reauthenticate(userID: user.id, password: context.form["password"] ?? "", hasher: hasher,
+                                       client: clientAddress.of(request)) else {
             return try settingsPage(context, user: user, deleteError: pages.string("error_password_wrong", context.language),
                                     status: .unprocessableContent)
         }
@@ -336,6 +376,8 @@ struct SignUpPage {
     var mailEnabled: Bool
     var email: String
     var emailError: String?
+    /// "Sign up with a passkey", where passkeys work.
+    var passkeys: Bool
 }
 
 /// The sign-in form; for a banned person, the ban and a way on.
@@ -350,6 +392,8 @@ struct SignInPage {
     var username: String
     /// "Forgot password?", with a relay configured.
     var mailEnabled: Bool
+    /// "Sign in with a passkey", where passkeys work.
+    var passkeys: Bool
 }
 
 /// The settings page.
@@ -367,4 +411,6 @@ struct SettingsPage {
     var blocked: [Person]
     var hasBlocked: Bool { !blocked.isEmpty }
     var mailEnabled: Bool
+    /// An account with passkeys only is asked for no password before a change.
+    var hasPassword: Bool
 }

@@ -42,8 +42,8 @@ public struct RateLimit: Sendable {
     /// When expired rows were last purged (seconds since 1970).
     private static let lastPurge = Mutex<Double>(0)
 
-    /// Deletes every expired rate event, every session past its idle limit and every notice past
-    /// its keeping time, at most once a minute.
+    /// Deletes every expired rate event, every session past its idle limit, every notice past
+    /// its keeping time and every expired challenge and mailed link, at most once a minute.
     static func purgeIfDue(now: Date, _ db: any SQLConnection) throws {
         let seconds = now.timeIntervalSince1970
         let due = lastPurge.withLock { last -> Bool in
@@ -55,6 +55,8 @@ public struct RateLimit: Sendable {
         try db.execute("DELETE FROM rate_events WHERE at <= ?", seconds - longestWindow)
         try db.execute("DELETE FROM sessions WHERE last_seen_at <= ?", seconds - SessionStore.defaultIdleLimit)
         try db.execute("DELETE FROM notifications WHERE created_at <= ?", seconds - Notices.keptFor)
+        try db.execute("DELETE FROM webauthn_challenges WHERE expires_at <= ?", seconds)
+        try db.execute("DELETE FROM email_tokens WHERE expires_at <= ?", seconds)
     }
 }
 

@@ -33,7 +33,8 @@ struct RecoveryController {
                                      codes: codes.map { RecoveryCodesPage.Code(code: $0) },
                                      leftText: codes.isEmpty ? pages.string(left == 0 ? "recovery_none" : "recovery_left", language,
                                                                            ["n": String(left)]) : nil,
-                                     madeAt: codes.isEmpty ? madeAt.map { Moment($0, language) } : nil, error: error)
+                                     madeAt: codes.isEmpty ? madeAt.map { Moment($0, language) } : nil, error: error,
+                                     hasPassword: try store.hasPassword(userID: user.id))
         return pages.html(context, status: status) { Templates.settings_recovery(view, &$0, $1) }
     }
 
@@ -41,8 +42,8 @@ struct RecoveryController {
     func makeCodes(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireUser()
         try store.countPasswordCheck(userID: user.id, limits: limits, now: clock())
-        guard try hasher.verify(context.form["password"] ?? "", against: try store.passwordHash(userID: user.id) ?? "",
-                                client: clientAddress.of(request)) else {
+        guard try store.reauthenticate(userID: user.id, password: context.form["password"] ?? "", hasher: hasher,
+                                       client: clientAddress.of(request)) else {
             return try codesPage(context, user: user, error: pages.string("error_password_wrong", context.language),
                                  status: .unprocessableContent)
         }
@@ -146,6 +147,7 @@ struct RecoveryCodesPage {
     var leftText: String?
     var madeAt: Moment?
     var error: String?
+    var hasPassword: Bool
 }
 
 /// `/login/recover`: a username, a code and the new password.

@@ -29,7 +29,8 @@ struct EmailController {
         let language = context.language
         let view = EmailSettingsPage(layout: pages.layout(context, title: pages.string("email_title", language)),
                                      current: current, pending: pending.map { pages.string("email_pending", language, ["address": $0]) },
-                                     email: typed ?? current ?? "", emailError: errors["email"], passwordError: errors["password"])
+                                     email: typed ?? current ?? "", emailError: errors["email"], passwordError: errors["password"],
+                                     hasPassword: try store.hasPassword(userID: user.id))
         return pages.html(context, status: status) { Templates.settings_email(view, &$0, $1) }
     }
 
@@ -47,8 +48,8 @@ struct EmailController {
         }
         let now = clock()
         try store.countPasswordCheck(userID: user.id, limits: limits, now: now)
-        guard try hasher.verify(context.form["password"] ?? "", against: try store.passwordHash(userID: user.id) ?? "",
-                                client: clientAddress.of(request)) else {
+        guard try store.reauthenticate(userID: user.id, password: context.form["password"] ?? "", hasher: hasher,
+                                       client: clientAddress.of(request)) else {
             return try page(context, user: user, typed: typed, errors: ["password": pages.string("error_password_wrong", language)],
                             status: .unprocessableContent)
         }
@@ -133,6 +134,7 @@ struct EmailSettingsPage {
     var email: String
     var emailError: String?
     var passwordError: String?
+    var hasPassword: Bool
 }
 
 /// A page a mailed link opens: what it is for and a button, or that it no longer works.
