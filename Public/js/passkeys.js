@@ -83,7 +83,8 @@
       waiting = null;
       request({}).catch(function () { say(signIn, button.dataset.cancelled); });
     });
-    if (PublicKeyCredential.isConditionalMediationAvailable) {
+    // Not again right after a passkey failed here: the page says why, and the button remains.
+    if (PublicKeyCredential.isConditionalMediationAvailable && !document.getElementById("sign-in-error")) {
       PublicKeyCredential.isConditionalMediationAvailable().then(function (available) {
         if (!available) return;
         waiting = new AbortController();

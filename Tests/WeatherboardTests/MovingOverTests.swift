@@ -194,7 +194,7 @@ import Testing
 
 extension AppHarness {
     /// Given a site with rows in every table its migrations made: posts and a reply, an agreement,
-    /// notifications, a report, blocks, a bookmark, recovery codes, queued mail and a mailed link, a ban (and one lifted), a deleted account
+    /// notifications, a report, blocks, a bookmark, recovery codes, queued mail and a mailed link, a passkey and a ceremony under way, a ban (and one lifted), a deleted account
     /// (its name retired, its ban kept as history, its posts hidden from who blocked it), a
     /// forecast, a refresh lease. Fails if a table is still empty: a table a migration adds
     /// needs a row here, so that the copies are proven to carry it.
@@ -237,6 +237,16 @@ extension AppHarness {
         try execute("""
             INSERT INTO mail_queue (user_id, kind, address, language, created_at, expires_at, next_attempt_at)
             SELECT id, 'reset', 'loud@example.org', 'ko', 0, 1e12, 0 FROM users WHERE username = 'loud'
+            """)
+        // A passkey (its key as a browser sent it, base64url) and a ceremony under way.
+        try execute("UPDATE users SET passkey_handle = 'x9Ht1Qv' WHERE username = 'loud'")
+        try execute("""
+            INSERT INTO passkeys (user_id, credential_id, public_key, algorithm, sign_count, name, created_at, last_used_at)
+            SELECT id, 'q2W3bE1r', 'pQECAyYgASFYIA', -7, 12, '내 휴대폰', 1.5, 2.5 FROM users WHERE username = 'loud'
+            """)
+        try execute("""
+            INSERT INTO webauthn_challenges (challenge_hash, binding, purpose, user_id, name, expires_at)
+            SELECT 'a digest', 'a binding', 'register', id, 'Laptop', 1e12 FROM users WHERE username = 'loud'
             """)
         try execute("""
             INSERT INTO email_tokens (token_hash, user_id, purpose, address, created_at, expires_at)

@@ -150,6 +150,29 @@ final class WebDriver {
         throw Failure(description: "timed out waiting for \(what)")
     }
 
+    // MARK: - WebAuthn (the W3C extension: a virtual authenticator)
+
+    /// A virtual passkey device: CTAP2, built in, resident keys, user verification that succeeds.
+    func addVirtualAuthenticator() throws -> String {
+        let id = try command("POST", "/webauthn/authenticator", [
+            "protocol": "ctap2", "transport": "internal", "hasResidentKey": true, "hasUserVerification": true,
+            "isUserConsenting": true, "isUserVerified": true,
+        ]) as? String
+        guard let id else { throw Failure(description: "no virtual authenticator") }
+        return id
+    }
+
+    func removeVirtualAuthenticator(_ id: String) throws { try command("DELETE", "/webauthn/authenticator/\(id)") }
+
+    /// The credentials an authenticator holds (with their private keys and counters).
+    func credentials(_ authenticator: String) throws -> [[String: Any]] {
+        try command("GET", "/webauthn/authenticator/\(authenticator)/credentials") as? [[String: Any]] ?? []
+    }
+
+    func addCredential(_ credential: [String: Any], to authenticator: String) throws {
+        try command("POST", "/webauthn/authenticator/\(authenticator)/credential", credential)
+    }
+
     // MARK: - Chrome specifics
 
     /// A Chrome DevTools Protocol command, through chromedriver's extension.

@@ -81,7 +81,7 @@ struct PasskeysController {
                 let name = ceremony.name.flatMap { $0.isEmpty ? nil : $0 } ?? pages.string("passkey_default_name", language)
                 return try AccountStore.insertPasskey(credential, userID: user.id, name: name, now: now, db) ? nil : "error_passkey_known"
             } catch let failure as WebAuthn.Failure {
-                logger.notice("passkey: a new passkey for user \(user.id) refused: \(failure)")
+                logger.warning("passkey: a new passkey for user \(user.id) refused: \(failure)")
                 return "error_passkey"
             }
         }
@@ -105,6 +105,8 @@ struct PasskeysController {
 
     func signInOptions(_ request: Request, _ context: AppContext) throws -> Response {
         guard let relying = party.resolve() else { throw HTTPError(.notFound) }
+        // Each answer stores a challenge for five minutes: a page asks once, a script may not ask forever.
+        try store.count([(RateLimit(limit: 30, window: 60), "passkey:options:ip:\(clientAddress.of(request))")], now: clock())
         let (cookie, binding) = ceremonyBinding()
         let challenge = Tokens.random()
         try store.begin(WebAuthnChallenge(challenge: challenge, purpose: .authenticate), binding: binding, now: clock())
@@ -200,7 +202,7 @@ struct PasskeysController {
         do {
             credential = try WebAuthn.register(clientDataJSON: clientData, attestationObject: attestation, challenge: challenge, relying)
         } catch let failure as WebAuthn.Failure {
-            logger.notice("passkey: a sign-up's passkey refused: \(failure)")
+            logger.warning("passkey: a sign-up's passkey refused: \(failure)")
             form.errors = ["username": pages.string("error_passkey", language)]
             return accounts.signUpRefused(context, form)
         }
@@ -263,13 +265,9 @@ struct PasskeyParty: Sendable {
         return onLoopback ? WebAuthn.RelyingParty(origin: "http://localhost:\(port())") : nil
     }
 
-    /// Whether this request came to the address the passkeys are for (a page at 127.0.0.1 could
-    /// not use a passkey for localhost: the browser would refuse).
-    func offered(to request: Request) -> Bool {
-        guard let relying = resolve(), let host = request.headers["Host"] else { return false }
-        let authority = relying.origin.split(separator: "/").last.map(String.init) ?? ""
-        return host == authority || (publicURL != nil && host.split(separator: ":").first.map(String.init) == relying.id)
-    }
+    /// Whether to offer passkeys on a page. On another address than the passkeys' the browser
+    /// refuses, or the site does (the origin is checked), and the page says so.
+    func offered(to request: Request) -> Bool { resolve() != nil }
 }
 
 /// The port a node listens on, known once it started (`--port 0` picks one).
