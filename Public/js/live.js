@@ -167,6 +167,26 @@
     }).catch(function () {});
   }
 
+  // The header's count, asked for when the stream says it changed (events carry no one's data).
+  function updateUnread() {
+    var link = document.querySelector(".notifications-link");
+    if (!link) return;
+    fetch("/notifications/unread", { credentials: "same-origin" }).then(function (r) { return r.json(); }).then(function (answer) {
+      var count = answer.unread | 0, live = link.querySelector(".unread-live");
+      link.dataset.unread = count;
+      live.textContent = "";
+      if (count > 0) {
+        var badge = document.createElement("span"), label = document.createElement("span");
+        badge.className = "unread-count";
+        badge.textContent = count;
+        label.className = "visually-hidden";
+        label.textContent = " " + link.dataset.unreadLabel;
+        badge.appendChild(label);
+        live.append(" ", badge);
+      }
+    }).catch(function () {});
+  }
+
   function handle(event) {
     switch (event.type) {
       case "post":
@@ -193,6 +213,9 @@
         break;
       case "reload":
         showBar(root.dataset.liveChanged, function () { location.reload(); });
+        break;
+      case "notice":
+        updateUnread();
         break;
     }
   }

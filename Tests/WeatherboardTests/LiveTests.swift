@@ -90,6 +90,38 @@ extension Browser {
         return (app, author, blocker, other)
     }
 
+    /// Issue 41 #6: a member told something hears it on every page they have open (and nobody
+    /// else does); the page then asks for the count, which is theirs alone.
+    @Test func aNoticeReachesTheMembersOpenPagesAndOnlyThem() throws {
+        let app = try AppHarness()
+        let author = app.browser(), neighbour = app.browser()
+        try author.signUp("author")
+        try neighbour.signUp("neighbour")
+        try author.postOnBoard("seoul", "Hail on the hills")
+        let postID = try Self.newest(app)
+        let board = try author.listen("/city/seoul/live")
+        let page = try author.listen("/posts/\(postID)/live")
+        let others = try neighbour.listen("/city/seoul/live")
+        let guest = try app.browser().listen("/city/seoul/live")
+        #expect(try JSONSerialization.jsonObject(with: Data(try author.get("/notifications/unread").0.body)) as? [String: Int] == ["unread": 0])
+
+        try ConversationTests.reply(neighbour, to: postID, "Here too")
+        let replyID = try Self.newest(app)
+        let reply = #"{"type":"reply","id":\#(replyID),"post":\#(postID)}"#
+        #expect(try board.events(through: #"{"type":"notice"}"#).contains(reply))
+        #expect(try page.events(through: #"{"type":"notice"}"#).contains(reply))
+        let (answer, _) = try author.get("/notifications/unread")
+        #expect(answer.headers["Cache-Control"] == "no-store")
+        #expect(try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Int] == ["unread": 1])
+        // The others hear the reply, and nothing after it but the next post.
+        app.clock.advance(11) // past the wait between two posts
+        try neighbour.postOnBoard("seoul", "Marker")
+        let marker = #"{"type":"post","id":\#(try Self.newest(app))}"#
+        #expect(try others.events(through: marker) == [reply, marker])
+        #expect(try guest.events(through: marker) == [reply, marker])
+        #expect(try JSONSerialization.jsonObject(with: Data(try app.browser().get("/notifications/unread").0.body)) as? [String: Int] == ["unread": 0])
+    }
+
     @Test func eachReaderHearsWhatTheyMaySeeAndNothingElse() throws {
         let (app, author, blocker, neighbour) = try sceneWithABlock(blocker: "blocker", other: "neighbour")
         let guest = try app.browser().listen("/city/seoul/live")

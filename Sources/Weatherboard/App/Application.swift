@@ -78,7 +78,7 @@ public final class Application: Sendable {
             switch change {
             case .weather(let cityID): weather.forget(cityID: cityID)
             case .missed: weather.forgetAll() // after a reconnection: anything may have changed
-            case .city, .post, .everything: break
+            case .city, .post, .everything, .notice: break
             }
         }
         boardSnapshots = database.dialect == .sqlite && configuration.pageCaches ? BoardSnapshots(versions: pageVersions) : nil
@@ -110,7 +110,7 @@ public final class Application: Sendable {
         otherWriters = (database.engine as? SQLiteDatabase).map { OtherWriters($0, changes: changes) }
         let health = HealthController(database: database)
         self.health = health
-        router = Application.makeRouter(configuration: configuration, database: database, pages: pages,
+        router = try Application.makeRouter(configuration: configuration, database: database, pages: pages,
                                         cities: cities, weather: weather, cache: pageCache, live: live, metrics: metrics,
                                         health: health, weatherParts: weatherParts, boards: boards, boardSnapshots: boardSnapshots,
                                         mail: mail, party: PasskeyParty(publicURL: configuration.publicURL,
@@ -194,7 +194,7 @@ public final class Application: Sendable {
                            cities: CityIndex, weather: WeatherService, cache: PageCache, live: LiveBoards,
                            metrics: SiteMetrics, health: HealthController, weatherParts: WeatherFragments,
                            boards: BoardCache, boardSnapshots: BoardSnapshots?, mail: MailSender?, party: PasskeyParty,
-                           logger: Logger) -> Router<AppContext> {
+                           logger: Logger) throws -> Router<AppContext> {
         let router = Router<AppContext>()
         let errors = ErrorPages(pages: pages, logger: logger)
         // Outermost first: the time and status of everything below; headers go on every response,
@@ -211,6 +211,7 @@ public final class Application: Sendable {
         // Browsers ask for /favicon.ico whatever the page links; the icon is an SVG.
         router.get("/favicon.ico") { _, _ in .redirect(to: "/static/favicon.svg", status: .movedPermanently) }
         health.addRoutes(to: router)
+        try InstallController(pages: pages, publicDirectory: configuration.publicDirectory).addRoutes(to: router)
         let clientAddress = ClientAddress(trustedProxies: Set(configuration.trustedProxies))
         let clock = configuration.clock
         let sessions = SessionStore(database: database)

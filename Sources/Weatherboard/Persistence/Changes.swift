@@ -13,6 +13,8 @@ public enum PageChange: Sendable, Hashable {
     case everything
     /// Something happened to one post or reply (it changes its city's board, and live pages hear it).
     case post(PostEvent)
+    /// A member was told something (a notification): their open pages' counts change.
+    case notice(Int64)
     /// This node may have missed other nodes' changes (its listener was away): anything may have
     /// changed. Never sent to other nodes.
     case missed
@@ -22,7 +24,7 @@ public enum PageChange: Sendable, Hashable {
         switch self {
         case .city(let id), .weather(let id): id
         case .post(let event): event.city
-        case .everything, .missed: nil
+        case .everything, .missed, .notice: nil
         }
     }
 
@@ -32,6 +34,7 @@ public enum PageChange: Sendable, Hashable {
         case .city(let id): "city \(id)"
         case .weather(let id): "weather \(id)"
         case .everything: "everything"
+        case .notice(let id): "notice \(id)"
         case .missed: "everything" // (only ever delivered here)
         case .post(let e):
             "post \(e.kind.rawValue) \(e.id) \(e.city) \(e.parent.map(String.init) ?? "-") \(e.author.map(String.init) ?? "-") \(e.count.map(String.init) ?? "-")"
@@ -52,6 +55,7 @@ public enum PageChange: Sendable, Hashable {
         switch (parts.first, parts.count == 2 ? Int64(parts[1]) : nil) {
         case ("city", let id?): self = .city(id)
         case ("weather", let id?): self = .weather(id)
+        case ("notice", let id?): self = .notice(id)
         case ("everything", nil) where parts.count == 1: self = .everything
         default: return nil
         }

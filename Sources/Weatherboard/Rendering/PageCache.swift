@@ -56,6 +56,8 @@ public final class PageVersions: Sendable {
                 counters.cities[id, default: 0] &+= 1
             case .everything, .missed:
                 counters.global &+= 1
+            case .notice:
+                break // only the member's own header shows it, and it is never kept
             }
         }
     }

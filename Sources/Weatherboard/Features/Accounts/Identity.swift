@@ -13,7 +13,7 @@ struct Identity {
     static let guestCookie = "csrf"
 
     /// Paths that never show forms or personal data: no session look-up for them.
-    static let anonymousPrefixes = ["/static/", "/healthz", "/palette.css", "/favicon.ico"]
+    static let anonymousPrefixes = ["/static/", "/healthz", "/palette.css", "/favicon.ico", "/manifest.webmanifest", "/sw.js", "/offline"]
 
     func middleware(_ request: Request, _ context: AppContext, _ next: Router<AppContext>.Handler) throws -> Response {
         if request.method != "POST" && Self.anonymousPrefixes.contains(where: { request.path.hasPrefix($0) }) {

@@ -27,7 +27,7 @@ struct BoardStore: Sendable {
             case .failure(let refusal):
                 return refusal
             case .success(let id):
-                try effects.posted(id, body: body, author: userID, now: now, db)
+                try effects.posted(id, body: body, author: userID, now: now, db, changes)
                 return nil
             }
         }
@@ -65,7 +65,7 @@ struct BoardStore: Sendable {
             let saved = try Self.insert(cityID: target.cityID, parentID: parentID, userID: userID, body: body, observation: nil, now: now,
                                         rules: rules, db, changes)
             if case .success(let id) = saved {
-                try effects.replied(id, body: body, author: userID, answering: parent.authorID, now: now, db)
+                try effects.replied(id, body: body, author: userID, answering: parent.authorID, now: now, db, changes)
             }
             return saved.map { (id: $0, parentID: parentID) }
         }
@@ -111,7 +111,7 @@ struct BoardStore: Sendable {
                 agrees = false
             } else {
                 try db.execute("INSERT INTO reactions (post_id, user_id, created_at) VALUES (?, ?, ?)", postID, userID, now)
-                try effects.agreed(with: postID, author: post.authorID, by: userID, now: now.timeIntervalSince1970, db)
+                try effects.agreed(with: postID, author: post.authorID, by: userID, now: now.timeIntervalSince1970, db, changes)
                 agrees = true
             }
             let count = try db.integer("SELECT count(*) FROM reactions WHERE post_id = ?", postID)
@@ -453,11 +453,12 @@ extension PostEvent {
 /// the application hands it the notifications feature's (`BoardNotices`).
 protocol BoardEffects: Sendable {
     /// A post saved, by `author`, saying `body`.
-    func posted(_ id: Int64, body: String, author: Int64, now: Double, _ db: any SQLConnection) throws
+    func posted(_ id: Int64, body: String, author: Int64, now: Double, _ db: any SQLConnection, _ changes: ChangeLog) throws
     /// A reply saved, answering a post by `parentAuthor` (nil: an account since deleted).
-    func replied(_ id: Int64, body: String, author: Int64, answering parentAuthor: Int64?, now: Double, _ db: any SQLConnection) throws
+    func replied(_ id: Int64, body: String, author: Int64, answering parentAuthor: Int64?, now: Double, _ db: any SQLConnection,
+                 _ changes: ChangeLog) throws
     /// `actor` agreed with the post by `author`.
-    func agreed(with postID: Int64, author: Int64?, by actor: Int64, now: Double, _ db: any SQLConnection) throws
+    func agreed(with postID: Int64, author: Int64?, by actor: Int64, now: Double, _ db: any SQLConnection, _ changes: ChangeLog) throws
     /// An agreement with the post taken back.
     func agreementWithdrawn(from postID: Int64, _ db: any SQLConnection) throws
 }

@@ -137,6 +137,7 @@ final class LiveBoards: Sendable {
     func consume(_ change: PageChange) {
         switch change {
         case .post(let event): publish(event)
+        case .notice(let member): tell(member)
         case .missed: reloadEveryone()
         case .city, .weather, .everything: break
         }
@@ -176,6 +177,17 @@ final class LiveBoards: Sendable {
         }
         send(json, topics: [.board(event.city), .conversation(event.conversation)], author: event.author,
              conversationAuthor: conversationAuthor, onlyNotTo: event.kind == .hidden ? event.author : nil, onlyTo: onlyTo, now: now)
+    }
+
+    /// `{"type":"notice"}` to every page `member` has open: their count changed (the page asks
+    /// for it; an event carries no one's data).
+    func tell(_ member: Int64) {
+        let topics = state.withLock { state in
+            state.listeners.filter { $0.value.values.contains { $0.viewer == member } }.map(\.key)
+        }
+        guard !topics.isEmpty else { return }
+        send(#"{"type":"notice"}"#, topics: topics, author: nil, conversationAuthor: nil, onlyNotTo: nil, onlyTo: member,
+             now: clock().timeIntervalSince1970)
     }
 
     /// Agreement counts held back by the once-a-second rule, once their second has passed.

@@ -139,7 +139,7 @@ struct ModerationStore: Sendable {
         try database.write { db, changes in
             try Self.requireExists("posts", id: post.id, db)
             try changes.emit(.post(try Self.event(.shown, post, db)))
-            try Self.tellDecision(.restored, post, now: now, db)
+            try Self.tellDecision(.restored, post, now: now, db, changes)
             try db.execute("UPDATE reports SET outcome = 'no_violation', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'", now, post.id)
             // Shown again, whether it was hidden by reports or removed.
             try db.execute("UPDATE posts SET hidden_at = NULL, removed_at = NULL, removed_reason = NULL WHERE id = ?", post.id)
@@ -152,7 +152,7 @@ struct ModerationStore: Sendable {
         try database.write { db, changes in
             try Self.requireExists("posts", id: post.id, db)
             try changes.emit(.post(try Self.event(.gone, post, db)))
-            try Self.tellDecision(.removed, post, now: now, db)
+            try Self.tellDecision(.removed, post, now: now, db, changes)
             try db.execute("UPDATE posts SET removed_at = ?, removed_reason = ? WHERE id = ?", now, reason, post.id)
             try db.execute("UPDATE reports SET outcome = 'removed', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'", now, post.id)
             try log(db, admin: admin, action: "remove", postID: post.id, userID: post.userID, username: post.username,
@@ -171,11 +171,12 @@ struct ModerationStore: Sendable {
     /// Tells the post's author what became of it (`kind`; nil: not them, as in a purge), and the
     /// people whose reports of it were pending that their report was decided (before the reports
     /// are marked).
-    private static func tellDecision(_ kind: NoticeKind?, _ post: ModeratedPost, now: Date, _ db: any SQLConnection) throws {
+    private static func tellDecision(_ kind: NoticeKind?, _ post: ModeratedPost, now: Date, _ db: any SQLConnection,
+                                     _ changes: ChangeLog) throws {
         let seconds = now.timeIntervalSince1970
-        if let kind { try Notices.tell(post.userID, kind, post: post.id, actor: nil, now: seconds, db) }
+        if let kind { try Notices.tell(post.userID, kind, post: post.id, actor: nil, now: seconds, db, changes) }
         for reporter in try db.all("SELECT reporter_id FROM reports WHERE post_id = ? AND outcome = 'pending'", [post.id], { $0.int64(0) }) {
-            try Notices.tell(reporter, .reportDecided, post: post.id, actor: nil, now: seconds, db)
+            try Notices.tell(reporter, .reportDecided, post: post.id, actor: nil, now: seconds, db, changes)
         }
     }
 
@@ -237,7 +238,7 @@ struct ModerationStore: Sendable {
             }
             for post in posts {
                 try changes.emit(.post(try Self.event(.gone, post, db)))
-                try Self.tellDecision(nil, post, now: now, db)
+                try Self.tellDecision(nil, post, now: now, db, changes)
                 try db.execute("UPDATE posts SET removed_at = ?, removed_reason = ? WHERE id = ?", now, reason, post.id)
                 try db.execute("UPDATE reports SET outcome = 'removed', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'", now, post.id)
                 try log(db, admin: admin, action: "remove", postID: post.id, userID: target.id, username: target.username,

@@ -7,26 +7,29 @@ enum NoticeKind: String, CaseIterable {
 }
 
 /// Writing notices, always inside the transaction of what caused them (a reply, a reaction, a
-/// decision), so that nobody is told of something that was not saved. Nobody is told of their
-/// own doing, nor of anything by a person they blocked.
+/// decision), so that nobody is told of something that was not saved; each one told is a change
+/// (`.notice`), so that their open pages' counts follow. Nobody is told of their own doing, nor
+/// of anything by a person they blocked.
 enum Notices {
     /// Tells `recipient` of `kind` about `postID`, done by `actor` (nil: a moderator, unnamed).
     static func tell(_ recipient: Int64?, _ kind: NoticeKind, post postID: Int64, actor: Int64?, now: Double,
-                     _ db: any SQLConnection) throws {
+                     _ db: any SQLConnection, _ changes: ChangeLog) throws {
         guard let recipient, recipient != actor, try !blocks(recipient, actor, db) else { return }
         try db.execute("INSERT INTO notifications (user_id, kind, post_id, actor_id, created_at) VALUES (?, ?, ?, ?, ?)",
                        recipient, kind.rawValue, postID, actor, now)
+        try changes.emit(.notice(recipient))
     }
 
     /// Agreement is told as one notice per post while it is unread ("3 people agreed with your
     /// post in Seoul", counted when the list is read, as agreement stands then); it never names them.
-    static func agreed(with postID: Int64, author: Int64?, by actor: Int64, now: Double, _ db: any SQLConnection) throws {
+    static func agreed(with postID: Int64, author: Int64?, by actor: Int64, now: Double, _ db: any SQLConnection,
+                       _ changes: ChangeLog) throws {
         guard let author, author != actor, try !blocks(author, actor, db) else { return }
         let counted = try db.execute("""
             UPDATE notifications SET people = people + 1, created_at = ?
             WHERE user_id = ? AND kind = 'reaction' AND post_id = ? AND read_at IS NULL
             """, now, author, postID)
-        if counted == 0 { try tell(author, .reaction, post: postID, actor: actor, now: now, db) }
+        if counted == 0 { try tell(author, .reaction, post: postID, actor: actor, now: now, db, changes) }
     }
 
     /// The last agreement taken back: an unread notice of it goes (it would say "0 people").
@@ -40,11 +43,11 @@ enum Notices {
     /// The people `body` mentions (`@username`) who exist, at most `mentionsPerPost`, told once
     /// each; `except` are told already (the author of the post a reply answers).
     static func mentions(in body: String, post postID: Int64, author: Int64, except: Int64?, now: Double,
-                         _ db: any SQLConnection) throws {
+                         _ db: any SQLConnection, _ changes: ChangeLog) throws {
         for username in Mentions.usernames(in: body).prefix(mentionsPerPost) {
             guard let person = try db.one("SELECT id FROM users WHERE username_key = ?", [username.lowercased()], { $0.int64(0) }),
                   person != except else { continue }
-            try tell(person, .mention, post: postID, actor: author, now: now, db)
+            try tell(person, .mention, post: postID, actor: author, now: now, db, changes)
         }
     }
 
@@ -63,17 +66,18 @@ enum Notices {
 /// The board's writes as notices: a reply tells the author of the post it answers, mentions tell
 /// the people named, agreement tells the author.
 struct BoardNotices: BoardEffects {
-    func posted(_ id: Int64, body: String, author: Int64, now: Double, _ db: any SQLConnection) throws {
-        try Notices.mentions(in: body, post: id, author: author, except: nil, now: now, db)
+    func posted(_ id: Int64, body: String, author: Int64, now: Double, _ db: any SQLConnection, _ changes: ChangeLog) throws {
+        try Notices.mentions(in: body, post: id, author: author, except: nil, now: now, db, changes)
     }
 
-    func replied(_ id: Int64, body: String, author: Int64, answering parentAuthor: Int64?, now: Double, _ db: any SQLConnection) throws {
-        try Notices.tell(parentAuthor, .reply, post: id, actor: author, now: now, db)
-        try Notices.mentions(in: body, post: id, author: author, except: parentAuthor, now: now, db)
+    func replied(_ id: Int64, body: String, author: Int64, answering parentAuthor: Int64?, now: Double, _ db: any SQLConnection,
+                 _ changes: ChangeLog) throws {
+        try Notices.tell(parentAuthor, .reply, post: id, actor: author, now: now, db, changes)
+        try Notices.mentions(in: body, post: id, author: author, except: parentAuthor, now: now, db, changes)
     }
 
-    func agreed(with postID: Int64, author: Int64?, by actor: Int64, now: Double, _ db: any SQLConnection) throws {
-        try Notices.agreed(with: postID, author: author, by: actor, now: now, db)
+    func agreed(with postID: Int64, author: Int64?, by actor: Int64, now: Double, _ db: any SQLConnection, _ changes: ChangeLog) throws {
+        try Notices.agreed(with: postID, author: author, by: actor, now: now, db, changes)
     }
 
     func agreementWithdrawn(from postID: Int64, _ db: any SQLConnection) throws {

@@ -10,6 +10,13 @@ struct NotificationsController {
 
     func addRoutes(to router: Router<AppContext>) {
         router.get("/notifications", list)
+        router.get("/notifications/unread", unread)
+    }
+
+    /// The unread count as JSON, for an open page told by its event stream that it changed.
+    func unread(_ request: Request, _ context: AppContext) throws -> Response {
+        Response(status: .ok, headers: HTTPHeaders([("Content-Type", "application/json"), ("Cache-Control", "no-store")]),
+                 body: Array(#"{"unread":\#(context.user == nil ? 0 : context.unreadNotices)}"#.utf8))
     }
 
     func list(_ request: Request, _ context: AppContext) throws -> Response {
