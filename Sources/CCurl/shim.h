@@ -18,3 +18,7 @@ static inline CURLcode wb_curl_set_read_function(CURL *curl, wb_curl_read_callba
 static inline CURLcode wb_curl_response_code(CURL *curl, long *value) {
     return curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, value);
 }
+// Header and body callbacks (CURLOPT_HEADERFUNCTION, CURLOPT_WRITEFUNCTION) share read's shape.
+static inline CURLcode wb_curl_set_callback(CURL *curl, CURLoption option, wb_curl_read_callback callback) {
+    return curl_easy_setopt(curl, option, callback);
+}

@@ -194,7 +194,7 @@ import Testing
 
 extension AppHarness {
     /// Given a site with rows in every table its migrations made: posts and a reply, an agreement,
-    /// notifications, a report, blocks, a bookmark, recovery codes, queued mail and a mailed link, a passkey and a ceremony under way, a ban (and one lifted), a deleted account
+    /// notifications, a report, blocks, a bookmark, recovery codes, queued mail and a mailed link, a passkey and a ceremony under way, a push subscription with a push waiting, a ban (and one lifted), a deleted account
     /// (its name retired, its ban kept as history, its posts hidden from who blocked it), a
     /// forecast, a refresh lease. Fails if a table is still empty: a table a migration adds
     /// needs a row here, so that the copies are proven to carry it.
@@ -237,6 +237,16 @@ extension AppHarness {
         try execute("""
             INSERT INTO mail_queue (user_id, kind, address, language, created_at, expires_at, next_attempt_at)
             SELECT id, 'reset', 'loud@example.org', 'ko', 0, 1e12, 0 FROM users WHERE username = 'loud'
+            """)
+        // The site's VAPID key, a browser's push subscription and a push waiting for it.
+        try execute("INSERT INTO push_keys (id, private_key, public_key, created_at) VALUES (1, 'c2VjcmV0', 'BPub', 0)")
+        try execute("""
+            INSERT INTO push_subscriptions (user_id, endpoint, p256dh, auth, browser, created_at, last_used_at)
+            SELECT id, 'https://fcm.googleapis.com/fcm/send/abc', 'BKey', 'YXV0aA', 'Chrome on Android', 0.5, 1.5 FROM users WHERE username = 'author'
+            """)
+        try execute("""
+            INSERT INTO push_queue (subscription_id, notification_id, created_at, expires_at, next_attempt_at)
+            SELECT (SELECT min(id) FROM push_subscriptions), min(id), 0, 1e12, 0 FROM notifications
             """)
         // A passkey (its key as a browser sent it, base64url) and a ceremony under way.
         try execute("UPDATE users SET passkey_handle = 'x9Ht1Qv' WHERE username = 'loud'")
