@@ -12,3 +12,13 @@ if ("serviceWorker" in navigator) {
     link.classList.toggle("floating", !entries[0].isIntersecting);
   }).observe(header);
 })();
+
+// Quiet hours are kept in the member's own time zone: the browser knows it.
+(function () {
+  var field = document.querySelector("[data-detect-time-zone]"), shown = document.querySelector("[data-time-zone]");
+  if (!field || field.value !== "UTC" || !window.Intl) return;
+  var zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  if (!zone) return;
+  field.value = zone;
+  if (shown) shown.textContent = zone;
+})();

@@ -27,3 +27,21 @@ self.addEventListener("fetch", function (event) {
     event.respondWith(fetch(request).catch(function () { return caches.match(request, { ignoreSearch: true }); }));
   }
 });
+
+// A push: the notice in the member's language (the site wrote it), opening its page on a click.
+self.addEventListener("push", function (event) {
+  var data = {};
+  try { data = event.data ? event.data.json() : {}; } catch (e) { data = {}; }
+  event.waitUntil(self.registration.showNotification(data.title || "Weatherboard", {
+    body: data.body || "", lang: data.lang, tag: data.tag, icon: "/static/icons/icon-192.png", data: { url: data.url || "/" }
+  }));
+});
+
+self.addEventListener("notificationclick", function (event) {
+  event.notification.close();
+  var url = new URL((event.notification.data && event.notification.data.url) || "/", self.location.origin).href;
+  event.waitUntil(self.clients.matchAll({ type: "window" }).then(function (open) {
+    for (var i = 0; i < open.length; i++) if (open[i].url === url && "focus" in open[i]) return open[i].focus();
+    return self.clients.openWindow(url);
+  }));
+});

@@ -66,10 +66,15 @@ extension Request {
         return try URLEncodedForm(parsing: query)
     }
 
+    /// Whether the body is declared a URL-encoded form.
+    public var isForm: Bool {
+        headers["Content-Type"]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+            == "application/x-www-form-urlencoded"
+    }
+
     /// The decoded form body; throws 415 for another content type and 400 when malformed.
     public func formBody() throws -> URLEncodedForm {
-        let type = headers["Content-Type"]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
-        guard type == "application/x-www-form-urlencoded" else {
+        guard isForm else {
             throw HTTPError(.unsupportedMediaType, message: "Expected application/x-www-form-urlencoded")
         }
         guard let text = String(validating: body, as: UTF8.self) else {

@@ -182,6 +182,14 @@ final class Browser {
         self.server = server
     }
 
+    /// A script's request with a JSON body (`fetch` from the page), cookies and Fetch Metadata as a browser sends them.
+    @discardableResult
+    func json(_ method: String, _ target: String, _ body: String) throws -> WireResponse {
+        let response = try send(method, target, headers: headers + [("Content-Type", "application/json")], body: Array(body.utf8))
+        keepCookies(response)
+        return response
+    }
+
     private func send(_ method: String, _ target: String, headers: [(String, String)], body: [UInt8] = []) throws -> WireResponse {
         if let server { return try TestClient.exchange(with: server, method, target, headers: headers, body: body, source: source) }
         return try TestClient.request(port: port, method, target, headers: headers, body: body, source: source)

@@ -13,6 +13,12 @@ extension AppConfiguration {
         configuration.mailFrom = "weather@example.org"
         configuration.publicURL = "https://weather.example"
     }
+
+    /// Every optional part on (mail to a relay that never answers, Web Push): every page exists.
+    static func withEverything(_ configuration: inout AppConfiguration) {
+        withUnreachableRelay(&configuration)
+        configuration.pushContact = "mailto:ops@example.org"
+    }
 }
 
 @Suite(.serialized, .onEveryEngine) struct MailTests {

@@ -226,6 +226,8 @@ extension AppHarness {
         try scene.reporter.get("/users/loud")
         #expect(try scene.reporter.post("/users/loud/block", []).0.status == 303)
 
+        try loud.get("/settings/notifications")
+        #expect(try loud.post("/settings/notifications", [("replies_site", "on"), ("mentions_site", "on")]).0.status == 303)
         try loud.get("/settings/recovery")
         #expect(try loud.post("/settings/recovery", [("password", "correct horse battery")]).0.status == 200)
 

@@ -75,6 +75,15 @@ public struct AppConfiguration: Sendable {
     /// retry, and the first retry's wait (doubling to 15 minutes); tests shorten them.
     public var mailPollInterval: TimeInterval = 5
     public var mailRetryBase: TimeInterval = 30
+    /// How push services reach the operator (`mailto:` or `https:`, RFC 8292's `sub`); nil: no
+    /// Web Push (`--push-contact`).
+    public var pushContact: String?
+    /// Push: origins allowed besides the known push services (the tests' stand-in), and the
+    /// sender's timings; not settings an operator changes.
+    public var pushExtraOrigins: [String] = []
+    public var pushPollInterval: TimeInterval = 5
+    public var pushRetryBase: TimeInterval = 30
+    public var pushTimeout = 10
     /// The clock every feature reads (tests fix it).
     public var clock: @Sendable () -> Date = { Date() }
 

@@ -40,6 +40,8 @@ public final class Application: Sendable {
     let health: HealthController
     /// The mail queue's sender, with a relay configured (`--smtp-url`).
     let mail: MailSender?
+    /// The push queue's sender, with a contact configured (`--push-contact`).
+    let push: PushSender?
     /// The port listened on, once started (`--port 0` picks one): passkeys' origin without `--public-url`.
     private let boundPort = BoundPort()
     let logger: Logger
@@ -62,6 +64,17 @@ public final class Application: Sendable {
         try RegionNames.check()
         try NamePolicy.check()
         mail = try Application.makeMail(configuration, database: database, pages: pages, logger: logger)
+        let database = database, pages = pages
+        let push = configuration.pushContact.map { contact in
+            PushSender(settings: .init(contact: contact, extraOrigins: configuration.pushExtraOrigins, pollInterval: configuration.pushPollInterval,
+                                       retryBase: configuration.pushRetryBase, timeout: configuration.pushTimeout),
+                       store: PushStore(database: database), pages: pages, clock: configuration.clock, logger: logger)
+        }
+        self.push = push
+        if let push {
+            // A notice told anywhere (any node) may have pushes waiting.
+            database.changes.subscribe { change, _ in if case .notice = change { push.wake() } }
+        }
         let imported = try CityCatalog.importIfEmpty(into: database)
         if imported > 0 { logger.notice("imported \(imported) cities") }
         cities = CityIndexCache.shared.index(of: try database.readStatement(City.all))
@@ -113,7 +126,7 @@ public final class Application: Sendable {
         router = try Application.makeRouter(configuration: configuration, database: database, pages: pages,
                                         cities: cities, weather: weather, cache: pageCache, live: live, metrics: metrics,
                                         health: health, weatherParts: weatherParts, boards: boards, boardSnapshots: boardSnapshots,
-                                        mail: mail, party: PasskeyParty(publicURL: configuration.publicURL,
+                                        mail: mail, push: push, party: PasskeyParty(publicURL: configuration.publicURL,
                                                                         onLoopback: ["127.0.0.1", "::1", "localhost"].contains(configuration.host),
                                                                         port: { [boundPort] in boundPort.port }),
                                         logger: logger)
@@ -193,7 +206,7 @@ public final class Application: Sendable {
     static func makeRouter(configuration: AppConfiguration, database: AppDatabase, pages: Pages,
                            cities: CityIndex, weather: WeatherService, cache: PageCache, live: LiveBoards,
                            metrics: SiteMetrics, health: HealthController, weatherParts: WeatherFragments,
-                           boards: BoardCache, boardSnapshots: BoardSnapshots?, mail: MailSender?, party: PasskeyParty,
+                           boards: BoardCache, boardSnapshots: BoardSnapshots?, mail: MailSender?, push: PushSender?, party: PasskeyParty,
                            logger: Logger) throws -> Router<AppContext> {
         let router = Router<AppContext>()
         let errors = ErrorPages(pages: pages, logger: logger)
@@ -249,10 +262,14 @@ public final class Application: Sendable {
         let accounts = AccountStore(database: database), hasher = PasswordHasher(cost: configuration.passwordCost)
         let accountsController = AccountsController(pages: pages, store: accounts, identity: identity, hasher: hasher,
                            bookmarks: bookmarks, limits: configuration.limits, clientAddress: clientAddress,
-                           mail: mail, party: party, clock: clock)
+                           mail: mail, party: party, pushEnabled: push != nil, clock: clock)
         accountsController.addRoutes(to: router)
         PasskeysController(pages: pages, store: accounts, identity: identity, accounts: accountsController, party: party,
                            limits: configuration.limits, clientAddress: clientAddress, logger: logger, clock: clock).addRoutes(to: router)
+        NotificationSettingsController(pages: pages, database: database, pushEnabled: push != nil).addRoutes(to: router)
+        if let push {
+            PushController(pages: pages, store: PushStore(database: database), sender: push, clock: clock).addRoutes(to: router)
+        }
         if let mail {
             EmailController(pages: pages, store: accounts, hasher: hasher, mail: mail, limits: configuration.limits,
                             clientAddress: clientAddress, clock: clock).addRoutes(to: router)
@@ -269,6 +286,7 @@ public final class Application: Sendable {
         try server.start()
         boundPort.port = server.port
         mail?.start()
+        push?.start()
     }
 
     /// The mail sender for `--smtp-url`, or nil without one; a relay without a sender address or
@@ -299,6 +317,7 @@ public final class Application: Sendable {
     /// After the server stopped: stops listening to other nodes and closes the database.
     public func close() {
         mail?.stop()
+        push?.stop()
         health.stop()
         live.stopTicking()
         changeFeed?.stop()

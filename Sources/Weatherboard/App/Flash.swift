@@ -11,7 +11,7 @@ struct Flash: Equatable {
              bookmarksLeftOut = "bookmarks_left_out", settingsSaved = "settings_saved"
         case banned, unbanned, postRemoved = "post_removed", postRestored = "post_restored", purged, welcome, recovered
         case emailSent = "email_sent", emailRemoved = "email_removed", emailConfirmed = "email_confirmed", passwordReset = "password_reset"
-        case passkeyAdded = "passkey_added", passkeyRemoved = "passkey_removed"
+        case passkeyAdded = "passkey_added", passkeyRemoved = "passkey_removed", pushRemoved = "push_removed"
     }
 
     let kind: Kind

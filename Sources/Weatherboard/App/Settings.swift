@@ -94,6 +94,13 @@ struct Setting {
                 }
                 configuration.publicURL = trimmed
             }, shown: { $0.publicURL ?? "none" }),
+            Setting(name: "push-contact", help: "How push services reach you (mailto:ops@example.org or an https: page); unset: no Web Push.",
+                    apply: { configuration, text in
+                guard text.hasPrefix("mailto:") && MailAddress(String(text.dropFirst(7))) != nil || text.hasPrefix("https://") else {
+                    throw Problem(description: "--push-contact is mailto:ADDRESS or an https:// address")
+                }
+                configuration.pushContact = text
+            }, shown: { $0.pushContact ?? "none: no Web Push" }),
             .text("migrations", "Folder of the migrations: sqlite/ and postgres/, NNNN_name.sql in each.", \.migrationsDirectory),
             .text("public", "Folder of static files served under /static/.", \.publicDirectory),
             .text("templates", "Folder of the string catalogs (strings/en.json, strings/ko.json).", \.templatesDirectory),

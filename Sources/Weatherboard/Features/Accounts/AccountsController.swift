@@ -15,6 +15,8 @@ struct AccountsController {
     let mail: MailSender?
     /// Where passkeys work, for offering them.
     let party: PasskeyParty
+    /// With Web Push: settings link to the browsers that get it.
+    var pushEnabled = false
     let clock: @Sendable () -> Date
 
     func addRoutes(to router: Router<AppContext>) {
@@ -239,7 +241,7 @@ struct AccountsController {
         let view = SettingsPage(layout: pages.layout(context, title: pages.string("settings", context.language)),
                                 displayName: displayName ?? user.displayName, profileError: profileError, passwordError: passwordError,
                                 deleteError: deleteError, blocked: blocked, mailEnabled: mail != nil,
-                                hasPassword: try store.hasPassword(userID: user.id))
+                                hasPassword: try store.hasPassword(userID: user.id), pushEnabled: pushEnabled)
         return pages.html(context, status: status) { Templates.settings(view, &$0, $1) }
     }
 
@@ -413,4 +415,5 @@ struct SettingsPage {
     var mailEnabled: Bool
     /// An account with passkeys only is asked for no password before a change.
     var hasPassword: Bool
+    var pushEnabled: Bool
 }

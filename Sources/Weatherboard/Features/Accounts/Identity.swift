@@ -16,7 +16,9 @@ struct Identity {
     static let anonymousPrefixes = ["/static/", "/healthz", "/palette.css", "/favicon.ico", "/manifest.webmanifest", "/sw.js", "/offline"]
 
     func middleware(_ request: Request, _ context: AppContext, _ next: Router<AppContext>.Handler) throws -> Response {
-        if request.method != "POST" && Self.anonymousPrefixes.contains(where: { request.path.hasPrefix($0) }) {
+        // Anything but GET and HEAD may change state (POST, and DELETE for push subscriptions).
+        let changesState = request.method != "GET" && request.method != "HEAD"
+        if !changesState && Self.anonymousPrefixes.contains(where: { request.path.hasPrefix($0) }) {
             return try next(request, context)
         }
         if let token = request.cookie(SessionStore.cookieName), let session = try sessions.find(token: token, now: clock()) {
@@ -33,9 +35,10 @@ struct Identity {
             context.csrfSecret = token
             context.newGuestToken = token
         }
-        if request.method == "POST" && routeExists(request) {
+        if changesState && routeExists(request) {
             switch RequestSource(request) {
-            case .thisSite: context.form = try request.formBody()
+            // A form's fields, or nothing for a script's JSON (read by its handler).
+            case .thisSite: context.form = request.isForm ? try request.formBody() : URLEncodedForm()
             case .elsewhere: throw HTTPError(.forbidden, message: "cross-origin")
             case .unstated:
                 context.form = try request.formBody()

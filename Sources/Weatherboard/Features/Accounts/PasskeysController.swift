@@ -58,7 +58,7 @@ struct PasskeysController {
         try store.begin(WebAuthnChallenge(challenge: challenge, purpose: .register, userID: user.id, name: name),
                         binding: binding, now: clock())
         let existing = try store.passkeys(userID: user.id).map(\.credentialID)
-        return json(creationOptions(relying, challenge: challenge, handle: try store.passkeyHandle(userID: user.id),
+        return .json(creationOptions(relying, challenge: challenge, handle: try store.passkeyHandle(userID: user.id),
                                     username: user.username, displayName: user.displayName, exclude: existing))
     }
 
@@ -110,7 +110,7 @@ struct PasskeysController {
         let (cookie, binding) = ceremonyBinding()
         let challenge = Tokens.random()
         try store.begin(WebAuthnChallenge(challenge: challenge, purpose: .authenticate), binding: binding, now: clock())
-        var response = json(["challenge": challenge, "rpId": relying.id, "timeout": 300_000, "userVerification": "preferred",
+        var response = Response.json(["challenge": challenge, "rpId": relying.id, "timeout": 300_000, "userVerification": "preferred",
                              "allowCredentials": [Any]()])
         response.setCookie(cookie)
         return response
@@ -162,7 +162,7 @@ struct PasskeysController {
         guard let relying = party.resolve() else { throw HTTPError(.notFound) }
         let form = try accounts.readSignUp(request, context)
         if form.wait != nil || !form.errors.isEmpty {
-            var response = json(["errors": form.errors.merging(form.wait.map { ["limit": pages.string("error_sign_up_limit", context.language,
+            var response = Response.json(["errors": form.errors.merging(form.wait.map { ["limit": pages.string("error_sign_up_limit", context.language,
                 ["wait": pages.span(Double($0), context.language)])] } ?? [:]) { a, _ in a }],
                 status: form.wait == nil ? .unprocessableContent : .tooManyRequests)
             if let wait = form.wait { response.headers.add("Retry-After", String(wait)) }
@@ -172,7 +172,7 @@ struct PasskeysController {
         let challenge = Tokens.random(), handle = Tokens.base64URL(randomBytes(32))
         try store.begin(WebAuthnChallenge(challenge: challenge, purpose: .signup, username: form.username, displayName: form.displayName,
                                           email: form.email?.text, userHandle: handle), binding: binding, now: clock())
-        var response = json(creationOptions(relying, challenge: challenge, handle: handle, username: form.username,
+        var response = Response.json(creationOptions(relying, challenge: challenge, handle: handle, username: form.username,
                                             displayName: form.displayName, exclude: []))
         response.setCookie(cookie)
         return response
@@ -244,11 +244,6 @@ struct PasskeysController {
             "authenticatorSelection": ["residentKey": "required", "requireResidentKey": true, "userVerification": "preferred"],
             "excludeCredentials": exclude.map { ["type": "public-key", "id": $0] },
         ]
-    }
-
-    private func json(_ object: [String: Any], status: HTTPStatus = .ok) -> Response {
-        let body = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map { Array($0) } ?? Array("{}".utf8)
-        return Response(status: status, headers: HTTPHeaders([("Content-Type", "application/json"), ("Cache-Control", "no-store")]), body: body)
     }
 }
 

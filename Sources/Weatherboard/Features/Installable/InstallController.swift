@@ -34,9 +34,7 @@ struct InstallController {
             "lang": language.rawValue, "dir": "ltr", "id": "/", "start_url": "/", "scope": "/", "display": "standalone",
             "background_color": "#ffffff", "theme_color": Self.themeColor, "icons": icons,
         ]
-        let body = try JSONSerialization.data(withJSONObject: manifest, options: [.sortedKeys, .withoutEscapingSlashes])
-        return Response(status: .ok, headers: HTTPHeaders([("Content-Type", "application/manifest+json"),
-                                                          ("Cache-Control", "public, max-age=86400")]), body: Array(body))
+        return .json(manifest, contentType: "application/manifest+json", cacheControl: "public, max-age=86400")
     }
 
     /// Served from the root so that its scope is the whole site; checked for a new version on

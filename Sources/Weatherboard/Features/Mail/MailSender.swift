@@ -21,12 +21,7 @@ final class MailSender: Sendable {
     private let pages: Pages
     private let clock: @Sendable () -> Date
     private let logger: Logger
-    private struct State {
-        var woken = false
-        var stopped = false
-        var running = false
-    }
-    private let state = ConditionLock(State())
+    private let worker: QueueWorker
 
     init(settings: Settings, database: AppDatabase, pages: Pages, clock: @escaping @Sendable () -> Date, logger: Logger) {
         self.settings = settings
@@ -34,37 +29,20 @@ final class MailSender: Sendable {
         self.pages = pages
         self.clock = clock
         self.logger = logger
+        worker = QueueWorker(pollInterval: settings.pollInterval)
     }
 
-    func start() {
-        state.withLock { $0.running = true }
-        Thread.detachNewThread { [self] in
-            while true {
-                sendDue()
-                let stop = state.wait(until: Date().addingTimeInterval(settings.pollInterval), for: { $0.woken || $0.stopped }) { state, _ in
-                    state.woken = false
-                    return state.stopped
-                }
-                if stop { break }
-            }
-            state.withLock(wake: .all) { $0.running = false }
-        }
-    }
+    func start() { worker.start { [self] in sendDue() } }
 
     /// A message was queued here: send it now rather than at the next poll.
-    func wake() {
-        state.withLock(wake: .all) { $0.woken = true }
-    }
+    func wake() { worker.wake() }
 
     /// Stops after the message being sent, if any.
-    func stop() {
-        state.withLock(wake: .all) { $0.stopped = true }
-        state.wait(until: Date().addingTimeInterval(Double(settings.relay.timeout) + 5), for: { !$0.running }) { _, _ in }
-    }
+    func stop() { worker.stop(waitingAtMost: Double(settings.relay.timeout) + 5) }
 
     /// Sends every message due now, one at a time; each failure is logged and scheduled again.
     func sendDue() {
-        while !state.withLock({ $0.stopped }) {
+        while !worker.isStopped {
             do {
                 let now = clock()
                 let (claimed, expired) = try database.write { try MailQueue.claim(now: now, claimFor: Double(settings.relay.timeout) * 2, $0) }

@@ -15,8 +15,18 @@ enum Notices {
     static func tell(_ recipient: Int64?, _ kind: NoticeKind, post postID: Int64, actor: Int64?, now: Double,
                      _ db: any SQLConnection, _ changes: ChangeLog) throws {
         guard let recipient, recipient != actor, try !blocks(recipient, actor, db) else { return }
-        try db.execute("INSERT INTO notifications (user_id, kind, post_id, actor_id, created_at) VALUES (?, ?, ?, ?, ?)",
-                       recipient, kind.rawValue, postID, actor, now)
+        // As the member chose (`NotificationChoices`): off on the site, a notice is kept read (a
+        // push still has what to say); off everywhere, nothing is written.
+        let choices = try NotificationChoices.of(recipient, db), topic = NotificationChoices.Topic(kind)
+        let onSite = choices.isOn(topic, .site), byPush = choices.isOn(topic, .push)
+        guard onSite || byPush else { return }
+        let id = try db.one("""
+            INSERT INTO notifications (user_id, kind, post_id, actor_id, created_at, read_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id
+            """, [recipient, kind.rawValue, postID, actor, now, onSite ? nil : now]) { $0.int64(0) } ?? 0
+        if byPush {
+            let at = choices.pushTime(after: Date(timeIntervalSince1970: now)).timeIntervalSince1970
+            try PushStore.enqueue(notification: id, for: recipient, now: now, notBefore: at, db)
+        }
         try changes.emit(.notice(recipient))
     }
 

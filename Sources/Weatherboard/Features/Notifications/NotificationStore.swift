@@ -5,6 +5,25 @@ struct NotificationStore: Sendable {
     let database: AppDatabase
     static let pageSize = 30
 
+    /// A notice and what it is about, for its member (`?1`): the excerpt only of what they may
+    /// read now (not a post removed or hidden since, unless it is their own hidden one);
+    /// agreement counted as it stands (people take it back).
+    static let select = """
+        SELECT n.id, n.kind, n.post_id, p.parent_id,
+               CASE WHEN n.kind = 'reaction' THEN (SELECT count(*) FROM reactions x WHERE x.post_id = n.post_id) ELSE n.people END,
+               n.created_at, n.read_at, a.username, a.display_name, c.slug, c.name_en, c.name_ko,
+               CASE WHEN p.removed_at IS NULL AND (p.hidden_at IS NULL OR p.user_id = ?1) THEN p.body ELSE '' END
+        FROM notifications n
+        JOIN posts p ON p.id = n.post_id
+        JOIN cities c ON c.id = p.city_id
+        LEFT JOIN users a ON a.id = n.actor_id
+        """
+
+    /// One notice of `userID`'s, as the list would show it (a push says the same).
+    static func notice(_ id: Int64, of userID: Int64, _ db: any SQLConnection) throws -> Notice? {
+        try db.one("\(select) WHERE n.user_id = ?1 AND n.id = ?2", [userID, id], Notice.init(row:))
+    }
+
     /// A notice with what it is about: the post (its city, the post a reply answers) and who did it.
     struct Notice {
         let id: Int64, kind: NoticeKind, postID: Int64, parentID: Int64?, people: Int, createdAt: Double, unread: Bool
@@ -13,6 +32,36 @@ struct NotificationStore: Sendable {
 
         /// The post's page (a reply's place on it).
         var href: String { PostRow.href(id: postID, parentID: parentID) }
+
+        init(row: any SQLRow) {
+            self.init(id: row.int64(0), kind: NoticeKind(rawValue: row.string(1)) ?? .reply, postID: row.int64(2),
+                      parentID: row.optionalInt64(3), people: row.int(4), createdAt: row.double(5), unread: row.isNull(6),
+                      actorUsername: row.optionalString(7), actorDisplayName: row.optionalString(8), citySlug: row.string(9),
+                      cityNameEn: row.string(10), cityNameKo: row.optionalString(11), excerpt: String(row.string(12).prefix(80)))
+        }
+
+        init(id: Int64, kind: NoticeKind, postID: Int64, parentID: Int64?, people: Int, createdAt: Double, unread: Bool,
+             actorUsername: String?, actorDisplayName: String?, citySlug: String, cityNameEn: String, cityNameKo: String?, excerpt: String) {
+            (self.id, self.kind, self.postID, self.parentID, self.people, self.createdAt, self.unread) =
+                (id, kind, postID, parentID, people, createdAt, unread)
+            (self.actorUsername, self.actorDisplayName, self.citySlug, self.cityNameEn, self.cityNameKo, self.excerpt) =
+                (actorUsername, actorDisplayName, citySlug, cityNameEn, cityNameKo, excerpt)
+        }
+
+        /// What happened, in words ("Ann replied to your post in Seoul"), as the list and a push say it.
+        func text(_ pages: Pages, _ language: Language) -> String {
+            let city = language == .ko ? (cityNameKo ?? cityNameEn) : cityNameEn
+            let who = actorDisplayName ?? pages.string("deleted_user", language)
+            return switch kind {
+            case .reply: pages.string("notice_reply", language, ["user": who, "city": city])
+            case .mention: pages.string("notice_mention", language, ["user": who, "city": city])
+            case .reaction: people == 1 ? pages.string("notice_reaction_one", language, ["city": city])
+                : pages.string("notice_reaction_many", language, ["n": String(people), "city": city])
+            case .reportDecided: pages.string("notice_report_decided", language, ["city": city])
+            case .removed: pages.string("notice_removed", language, ["city": city])
+            case .restored: pages.string("notice_restored", language, ["city": city])
+            }
+        }
     }
 
     /// A page of the member's notices, newest first, before the notice `before`, one more than a
@@ -22,23 +71,11 @@ struct NotificationStore: Sendable {
             // The excerpt only of what the member may read now (not a post removed or hidden since,
             // unless it is their own hidden one); agreement counted as it stands (people take it back).
             let notices = try db.all("""
-                SELECT n.id, n.kind, n.post_id, p.parent_id,
-                       CASE WHEN n.kind = 'reaction' THEN (SELECT count(*) FROM reactions x WHERE x.post_id = n.post_id) ELSE n.people END,
-                       n.created_at, n.read_at, a.username, a.display_name, c.slug, c.name_en, c.name_ko,
-                       CASE WHEN p.removed_at IS NULL AND (p.hidden_at IS NULL OR p.user_id = ?1) THEN p.body ELSE '' END
-                FROM notifications n
-                JOIN posts p ON p.id = n.post_id
-                JOIN cities c ON c.id = p.city_id
-                LEFT JOIN users a ON a.id = n.actor_id
+                \(Self.select)
                 WHERE n.user_id = ?1 AND n.id < ?2 AND n.created_at > ?3
                   AND (n.kind <> 'reaction' OR EXISTS (SELECT 1 FROM reactions x WHERE x.post_id = n.post_id))
                 ORDER BY n.id DESC LIMIT ?4
-                """, [userID, before ?? Int64.max, now.timeIntervalSince1970 - Notices.keptFor, Self.pageSize + 1]) { row in
-                Notice(id: row.int64(0), kind: NoticeKind(rawValue: row.string(1)) ?? .reply, postID: row.int64(2),
-                       parentID: row.optionalInt64(3), people: row.int(4), createdAt: row.double(5), unread: row.isNull(6),
-                       actorUsername: row.optionalString(7), actorDisplayName: row.optionalString(8), citySlug: row.string(9),
-                       cityNameEn: row.string(10), cityNameKo: row.optionalString(11), excerpt: String(row.string(12).prefix(80)))
-            }
+                """, [userID, before ?? Int64.max, now.timeIntervalSince1970 - Notices.keptFor, Self.pageSize + 1], Notice.init(row:))
             try db.execute("UPDATE notifications SET read_at = ? WHERE user_id = ? AND read_at IS NULL", now, userID)
             return notices
         }

@@ -15,8 +15,7 @@ struct NotificationsController {
 
     /// The unread count as JSON, for an open page told by its event stream that it changed.
     func unread(_ request: Request, _ context: AppContext) throws -> Response {
-        Response(status: .ok, headers: HTTPHeaders([("Content-Type", "application/json"), ("Cache-Control", "no-store")]),
-                 body: Array(#"{"unread":\#(context.user == nil ? 0 : context.unreadNotices)}"#.utf8))
+        .json(["unread": context.user == nil ? 0 : context.unreadNotices])
     }
 
     func list(_ request: Request, _ context: AppContext) throws -> Response {
@@ -30,18 +29,7 @@ struct NotificationsController {
         layout.currentUser?.unread = 0 // read now
         let relativeTimes = board.relativeTimes(language)
         var page = NotificationsPage(layout: layout, items: shown.map { notice in
-            let city = language == .ko ? (notice.cityNameKo ?? notice.cityNameEn) : notice.cityNameEn
-            let who = notice.actorDisplayName ?? pages.string("deleted_user", language)
-            let text: String = switch notice.kind {
-            case .reply: pages.string("notice_reply", language, ["user": who, "city": city])
-            case .mention: pages.string("notice_mention", language, ["user": who, "city": city])
-            case .reaction: notice.people == 1 ? pages.string("notice_reaction_one", language, ["city": city])
-                : pages.string("notice_reaction_many", language, ["n": String(notice.people), "city": city])
-            case .reportDecided: pages.string("notice_report_decided", language, ["city": city])
-            case .removed: pages.string("notice_removed", language, ["city": city])
-            case .restored: pages.string("notice_restored", language, ["city": city])
-            }
-            return NotificationsPage.Item(id: notice.id, kind: notice.kind.rawValue, text: text, excerpt: notice.excerpt, href: notice.href,
+            NotificationsPage.Item(id: notice.id, kind: notice.kind.rawValue, text: notice.text(pages, language), excerpt: notice.excerpt, href: notice.href,
                                           unread: notice.unread, datetime: DateFormatting.iso8601(Date(timeIntervalSince1970: notice.createdAt)),
                                           when: PostPresenter.relativeTime(Date(timeIntervalSince1970: notice.createdAt), now: now, relativeTimes))
         })

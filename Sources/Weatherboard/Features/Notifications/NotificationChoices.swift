@@ -1,0 +1,76 @@
+import Foundation
+
+/// What a member chose to hear of, and how: a topic (a group of notice kinds) on each channel,
+/// and quiet hours for pushes. Only choices that differ from `defaultOn` are stored.
+struct NotificationChoices: Sendable, Equatable {
+    enum Topic: String, CaseIterable, Sendable {
+        case replies, mentions, agreements, moderation
+
+        init(_ kind: NoticeKind) {
+            switch kind {
+            case .reply: self = .replies
+            case .mention: self = .mentions
+            case .reaction: self = .agreements
+            case .reportDecided, .removed, .restored: self = .moderation
+            }
+        }
+    }
+
+    enum Channel: String, CaseIterable, Sendable {
+        /// The list and the header's count.
+        case site
+        /// The member's browsers, with Web Push on.
+        case push
+    }
+
+    /// Everything on the site; by push, replies (the rest can wait for the list).
+    static func defaultOn(_ topic: Topic, _ channel: Channel) -> Bool { channel == .site || topic == .replies }
+
+    var enabled: [String: Bool] = [:]
+    /// Minutes after midnight; both nil: no quiet hours.
+    var quietFrom: Int?
+    var quietTo: Int?
+    var timeZone = TimeZone.gmt
+
+    func isOn(_ topic: Topic, _ channel: Channel) -> Bool {
+        enabled["\(topic.rawValue)_\(channel.rawValue)"] ?? Self.defaultOn(topic, channel)
+    }
+
+    /// When a push may go, from `now`: now, or the end of quiet hours when they hold now.
+    func pushTime(after now: Date) -> Date {
+        guard let from = quietFrom, let to = quietTo, from != to else { return now }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let parts = calendar.dateComponents([.hour, .minute], from: now)
+        let minute = (parts.hour ?? 0) * 60 + (parts.minute ?? 0)
+        let quiet = from < to ? (minute >= from && minute < to) : (minute >= from || minute < to)
+        guard quiet else { return now }
+        let wait = ((to - minute) + 1440) % 1440
+        return now.addingTimeInterval(TimeInterval(wait * 60) - TimeInterval(calendar.component(.second, from: now)))
+    }
+
+    // MARK: - Queries
+
+    static func of(_ userID: Int64, _ db: any SQLConnection) throws -> NotificationChoices {
+        var choices = try db.one("SELECT quiet_from, quiet_to, time_zone FROM users WHERE id = ?", [userID]) { row in
+            NotificationChoices(quietFrom: row.optionalInt(0), quietTo: row.optionalInt(1),
+                                timeZone: TimeZone(identifier: row.string(2)) ?? .gmt)
+        } ?? NotificationChoices()
+        for (key, on) in try db.all("SELECT topic, channel, enabled FROM notification_choices WHERE user_id = ?", [userID], {
+            ("\($0.string(0))_\($0.string(1))", $0.int(2) == 1)
+        }) { choices.enabled[key] = on }
+        return choices
+    }
+
+    func save(for userID: Int64, _ db: any SQLConnection) throws {
+        try db.execute("DELETE FROM notification_choices WHERE user_id = ?", userID)
+        for topic in Topic.allCases {
+            for channel in Channel.allCases where isOn(topic, channel) != Self.defaultOn(topic, channel) {
+                try db.execute("INSERT INTO notification_choices (user_id, topic, channel, enabled) VALUES (?, ?, ?, ?)",
+                               userID, topic.rawValue, channel.rawValue, isOn(topic, channel))
+            }
+        }
+        try db.execute("UPDATE users SET quiet_from = ?, quiet_to = ?, time_zone = ? WHERE id = ?",
+                       quietFrom, quietTo, timeZone.identifier, userID)
+    }
+}
