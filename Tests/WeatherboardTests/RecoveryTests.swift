@@ -118,6 +118,29 @@ import HTTPTestSupport
         #expect(limited.headers["Retry-After"] != nil)
     }
 
+    /// The other way back: the code signs in (every other device out) and leads to adding a
+    /// passkey, the password left as it was.
+    @Test func aCodeCanLeadToAPasskeyInstead() throws {
+        let app = try AppHarness()
+        let member = app.browser()
+        try member.signUp("keyless")
+        let codes = try Self.makeCodes(member)
+        let phone = app.browser()
+        let (_, form) = try phone.get("/login/recover")
+        #expect(form.count("//form[@action='/login/recover']//button[@name='then' and @value='passkey']") == 1)
+        let (used, _) = try phone.post("/login/recover", [("username", "keyless"), ("code", codes[0]), ("new_password", ""), ("then", "passkey")])
+        #expect(used.status == 303)
+        #expect(used.headers["Location"] == "/settings/passkeys")
+        let (_, page) = try phone.get("/settings/passkeys")
+        #expect(page.text("//div[@class='flash']")?.hasPrefix("You are back in") == true)
+        #expect(page.count("//button[@data-passkey-add]") == 1)
+        #expect(try member.get("/settings").0.headers["Location"]?.hasPrefix("/login") == true, "other devices are signed out")
+        #expect(try app.count("SELECT count(*) FROM recovery_codes") == 9)
+        let again = app.browser()
+        try again.get("/login")
+        #expect(try again.post("/login", [("username", "keyless"), ("password", "correct horse battery")]).0.status == 303, "the password stays")
+    }
+
     @Test func codesAreReadAsTheyWereMade() {
         let code = RecoveryCodes.make()
         #expect(RecoveryCodes.normalised(code.uppercased()) == RecoveryCodes.normalised(code))

@@ -277,7 +277,7 @@ public final class Application: Sendable {
                                     clientAddress: clientAddress, clock: clock).addRoutes(to: router)
         }
         RecoveryController(pages: pages, store: accounts, identity: identity, hasher: hasher, limits: configuration.limits,
-                           clientAddress: clientAddress, clock: clock).addRoutes(to: router)
+                           clientAddress: clientAddress, party: party, clock: clock).addRoutes(to: router)
         return router
     }
 

@@ -9,7 +9,7 @@ struct Flash: Equatable {
         case blocked, unblocked, reported, reportWithdrawn = "report_withdrawn", postDeleted = "post_deleted"
         case postEdited = "post_edited", postAlreadySaved = "post_already_saved", bookmarked, bookmarkLimit = "bookmark_limit", unbookmarked,
              bookmarksLeftOut = "bookmarks_left_out", settingsSaved = "settings_saved"
-        case banned, unbanned, postRemoved = "post_removed", postRestored = "post_restored", purged, welcome, recovered
+        case banned, unbanned, postRemoved = "post_removed", postRestored = "post_restored", purged, welcome, recovered, recoveredForPasskey = "recovered_for_passkey"
         case emailSent = "email_sent", emailRemoved = "email_removed", emailConfirmed = "email_confirmed", passwordReset = "password_reset"
         case passkeyAdded = "passkey_added", passkeyRemoved = "passkey_removed", pushRemoved = "push_removed"
     }

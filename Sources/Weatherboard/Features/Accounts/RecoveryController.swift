@@ -10,6 +10,7 @@ struct RecoveryController {
     let hasher: PasswordHasher
     let limits: AppConfiguration.Limits
     let clientAddress: ClientAddress
+    let party: PasskeyParty
     let clock: @Sendable () -> Date
 
     func addRoutes(to router: Router<AppContext>) {
@@ -62,7 +63,8 @@ struct RecoveryController {
     private func recoverPage(_ context: AppContext, username: String, code: String, errors: [String: String],
                              status: HTTPStatus = .ok) -> Response {
         let view = RecoverPage(layout: pages.layout(context, title: pages.string("recover_title", context.language)),
-                               username: username, code: code, error: errors["code"], passwordError: errors["new_password"])
+                               username: username, code: code, error: errors["code"], passwordError: errors["new_password"],
+                               passkeys: party.offered(to: context.request))
         var response = pages.html(context, status: status) { Templates.login_recover(view, &$0, $1) }
         response.headers.set("Cache-Control", "no-store") // it may hold a code as typed
         return response
@@ -82,20 +84,26 @@ struct RecoveryController {
         guard let user = try store.user(named: username), try store.hasRecoveryCode(code, userID: user.id) else {
             return recoverPage(context, username: username, code: "", errors: mismatch, status: .unprocessableContent)
         }
-        if let problem = Validation.password(password, username: user.username) {
-            return recoverPage(context, username: username, code: code, errors: ["new_password": pages.string(problem, language)],
-                               status: .unprocessableContent)
+        // Either a new password, or ("then=passkey") straight in to add a passkey, the password
+        // left as it was.
+        let addPasskey = form["then"] == "passkey"
+        var hash: String?
+        if !addPasskey {
+            if let problem = Validation.password(password, username: user.username) {
+                return recoverPage(context, username: username, code: code, errors: ["new_password": pages.string(problem, language)],
+                                   status: .unprocessableContent)
+            }
+            hash = try hasher.hash(password, client: clientAddress.of(request))
         }
-        let hash = try hasher.hash(password, client: clientAddress.of(request))
         // The code is used, the password set and every other session ended in one transaction;
         // a code used meanwhile by another request is refused here.
         guard let token = try store.recover(userID: user.id, code: code, passwordHash: hash, replacing: context.sessionTokenHash,
                                             sessions: identity.sessions, now: now) else {
             return recoverPage(context, username: username, code: "", errors: mismatch, status: .unprocessableContent)
         }
-        var response = Response.redirect(to: "/settings/recovery")
+        var response = Response.redirect(to: addPasskey ? "/settings/passkeys" : "/settings/recovery")
         response.setCookie(identity.sessionCookie(token))
-        context.nextFlash = Flash(.recovered)
+        context.nextFlash = Flash(addPasskey ? .recoveredForPasskey : .recovered)
         return response
     }
 }
@@ -119,11 +127,11 @@ extension AccountStore {
 
     /// Uses `code`, sets the new password, ends every session of the member and starts this
     /// browser's: the new session's token, or nil (nothing written) when the code is not theirs.
-    func recover(userID: Int64, code: String, passwordHash: String, replacing oldTokenHash: String?,
+    func recover(userID: Int64, code: String, passwordHash: String?, replacing oldTokenHash: String?,
                  sessions: SessionStore, now: Date) throws -> String? {
         try database.write { db in
             guard try RecoveryCodes.use(code, userID: userID, db) else { return nil }
-            try db.execute("UPDATE users SET password_hash = ? WHERE id = ?", passwordHash, userID)
+            if let passwordHash { try db.execute("UPDATE users SET password_hash = ? WHERE id = ?", passwordHash, userID) }
             try db.execute("DELETE FROM sessions WHERE user_id = ?", userID)
             if let oldTokenHash { try db.execute("DELETE FROM sessions WHERE token_hash = ?", oldTokenHash) }
             return try sessions.create(userID: userID, now: now, db)
@@ -157,4 +165,6 @@ struct RecoverPage {
     var code: String
     var error: String?
     var passwordError: String?
+    /// "Sign in and add a passkey instead", where passkeys work.
+    var passkeys: Bool
 }
