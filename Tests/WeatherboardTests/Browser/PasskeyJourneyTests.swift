@@ -64,6 +64,26 @@ import HTTPTestSupport
         try BrowserJourneyTests.expectCleanConsole(browser)
     }
 
+    /// Signing in with a passkey is signing in: a guest's bookmarks become the account's, and a
+    /// banned member is told why, as with a password.
+    @Test func aPasskeySignInAdoptsBookmarksAndTellsOfABan() throws {
+        guard let site = try Site() else { return }
+        let browser = site.browser
+        try Self.signUpWithAPasskey(site, "wanderer")
+        try BrowserJourneyTests.signOut(browser)
+        try browser.go(site.base + "/city/busan")
+        try browser.click("form.bookmark button")
+        try browser.wait("bookmarked as a guest", seconds: 10) { try browser.findAll("form.bookmark[action$='/delete']").count == 1 }
+        try browser.go(site.base + "/login")
+        try browser.wait("signed in from the suggestion", seconds: 15) { try browser.findAll("a.me").count == 1 }
+        #expect(try site.app.count("SELECT count(*) FROM bookmarks b JOIN users u ON u.id = b.user_id WHERE u.username = 'wanderer'") == 1)
+
+        try site.app.execute("INSERT INTO bans (user_id, reason, created_at, until) SELECT id, 'spam', 0, NULL FROM users WHERE username = 'wanderer'")
+        try BrowserJourneyTests.signOut(browser)
+        try browser.go(site.base + "/login")
+        try browser.wait("the ban is said", seconds: 15) { try browser.findAll(".ban-notice").count == 1 }
+    }
+
     @Test func aSecondPasskeyIsAddedAndOneRemovedButNeverTheLastWayIn() throws {
         guard let site = try Site() else { return }
         let browser = site.browser

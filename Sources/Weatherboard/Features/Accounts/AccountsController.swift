@@ -190,19 +190,25 @@ struct AccountsController {
         let user = found.user
         let token = try store.signIn(userID: user.id, replacing: context.sessionTokenHash, language: context.language,
                                      sessions: identity.sessions, now: now)
-        // A banned person may sign in to read; the sign-in page tells them why and until when.
-        if let ban = try store.activeBan(userID: user.id, now: now) {
+        return try signedIn(userID: user.id, username: username, token: token, next: next, request, context)
+    }
+
+    /// The answer once a session is made, with a password or a passkey: the way on, the guest's
+    /// bookmarks adopted; a banned person may sign in to read, and the sign-in page tells them
+    /// why and until when.
+    func signedIn(userID: Int64, username: String, token: String, next: String, _ request: Request, _ context: AppContext) throws -> Response {
+        if let ban = try store.activeBan(userID: userID, now: clock()) {
             let view = SignInPage(layout: pages.layout(context, title: pages.string("sign_in", context.language)),
                                   banNotice: ban.notice(pages, context.language), continueHref: next, next: next,
                                   signUpHref: Self.address("/signup", keeping: next), username: username, mailEnabled: mail != nil,
-                              passkeys: party.offered(to: context.request))
+                                  passkeys: party.offered(to: context.request))
             var response = pages.html(context) { Templates.login(view, &$0, $1) }
             response.setCookie(identity.sessionCookie(token))
             return response
         }
         var response = Response.redirect(to: Self.landing(next))
         response.setCookie(identity.sessionCookie(token))
-        if try bookmarks.adoptGuestBookmarks(request, userID: user.id, into: &response) > 0 {
+        if try bookmarks.adoptGuestBookmarks(request, userID: userID, into: &response) > 0 {
             context.nextFlash = Flash(.bookmarksLeftOut)
         }
         return response

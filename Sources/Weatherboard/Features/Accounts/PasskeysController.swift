@@ -150,8 +150,8 @@ struct PasskeysController {
             return (key.userID, try identity.sessions.create(userID: key.userID, now: now, db))
         }
         guard let signedIn else { return refused() }
-        var response = Response.redirect(to: AccountsController.landing(next))
-        response.setCookie(identity.sessionCookie(signedIn.token))
+        let username = try store.database.readStatement { try User.find(id: signedIn.userID, $0) }?.username ?? ""
+        var response = try accounts.signedIn(userID: signedIn.userID, username: username, token: signedIn.token, next: next, request, context)
         response.setCookie(.expired(Self.ceremonyCookie))
         return response
     }
