@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import HTTPServer
+import Logging
 @testable import Weatherboard
 
 func fixture(_ name: String, _ ext: String) -> [UInt8] {
@@ -50,6 +51,29 @@ func fixture(_ name: String, _ ext: String) -> [UInt8] {
         let provider = KMAProvider(serviceKey: "k")
         #expect(provider.covers(seoul))
         #expect(!provider.covers(CityIndexTests.index.city(slug: "tokyo")!))
+    }
+
+    /// Issue 39 #5: yesterday's run missing (NO_DATA) is no failure and says nothing; yesterday's
+    /// request failing otherwise leaves the forecast without it and is logged, never swallowed.
+    @Test(arguments: [("kma-no-data", false), ("kma-key-error", true)])
+    func yesterdayFailingIsLoggedUnlessItIsOnlyGone(_ answer: String, logged: Bool) throws {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.eventLoops = 1
+        let stub = Server(configuration: configuration) { request in
+            let yesterday = (request.query ?? "").contains("base_time=0200")
+            return Response(headers: HTTPHeaders([("Content-Type", "application/xml")]),
+                            body: fixture(yesterday ? answer : "kma-seoul", "xml"))
+        }
+        try stub.start()
+        defer { stub.shutdown(); stub.wait() }
+        let log = CapturedLog()
+        let provider = KMAProvider(baseURL: "http://127.0.0.1:\(stub.port)", serviceKey: "SECRET-KEY", timeout: 2,
+                                   logger: Logger(label: "test") { _ in CapturedLog.Handler(log: log) })
+        let forecast = try provider.forecast(for: seoul, now: AppHarness.fixedNow)
+        #expect(forecast.day("2026-11-23")?.high == 8, "today onwards is there either way")
+        #expect(log.lines.contains { $0.contains("kma: yesterday's run for seoul not read") } == logged, "\(log.lines)")
+        #expect(!log.lines.contains { $0.contains("SECRET-KEY") })
     }
 
     @Test func fetchesTheScheduledRunsOverHTTPAndKeepsTheKeyOutOfErrors() throws {

@@ -58,7 +58,7 @@ public final class Application: Sendable {
             connections: configuration.poolSize,
             timeouts: configuration.databaseTimeouts, metrics: metrics.factory)
         for name in appliedMigrations { logger.notice("applied migration \(name)") }
-        let providers = try Application.makeProviders(configuration)
+        let providers = try Application.makeProviders(configuration, logger: logger)
         pages = Pages(renderer: try Renderer(templatesDirectory: configuration.templatesDirectory),
                       weatherSources: Set(providers.map(\.id)))
         try RegionNames.check()
@@ -176,7 +176,7 @@ public final class Application: Sendable {
         }
     }
 
-    static func makeProviders(_ configuration: AppConfiguration) throws -> [WeatherProvider] {
+    static func makeProviders(_ configuration: AppConfiguration, logger: Logger? = nil) throws -> [WeatherProvider] {
         var names = configuration.weatherProviders
         if configuration.kmaKey != nil && !names.contains("kma") { names.insert("kma", at: 0) }
         return try names.map { name -> WeatherProvider in
@@ -185,7 +185,7 @@ public final class Application: Sendable {
             case "demo": return DemoProvider()
             case "kma":
                 guard let key = configuration.kmaKey else { throw StartupError("the kma provider needs WEATHERBOARD_KMA_KEY") }
-                return KMAProvider(baseURL: configuration.kmaURL, serviceKey: key)
+                return KMAProvider(baseURL: configuration.kmaURL, serviceKey: key, logger: logger)
             default: throw StartupError("unknown weather provider '\(name)' (known: kma, open-meteo, demo)")
             }
         }

@@ -99,20 +99,26 @@ public struct UpstreamError: Error, CustomStringConvertible {
     /// The answer for this one place was unusable (nulls, a wrong zone, a 4xx, bad format),
     /// while the provider itself answered: not a reason to stop asking it for other cities.
     public let isAboutTheAnswer: Bool
+    /// The provider's own code for what was wrong with the answer, when it gave one.
+    public let resultCode: String?
 
     /// The provider is failing (network, timeout, 5xx, refused key): its breaker opens.
     public init(_ description: String) {
         self.description = description
         isAboutTheAnswer = false
+        resultCode = nil
     }
 
-    private init(answer description: String) {
+    private init(answer description: String, resultCode: String?) {
         self.description = description
         isAboutTheAnswer = true
+        self.resultCode = resultCode
     }
 
     /// This place's answer is unusable; other places may be fine.
-    public static func answer(_ description: String) -> UpstreamError { UpstreamError(answer: description) }
+    public static func answer(_ description: String, resultCode: String? = nil) -> UpstreamError {
+        UpstreamError(answer: description, resultCode: resultCode)
+    }
 }
 
 /// Local calendar dates of a city.

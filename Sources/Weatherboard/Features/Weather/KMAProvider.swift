@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// The Korea Meteorological Administration's short-range forecast (단기예보,
 /// `VilageFcstInfoService_2.0/getVilageFcst`) for Korean cities, by KMA grid cell. Answers are
@@ -10,13 +11,19 @@ public struct KMAProvider: WeatherProvider {
     let baseURL: String
     let serviceKey: String
     let timeout: TimeInterval
+    /// Where a failure that does not fail the forecast is told (yesterday's run not read).
+    let logger: Logger?
     static let korea = TimeZone(identifier: "Asia/Seoul")!
 
-    public init(baseURL: String = "https://apis.data.go.kr", serviceKey: String, timeout: TimeInterval = 3) {
+    public init(baseURL: String = "https://apis.data.go.kr", serviceKey: String, timeout: TimeInterval = 3, logger: Logger? = nil) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.serviceKey = serviceKey
         self.timeout = timeout
+        self.logger = logger
     }
+
+    /// The service's result code for "nothing for this request" (a run it no longer keeps).
+    static let noData = "03"
 
     public func covers(_ city: City) -> Bool { city.kmaNx != nil && city.kmaNy != nil }
 
@@ -48,8 +55,18 @@ public struct KMAProvider: WeatherProvider {
         guard covers(city) else { throw UpstreamError("kma: \(city.slug) has no KMA grid cell") }
         let latest = try items(city, run: Self.latestRun(at: now))
         let yesterdayRun = (LocalCalendar(Self.korea).dateString(now, offset: -1).replacingOccurrences(of: "-", with: ""), "0200")
-        // Yesterday is a bonus: the service keeps runs for about a day, so its absence is no failure.
-        let earlier = (try? items(city, run: yesterdayRun)) ?? []
+        // Yesterday is a bonus: the service keeps runs for about a day, so its absence (NO_DATA) is
+        // no failure. Anything else (the network, the gateway) leaves the forecast without
+        // yesterday, and is logged: an operator must see a failing service.
+        let earlier: [Item]
+        do {
+            earlier = try items(city, run: yesterdayRun)
+        } catch let error as UpstreamError where error.resultCode == Self.noData {
+            earlier = []
+        } catch {
+            logger?.warning("kma: yesterday's run for \(city.slug) not read, the forecast goes without it: \(LogText.oneLine(String(describing: error)))")
+            earlier = []
+        }
         return Self.forecast(from: earlier + latest, now: now, city: city)
     }
 
@@ -79,7 +96,7 @@ public struct KMAProvider: WeatherProvider {
         guard code == "00" else {
             // A result code (e.g. NO_DATA for this grid cell) is about this request; the gateway's
             // envelope (a refused key) above is about the service.
-            throw UpstreamError.answer("kma error \(code): \(document.text("/response/header/resultMsg") ?? "")")
+            throw UpstreamError.answer("kma error \(code): \(document.text("/response/header/resultMsg") ?? "")", resultCode: code)
         }
         var items: [Item] = []
         // Each field is read with one XPath query, in document order; an item lacking a field
