@@ -313,3 +313,16 @@ import HTTPTestSupport
         #expect(board.text("//article[@class='post']//p[@class='post-body']") == "Heidi was here")
     }
 }
+
+/// A wait or a span in words never traps, whatever the number (a stored time, a clock moved).
+struct SpanWordsTests {
+    @Test func spansInWordsTakeAnyNumber() throws {
+        let app = try AppHarness()
+        let pages = app.application.pages
+        #expect(pages.span(3000, .en) == "50 min")
+        #expect(pages.span(.nan, .en) == "1 min")
+        #expect(pages.span(-5, .en) == "1 min")
+        #expect(pages.span(.infinity, .en).hasSuffix("days"))
+        #expect(pages.span(7200, .ko) == "2시간")
+    }
+}

@@ -59,11 +59,11 @@ public struct Pages: Sendable {
     /// A length of time in words, rounded to the unit that reads naturally ("3 min", "2 h",
     /// "4 days"), cut down to the unit; never less than a minute.
     func span(_ seconds: Double, _ language: Language) -> String {
-        // Clamped before the conversions: a span from stored times cannot trap.
-        let span = min(1e12, max(0, seconds))
-        return span < 3600 ? string("span_minutes", language, ["n": String(max(1, Int(span / 60)))])
-            : span < 172_800 ? string("span_hours", language, ["n": String(Int(span / 3600))])
-            : string("span_days", language, ["n": String(Int(span / 86_400))])
+        // Whole seconds first (clamped, NaN as 0): a span from stored times cannot trap.
+        let span = max(0, Int(clampedSeconds: seconds))
+        return span < 3600 ? string("span_minutes", language, ["n": String(max(1, span / 60))])
+            : span < 172_800 ? string("span_hours", language, ["n": String(span / 3600)])
+            : string("span_days", language, ["n": String(span / 86_400)])
     }
 
     /// The string for `key` cut at one placeholder (see `Localization.split`).

@@ -69,7 +69,7 @@ final class MailSender: Sendable {
             logger.info("mail: sent message \(mail.id) (\(mail.kind.rawValue))")
         } catch {
             let wait = min(900, settings.retryBase * pow(2, Double(max(0, mail.attempts - 1))))
-            logger.warning("mail: message \(mail.id) (\(mail.kind.rawValue)) not sent, attempt \(mail.attempts), again in \(Int(wait)) s: \(LogText.oneLine(String(describing: error)))")
+            logger.warning("mail: message \(mail.id) (\(mail.kind.rawValue)) not sent, attempt \(mail.attempts), again in \(Int(clampedSeconds: wait)) s: \(LogText.oneLine(String(describing: error)))")
             do {
                 try database.write { try MailQueue.failed(mail.id, retryAt: clock().addingTimeInterval(wait), $0) }
             } catch {

@@ -111,7 +111,7 @@ final class PushSender: Sendable {
     private func later(_ due: Due, _ retryAfter: Int?, because reason: String) throws {
         let backoff = min(900, settings.retryBase * pow(2, Double(max(0, due.attempts - 1))))
         let wait = retryAfter.map(Double.init) ?? backoff // the service's own word, when it gives one
-        logger.warning("push: push \(due.id) not delivered, attempt \(due.attempts), again in \(Int(wait)) s: \(LogText.oneLine(reason))")
+        logger.warning("push: push \(due.id) not delivered, attempt \(due.attempts), again in \(Int(clampedSeconds: wait)) s: \(LogText.oneLine(reason))")
         try store.retry(due.id, at: clock().addingTimeInterval(wait))
     }
 
