@@ -186,4 +186,29 @@ import Testing
         #expect(pages.value == [true, true])
         #expect(stub.hits == 1, "one node fetched; the other waited for its answer in the shared cache")
     }
+
+    /// Issue 41 #2: both nodes check the window; the member is told, and pushed to, once.
+    @Test func twoNodesTellARainAlertOnce() throws {
+        guard TestSubscriber.available() else { return }
+        let stub = try UpstreamStub()
+        stub.mode = try RainAlertTests.rainy(17..<20)
+        let service = try PushServiceStandIn()
+        guard let (a, b, drop) = try Self.twoNodes(configure: { configuration in
+            configuration.weatherProviders = ["open-meteo"]
+            configuration.openMeteoURL = stub.url
+            configuration.rainAlertInterval = 0.05
+            configuration.pushContact = "mailto:ops@example.org"
+            configuration.pushExtraOrigins = [service.origin]
+            configuration.pushPollInterval = 0.1
+        }) else { return }
+        defer { drop() }
+        let member = try RainAlertTests.member(a, "both_nodes")
+        #expect(try member.json("POST", "/push/subscriptions", TestSubscriber().json(endpoint: service.endpoint("phone"))).status == 201)
+        // Both nodes reach 16:00 in Seoul together.
+        for node in [a, b] { node.clock.advance(75 * 60) }
+        try waitUntil("the push", timeout: 20) { service.receivedFor("phone").count == 1 }
+        Thread.sleep(forTimeInterval: 1.5)
+        #expect(service.receivedFor("phone").count == 1)
+        #expect(try a.count("SELECT count(*) FROM notifications WHERE kind = 'rain'") == 1)
+    }
 }

@@ -75,6 +75,33 @@ import Testing
         #expect(try database.read { try $0.integer("SELECT count(*) FROM moderation_log WHERE reason = 'spam'") } == 1)
     }
 
+    /// 0018 rebuilds `notifications` on SQLite (a notice may be about a rain alert, not a post):
+    /// the notices and the pushes waiting for them are all still there, and still tied.
+    @Test func rainAlertsMigrationKeepsNoticesAndTheirPushes() throws {
+        let shipped = AppConfiguration.repositoryFolder("Migrations")
+        let before = folder + "/upto17/" + engine.rawValue
+        try FileManager.default.createDirectory(atPath: before, withIntermediateDirectories: true)
+        for file in try Migrations.files(in: shipped + "/" + engine.rawValue) where file < "0018" {
+            try FileManager.default.copyItem(atPath: shipped + "/\(engine.rawValue)/" + file, toPath: before + "/" + file)
+        }
+        let (old, _) = try AppDatabase.open(location, migrationsDirectory: folder + "/upto17")
+        try old.write { db in
+            try db.execute("INSERT INTO cities (id, slug, name_en, country, latitude, longitude, timezone) VALUES (1, 'x', 'X', 'KR', 37, 127, 'Asia/Seoul')")
+            try db.execute("INSERT INTO users (id, username, username_key, display_name, password_hash, created_at) VALUES (1, 'ann', 'ann', 'Ann', 'h', 0)")
+            try db.execute("INSERT INTO posts (id, city_id, user_id, body, created_at) VALUES (1, 1, 1, 'Fog', 0)")
+            try db.execute("INSERT INTO notifications (id, user_id, kind, post_id, created_at) VALUES (7, 1, 'reply', 1, 0)")
+            try db.execute("INSERT INTO push_subscriptions (id, user_id, endpoint, p256dh, auth, browser, created_at) VALUES (1, 1, 'https://e', 'k', 'a', 'b', 0)")
+            try db.execute("INSERT INTO push_queue (subscription_id, notification_id, created_at, expires_at, next_attempt_at) VALUES (1, 7, 0, 1, 0)")
+        }
+        try old.close()
+        let (database, applied) = try AppDatabase.open(location, migrationsDirectory: shipped)
+        #expect(applied.contains("0018_rain_alerts"))
+        #expect(try database.read { try $0.integer("SELECT count(*) FROM notifications WHERE id = 7 AND post_id = 1 AND alert_id IS NULL") } == 1)
+        #expect(try database.read { try $0.integer("SELECT count(*) FROM push_queue WHERE notification_id = 7") } == 1)
+        try database.write { try $0.execute("DELETE FROM posts WHERE id = 1") }
+        #expect(try database.read { try $0.integer("SELECT count(*) FROM push_queue") } == 0, "the cascade still runs from posts to pushes")
+    }
+
     /// Both engines' migrations are numbered alike: the same files, the same meaning.
     @Test func bothEnginesHaveTheSameMigrations() throws {
         let sqlite = try Migrations.files(in: AppConfiguration.repositoryFolder("Migrations/sqlite"))

@@ -265,6 +265,20 @@ extension AppHarness {
             SELECT 'a digest', id, 'verify', 'loud2@example.org', 0, 1e12 FROM users WHERE username = 'loud'
             """)
 
+        // A rain window on the reporter's bookmark of Seoul, and what one of its days was told.
+        try execute("""
+            INSERT INTO rain_windows (user_id, city_id, days, start_minute, end_minute, lead_minutes, created_at)
+            SELECT user_id, city_id, 'weekdays', 420, 540, 60, 1.5 FROM bookmarks LIMIT 1
+            """)
+        try execute("""
+            INSERT INTO rain_alerts (window_id, day, state, kind, spell_from, spell_to, stops_at, told_at)
+            SELECT id, '2026-11-23', 'cleared', 'snow', '2026-11-23T07:00', '2026-11-23T09:00', NULL, 2.5 FROM rain_windows
+            """)
+        try execute("""
+            INSERT INTO notifications (user_id, kind, alert_id, created_at)
+            SELECT w.user_id, 'rain_cleared', a.id, 3.5 FROM rain_alerts a JOIN rain_windows w ON w.id = a.window_id
+            """)
+
         let empty = try application.database.read { db in
             try Schema.tableNames(db).filter { try db.integer("SELECT count(*) FROM \($0)") == 0 }
         }

@@ -50,6 +50,7 @@ import Testing
             "day_": ["yesterday", "today", "tomorrow"], "tomorrow_": ["compare_warmer", "compare_colder", "compare_same"],
             "precip_": ["rain", "snow", "mixed"],
             "choice_": NotificationChoices.Topic.allCases.map(\.rawValue),
+            "rain_days_": RainWindow.Days.allCases.map(\.rawValue),
             // named through `key` properties and `compassKey`, checked here all the same
             "air_": AirQualityBand.allCases.map(\.rawValue), "uv_": UVBand.allCases.map(\.rawValue),
             "wind_": ["n", "ne", "e", "se", "s", "sw", "w", "nw"],

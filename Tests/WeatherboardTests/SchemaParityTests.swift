@@ -97,9 +97,10 @@ import Testing
                 }
                 try db.forEachRow("""
                     SELECT a.attname, ft.relname, fa.attname, c.confdeltype FROM pg_constraint c
-                    JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
+                    CROSS JOIN LATERAL unnest(c.conkey, c.confkey) AS k(col, fcol)
+                    JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.col
                     JOIN pg_class ft ON ft.oid = c.confrelid
-                    JOIN pg_attribute fa ON fa.attrelid = c.confrelid AND fa.attnum = c.confkey[1]
+                    JOIN pg_attribute fa ON fa.attrelid = c.confrelid AND fa.attnum = k.fcol
                     WHERE c.conrelid = $1::regclass AND c.contype = 'f'
                     """, [.text(table)]) { row in
                     let action = ["a": "no action", "r": "restrict", "c": "cascade", "n": "set null", "d": "set default"][row.string(3)] ?? row.string(3)

@@ -42,6 +42,8 @@ public final class Application: Sendable {
     let mail: MailSender?
     /// The push queue's sender, with a contact configured (`--push-contact`).
     let push: PushSender?
+    /// Rain alerts, set against forecasts on every node.
+    let rainAlerts: RainAlerts
     /// The port listened on, once started (`--port 0` picks one): passkeys' origin without `--public-url`.
     private let boundPort = BoundPort()
     let logger: Logger
@@ -94,6 +96,8 @@ public final class Application: Sendable {
             case .city, .post, .everything, .notice: break
             }
         }
+        rainAlerts = RainAlerts(database: database, weather: weather, cities: cities, interval: configuration.rainAlertInterval,
+                                clock: configuration.clock, logger: logger)
         boardSnapshots = database.dialect == .sqlite && configuration.pageCaches ? BoardSnapshots(versions: pageVersions) : nil
         weatherParts = WeatherFragments(enabled: configuration.pageCaches)
         boards = BoardCache(enabled: configuration.pageCaches)
@@ -267,6 +271,7 @@ public final class Application: Sendable {
         PasskeysController(pages: pages, store: accounts, identity: identity, accounts: accountsController, party: party,
                            limits: configuration.limits, clientAddress: clientAddress, logger: logger, clock: clock).addRoutes(to: router)
         NotificationSettingsController(pages: pages, database: database, pushEnabled: push != nil).addRoutes(to: router)
+        RainAlertsController(pages: pages, database: database, cities: cities, clock: clock).addRoutes(to: router)
         if let push {
             PushController(pages: pages, store: PushStore(database: database), sender: push, clock: clock).addRoutes(to: router)
         }
@@ -287,6 +292,7 @@ public final class Application: Sendable {
         boundPort.port = server.port
         mail?.start()
         push?.start()
+        rainAlerts.start()
     }
 
     /// The mail sender for `--smtp-url`, or nil without one; a relay without a sender address or
@@ -318,6 +324,7 @@ public final class Application: Sendable {
     public func close() {
         mail?.stop()
         push?.stop()
+        rainAlerts.stop()
         health.stop()
         live.stopTicking()
         changeFeed?.stop()

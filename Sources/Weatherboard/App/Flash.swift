@@ -12,6 +12,7 @@ struct Flash: Equatable {
         case banned, unbanned, postRemoved = "post_removed", postRestored = "post_restored", purged, welcome, recovered, recoveredForPasskey = "recovered_for_passkey"
         case emailSent = "email_sent", emailRemoved = "email_removed", emailConfirmed = "email_confirmed", passwordReset = "password_reset"
         case passkeyAdded = "passkey_added", passkeyRemoved = "passkey_removed", pushRemoved = "push_removed"
+        case rainWindowAdded = "rain_window_added", rainWindowRemoved = "rain_window_removed"
     }
 
     let kind: Kind

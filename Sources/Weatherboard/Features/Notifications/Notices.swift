@@ -4,6 +4,8 @@ import Foundation
 enum NoticeKind: String, CaseIterable {
     case reply, mention, reaction
     case reportDecided = "report_decided", removed, restored
+    /// Rain likely in one of the member's windows, and that it no longer is.
+    case rain, rainCleared = "rain_cleared"
 }
 
 /// Writing notices, always inside the transaction of what caused them (a reply, a reaction, a
@@ -15,17 +17,32 @@ enum Notices {
     static func tell(_ recipient: Int64?, _ kind: NoticeKind, post postID: Int64, actor: Int64?, now: Double,
                      _ db: any SQLConnection, _ changes: ChangeLog) throws {
         guard let recipient, recipient != actor, try !blocks(recipient, actor, db) else { return }
+        try write(recipient, kind, post: postID, alert: nil, actor: actor, now: now, pushUntil: nil, db, changes)
+    }
+
+    /// Tells a member of a rain alert (`.rain`, `.rainCleared`); a push goes only before
+    /// `pushUntil`, the window's end (quiet hours that last past it hold it for good).
+    static func tell(_ recipient: Int64, _ kind: NoticeKind, alert alertID: Int64, pushUntil: Double, now: Double,
+                     _ db: any SQLConnection, _ changes: ChangeLog) throws {
+        try write(recipient, kind, post: nil, alert: alertID, actor: nil, now: now, pushUntil: pushUntil, db, changes)
+    }
+
+    private static func write(_ recipient: Int64, _ kind: NoticeKind, post postID: Int64?, alert alertID: Int64?, actor: Int64?,
+                              now: Double, pushUntil: Double?, _ db: any SQLConnection, _ changes: ChangeLog) throws {
         // As the member chose (`NotificationChoices`): off on the site, a notice is kept read (a
         // push still has what to say); off everywhere, nothing is written.
         let choices = try NotificationChoices.of(recipient, db), topic = NotificationChoices.Topic(kind)
-        let onSite = choices.isOn(topic, .site), byPush = choices.isOn(topic, .push)
+        let onSite = choices.isOn(topic, .site)
+        let pushAt = choices.pushTime(after: Date(timeIntervalSince1970: now)).timeIntervalSince1970
+        let byPush = choices.isOn(topic, .push) && pushAt < (pushUntil ?? .infinity)
         guard onSite || byPush else { return }
         let id = try db.one("""
-            INSERT INTO notifications (user_id, kind, post_id, actor_id, created_at, read_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id
-            """, [recipient, kind.rawValue, postID, actor, now, onSite ? nil : now]) { $0.int64(0) } ?? 0
+            INSERT INTO notifications (user_id, kind, post_id, alert_id, actor_id, created_at, read_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+            RETURNING id
+            """, [recipient, kind.rawValue, postID, alertID, actor, now, onSite ? nil : now]) { $0.int64(0) } ?? 0
         if byPush {
-            let at = choices.pushTime(after: Date(timeIntervalSince1970: now)).timeIntervalSince1970
-            try PushStore.enqueue(notification: id, for: recipient, now: now, notBefore: at, db)
+            try PushStore.enqueue(notification: id, for: recipient, now: now, notBefore: pushAt,
+                                  expires: pushUntil ?? pushAt + PushStore.keptFor, db)
         }
         try changes.emit(.notice(recipient))
     }

@@ -4,10 +4,11 @@ import Foundation
 /// and quiet hours for pushes. Only choices that differ from `defaultOn` are stored.
 struct NotificationChoices: Sendable, Equatable {
     enum Topic: String, CaseIterable, Sendable {
-        case replies, mentions, agreements, moderation
+        case replies, mentions, agreements, moderation, rain
 
         init(_ kind: NoticeKind) {
             switch kind {
+            case .rain, .rainCleared: self = .rain
             case .reply: self = .replies
             case .mention: self = .mentions
             case .reaction: self = .agreements
@@ -23,8 +24,8 @@ struct NotificationChoices: Sendable, Equatable {
         case push
     }
 
-    /// Everything on the site; by push, replies (the rest can wait for the list).
-    static func defaultOn(_ topic: Topic, _ channel: Channel) -> Bool { channel == .site || topic == .replies }
+    /// Everything on the site; by push, replies and rain alerts (the rest can wait for the list).
+    static func defaultOn(_ topic: Topic, _ channel: Channel) -> Bool { channel == .site || topic == .replies || topic == .rain }
 
     var enabled: [String: Bool] = [:]
     /// Minutes after midnight; both nil: no quiet hours.

@@ -7,15 +7,18 @@ struct NotificationStore: Sendable {
 
     /// A notice and what it is about, for its member (`?1`): the excerpt only of what they may
     /// read now (not a post removed or hidden since, unless it is their own hidden one);
-    /// agreement counted as it stands (people take it back).
+    /// agreement counted as it stands (people take it back); a rain alert's spell.
     static let select = """
-        SELECT n.id, n.kind, n.post_id, p.parent_id,
+        SELECT n.id, n.kind, coalesce(n.post_id, 0), p.parent_id,
                CASE WHEN n.kind = 'reaction' THEN (SELECT count(*) FROM reactions x WHERE x.post_id = n.post_id) ELSE n.people END,
                n.created_at, n.read_at, a.username, a.display_name, c.slug, c.name_en, c.name_ko,
-               CASE WHEN p.removed_at IS NULL AND (p.hidden_at IS NULL OR p.user_id = ?1) THEN p.body ELSE '' END
+               CASE WHEN p.id IS NOT NULL AND p.removed_at IS NULL AND (p.hidden_at IS NULL OR p.user_id = ?1) THEN p.body ELSE '' END,
+               r.kind, r.spell_from, r.spell_to, r.stops_at
         FROM notifications n
-        JOIN posts p ON p.id = n.post_id
-        JOIN cities c ON c.id = p.city_id
+        LEFT JOIN posts p ON p.id = n.post_id
+        LEFT JOIN rain_alerts r ON r.id = n.alert_id
+        LEFT JOIN rain_windows w ON w.id = r.window_id
+        JOIN cities c ON c.id = coalesce(p.city_id, w.city_id)
         LEFT JOIN users a ON a.id = n.actor_id
         """
 
@@ -24,28 +27,36 @@ struct NotificationStore: Sendable {
         try db.one("\(select) WHERE n.user_id = ?1 AND n.id = ?2", [userID, id], Notice.init(row:))
     }
 
-    /// A notice with what it is about: the post (its city, the post a reply answers) and who did it.
+    /// A notice with what it is about: the post (its city, the post a reply answers) and who
+    /// did it, or the rain alert.
     struct Notice {
         let id: Int64, kind: NoticeKind, postID: Int64, parentID: Int64?, people: Int, createdAt: Double, unread: Bool
         let actorUsername: String?, actorDisplayName: String?, citySlug: String, cityNameEn: String, cityNameKo: String?
         let excerpt: String
+        /// A rain alert's: the likely time in the window and when the spell stops.
+        var rain: RainInWindow?
 
-        /// The post's page (a reply's place on it).
-        var href: String { PostRow.href(id: postID, parentID: parentID) }
+        /// The post's page (a reply's place on it), or the city's for a rain alert.
+        var href: String { rain == nil ? PostRow.href(id: postID, parentID: parentID) : "/city/" + citySlug }
 
         init(row: any SQLRow) {
-            self.init(id: row.int64(0), kind: NoticeKind(rawValue: row.string(1)) ?? .reply, postID: row.int64(2),
-                      parentID: row.optionalInt64(3), people: row.int(4), createdAt: row.double(5), unread: row.isNull(6),
-                      actorUsername: row.optionalString(7), actorDisplayName: row.optionalString(8), citySlug: row.string(9),
-                      cityNameEn: row.string(10), cityNameKo: row.optionalString(11), excerpt: String(row.string(12).prefix(80)))
-        }
-
-        init(id: Int64, kind: NoticeKind, postID: Int64, parentID: Int64?, people: Int, createdAt: Double, unread: Bool,
-             actorUsername: String?, actorDisplayName: String?, citySlug: String, cityNameEn: String, cityNameKo: String?, excerpt: String) {
-            (self.id, self.kind, self.postID, self.parentID, self.people, self.createdAt, self.unread) =
-                (id, kind, postID, parentID, people, createdAt, unread)
-            (self.actorUsername, self.actorDisplayName, self.citySlug, self.cityNameEn, self.cityNameKo, self.excerpt) =
-                (actorUsername, actorDisplayName, citySlug, cityNameEn, cityNameKo, excerpt)
+            id = row.int64(0)
+            kind = NoticeKind(rawValue: row.string(1)) ?? .reply
+            postID = row.int64(2)
+            parentID = row.optionalInt64(3)
+            people = row.int(4)
+            createdAt = row.double(5)
+            unread = row.isNull(6)
+            actorUsername = row.optionalString(7)
+            actorDisplayName = row.optionalString(8)
+            citySlug = row.string(9)
+            cityNameEn = row.string(10)
+            cityNameKo = row.optionalString(11)
+            excerpt = String(row.string(12).prefix(80))
+            if let kind = row.optionalString(13) {
+                rain = RainInWindow(from: row.string(14), to: row.string(15), stopsAt: row.optionalString(16),
+                                    kind: RainOutlook.Kind(rawValue: kind) ?? .rain)
+            }
         }
 
         /// What happened, in words ("Ann replied to your post in Seoul"), as the list and a push say it.
@@ -60,6 +71,7 @@ struct NotificationStore: Sendable {
             case .reportDecided: pages.string("notice_report_decided", language, ["city": city])
             case .removed: pages.string("notice_removed", language, ["city": city])
             case .restored: pages.string("notice_restored", language, ["city": city])
+            case .rain, .rainCleared: rain.map { $0.sentence(kind == .rainCleared, city: city, pages, language) } ?? ""
             }
         }
     }

@@ -18,7 +18,8 @@ struct PushStore: Sendable {
 
     /// At most this many browsers a member; a new one past it replaces the longest unused.
     static let subscriptionsPerMember = 10
-    /// A push not delivered within a day is no longer worth it (the notice is on the site).
+    /// A push not delivered within a day is no longer worth it (the notice is on the site); a
+    /// rain alert's, past its window.
     static let keptFor: TimeInterval = 86_400
 
     /// The site's key pair, made by whichever node asks first (every node then signs alike).
@@ -72,12 +73,13 @@ struct PushStore: Sendable {
     }
 
     /// A notice to push to every browser of its member (inside the transaction that tells it),
-    /// not before `notBefore` (the end of their quiet hours), and worth it for a day after.
-    static func enqueue(notification: Int64, for userID: Int64, now: Double, notBefore: Double, _ db: any SQLConnection) throws {
+    /// not before `notBefore` (the end of their quiet hours), and worth it until `expires`.
+    static func enqueue(notification: Int64, for userID: Int64, now: Double, notBefore: Double, expires: Double,
+                        _ db: any SQLConnection) throws {
         try db.execute("""
             INSERT INTO push_queue (subscription_id, notification_id, created_at, expires_at, next_attempt_at)
             SELECT id, ?, ?, ?, ? FROM push_subscriptions WHERE user_id = ?
-            """, notification, now, notBefore + keptFor, notBefore, userID)
+            """, notification, now, expires, notBefore, userID)
     }
 
     /// A push claimed to send now: its subscription, the notice and its member.
