@@ -214,3 +214,17 @@ import HTTPTestSupport
         #expect(RainInWindow.hourAfter("2026-12-31T23:00") == "2027-01-01T00:00")
     }
 }
+
+extension RainAlertTests {
+    /// An answer whose times the calendar cannot read ends nothing and loops nowhere.
+    @Test func timesThatAreNotTimesEndTheSpell() throws {
+        let zone = Self.seoul.timeZone
+        let window = RainWindow(id: 1, userID: 1, cityID: 1, days: .daily, start: 0, end: 1439, lead: 0)
+        let occurrence = try #require(window.occurrences(at: AppHarness.fixedNow, in: zone).first)
+        let odd = ["2026-11-22T23:00", "2026-11-2xT23:00", "2026-11-22T99:00", "2026-11-22T15:00"].map {
+            Forecast.Hour(time: $0, temperature: nil, apparentTemperature: nil, precipitationProbability: 90, weatherCode: 61, humidity: nil)
+        }
+        let rain = RainInWindow(odd, occurrence, now: AppHarness.fixedNow, in: zone)
+        #expect(rain?.from == "2026-11-22T15:00" && rain?.stopsAt == nil)
+    }
+}

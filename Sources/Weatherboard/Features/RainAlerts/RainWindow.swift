@@ -121,9 +121,14 @@ struct RainInWindow: Equatable {
         to = min(lastEnd, windowEnd)
         // The spell goes on while the following hours stay likely; it stops at the first that is
         // not, if the forecast reaches that far.
+        // (At most one step per hour given: a time the calendar cannot step past ends it.)
+        let byTime = Dictionary(ordered.map { ($0.time, $0) }, uniquingKeysWith: { first, _ in first })
         var stop = lastEnd
-        while let hour = ordered.first(where: { $0.time == stop }), isWet(hour) { stop = Self.hourAfter(stop) }
-        stopsAt = ordered.contains { $0.time == stop } ? stop : nil
+        for _ in ordered.indices {
+            guard let hour = byTime[stop], isWet(hour) else { break }
+            stop = Self.hourAfter(stop)
+        }
+        stopsAt = byTime[stop].map { isWet($0) ? nil : stop } ?? nil
         let wet = inWindow[first...last].filter(isWet)
         let snowy = wet.filter { WeatherCondition.of($0.weatherCode).icon == "snow" }.count
         kind = snowy == 0 ? .rain : (snowy == wet.count ? .snow : .mixed)
