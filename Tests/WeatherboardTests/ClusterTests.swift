@@ -196,7 +196,7 @@ import Testing
         guard let (a, b, drop) = try Self.twoNodes(configure: { configuration in
             configuration.weatherProviders = ["open-meteo"]
             configuration.openMeteoURL = stub.url
-            configuration.rainAlertInterval = 0.05
+            configuration.scheduleInterval = 0.05
             configuration.pushContact = "mailto:ops@example.org"
             configuration.pushExtraOrigins = [service.origin]
             configuration.pushPollInterval = 0.1

@@ -279,6 +279,10 @@ extension AppHarness {
             SELECT w.user_id, 'rain_cleared', a.id, 3.5 FROM rain_alerts a JOIN rain_windows w ON w.id = a.window_id
             """)
 
+        // A digest wanted weekly, and a sent digest's unsubscribe link.
+        try execute("UPDATE users SET digest = 'weekly', digest_handled_at = 4.5 WHERE username = 'loud'")
+        try execute("INSERT INTO unsubscribe_links (token_hash, user_id, created_at) SELECT 'a digest', id, 4.5 FROM users WHERE username = 'loud'")
+
         let empty = try application.database.read { db in
             try Schema.tableNames(db).filter { try db.integer("SELECT count(*) FROM \($0)") == 0 }
         }

@@ -13,7 +13,7 @@ import HTTPTestSupport
         try AppHarness { configuration in
             configuration.weatherProviders = ["open-meteo"]
             configuration.openMeteoURL = stub.url
-            configuration.rainAlertInterval = 0.1
+            configuration.scheduleInterval = 0.1
             configure(&configuration)
         }
     }

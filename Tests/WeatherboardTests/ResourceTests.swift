@@ -51,6 +51,7 @@ import Testing
             "precip_": ["rain", "snow", "mixed"],
             "choice_": NotificationChoices.Topic.allCases.map(\.rawValue),
             "rain_days_": RainWindow.Days.allCases.map(\.rawValue),
+            "choices_": NotificationChoices.Channel.allCases.map(\.rawValue),
             // named through `key` properties and `compassKey`, checked here all the same
             "air_": AirQualityBand.allCases.map(\.rawValue), "uv_": UVBand.allCases.map(\.rawValue),
             "wind_": ["n", "ne", "e", "se", "s", "sw", "w", "nw"],

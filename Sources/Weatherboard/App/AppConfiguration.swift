@@ -84,9 +84,9 @@ public struct AppConfiguration: Sendable {
     public var pushPollInterval: TimeInterval = 5
     public var pushRetryBase: TimeInterval = 30
     public var pushTimeout = 10
-    /// How often each node sets rain windows against forecasts (an alert goes within this much
-    /// of its time); tests shorten it.
-    public var rainAlertInterval: TimeInterval = 60
+    /// How often each node looks for what is due by the clock (rain alerts, digests): each goes
+    /// within this much of its time; tests shorten it.
+    public var scheduleInterval: TimeInterval = 60
     /// The clock every feature reads (tests fix it).
     public var clock: @Sendable () -> Date = { Date() }
 

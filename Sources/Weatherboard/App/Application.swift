@@ -44,6 +44,8 @@ public final class Application: Sendable {
     let push: PushSender?
     /// Rain alerts, set against forecasts on every node.
     let rainAlerts: RainAlerts
+    /// The e-mail digest's schedule, with a relay configured.
+    let digests: Digests?
     /// The port listened on, once started (`--port 0` picks one): passkeys' origin without `--public-url`.
     private let boundPort = BoundPort()
     let logger: Logger
@@ -65,7 +67,6 @@ public final class Application: Sendable {
                       weatherSources: Set(providers.map(\.id)))
         try RegionNames.check()
         try NamePolicy.check()
-        mail = try Application.makeMail(configuration, database: database, pages: pages, logger: logger)
         let database = database, pages = pages
         let push = configuration.pushContact.map { contact in
             PushSender(settings: .init(contact: contact, extraOrigins: configuration.pushExtraOrigins, pollInterval: configuration.pushPollInterval,
@@ -86,6 +87,14 @@ public final class Application: Sendable {
                                  memoryLimit: configuration.forecastsInMemory,
                                  budget: configuration.weatherFetchBudget, logger: logger,
                                  clock: configuration.clock, metrics: metrics.factory)
+        let mail = try Application.makeMail(configuration, database: database, pages: pages,
+                                            digestSources: DigestSources(cities: cities, weather: weather), logger: logger)
+        self.mail = mail
+        digests = mail.map { Digests(database: database, mail: $0, interval: configuration.scheduleInterval, clock: configuration.clock, logger: logger) }
+        if let mail {
+            // A notice told anywhere (any node) may have an e-mail waiting.
+            database.changes.subscribe { change, _ in if case .notice = change { mail.wake() } }
+        }
         database.changes.subscribe { [pageVersions, weather] change, origin in
             pageVersions.apply(change)
             // This node's forecasts are in memory already; another node's are read from the database.
@@ -96,7 +105,7 @@ public final class Application: Sendable {
             case .city, .post, .everything, .notice: break
             }
         }
-        rainAlerts = RainAlerts(database: database, weather: weather, cities: cities, interval: configuration.rainAlertInterval,
+        rainAlerts = RainAlerts(database: database, weather: weather, cities: cities, interval: configuration.scheduleInterval,
                                 clock: configuration.clock, logger: logger)
         boardSnapshots = database.dialect == .sqlite && configuration.pageCaches ? BoardSnapshots(versions: pageVersions) : nil
         weatherParts = WeatherFragments(enabled: configuration.pageCaches)
@@ -270,7 +279,9 @@ public final class Application: Sendable {
         accountsController.addRoutes(to: router)
         PasskeysController(pages: pages, store: accounts, identity: identity, accounts: accountsController, party: party,
                            limits: configuration.limits, clientAddress: clientAddress, logger: logger, clock: clock).addRoutes(to: router)
-        NotificationSettingsController(pages: pages, database: database, pushEnabled: push != nil).addRoutes(to: router)
+        NotificationSettingsController(pages: pages, database: database, pushEnabled: push != nil, mailEnabled: mail != nil,
+                                       clock: clock).addRoutes(to: router)
+        DigestController(pages: pages, database: database, clock: clock).addRoutes(to: router)
         RainAlertsController(pages: pages, database: database, cities: cities, clock: clock).addRoutes(to: router)
         if let push {
             PushController(pages: pages, store: PushStore(database: database), sender: push, clock: clock).addRoutes(to: router)
@@ -293,11 +304,13 @@ public final class Application: Sendable {
         mail?.start()
         push?.start()
         rainAlerts.start()
+        digests?.start()
     }
 
     /// The mail sender for `--smtp-url`, or nil without one; a relay without a sender address or
     /// the site's public address is refused at start (its links would point nowhere).
-    static func makeMail(_ configuration: AppConfiguration, database: AppDatabase, pages: Pages, logger: Logger) throws -> MailSender? {
+    static func makeMail(_ configuration: AppConfiguration, database: AppDatabase, pages: Pages, digestSources: DigestSources,
+                         logger: Logger) throws -> MailSender? {
         guard let url = configuration.smtpURL else { return nil }
         guard let from = configuration.mailFrom.flatMap(MailAddress.init) else {
             throw Setting.Problem(description: "--smtp-url needs --mail-from (the address the site's mail comes from)")
@@ -309,7 +322,7 @@ public final class Application: Sendable {
         logger.notice("mail: relay \(relay), from \(from.text), links to \(publicURL)")
         return MailSender(settings: .init(relay: relay, from: from, publicURL: publicURL, pollInterval: configuration.mailPollInterval,
                                           retryBase: configuration.mailRetryBase),
-                          database: database, pages: pages, clock: configuration.clock, logger: logger)
+                          database: database, pages: pages, digestSources: digestSources, clock: configuration.clock, logger: logger)
     }
 
     /// Serves until SIGINT or SIGTERM, then shuts down gracefully.
@@ -325,6 +338,7 @@ public final class Application: Sendable {
         mail?.stop()
         push?.stop()
         rainAlerts.stop()
+        digests?.stop()
         health.stop()
         live.stopTicking()
         changeFeed?.stop()

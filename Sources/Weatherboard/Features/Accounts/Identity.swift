@@ -15,9 +15,18 @@ struct Identity {
     /// Paths that never show forms or personal data: no session look-up for them.
     static let anonymousPrefixes = ["/static/", "/healthz", "/palette.css", "/favicon.ico", "/manifest.webmanifest", "/sw.js", "/offline"]
 
+    /// Addresses that carry their own authority, a secret token, and only turn something off:
+    /// RFC 8058's one-click unsubscribe is POSTed by mail providers, with neither `Origin` nor
+    /// a form token, so any origin may POST them.
+    static let tokenAuthorisedPrefixes = ["/digest/unsubscribe/"]
+
     func middleware(_ request: Request, _ context: AppContext, _ next: Router<AppContext>.Handler) throws -> Response {
         // Anything but GET and HEAD may change state (POST, and DELETE for push subscriptions).
-        let changesState = request.method != "GET" && request.method != "HEAD"
+        var changesState = request.method != "GET" && request.method != "HEAD"
+        if changesState && Self.tokenAuthorisedPrefixes.contains(where: { request.path.hasPrefix($0) }) {
+            context.form = request.isForm ? try request.formBody() : URLEncodedForm()
+            changesState = false
+        }
         if !changesState && Self.anonymousPrefixes.contains(where: { request.path.hasPrefix($0) }) {
             return try next(request, context)
         }

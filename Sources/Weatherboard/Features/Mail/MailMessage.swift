@@ -10,6 +10,8 @@ struct MailMessage: Sendable {
     var subject: String
     var text: String
     var html: String
+    /// Further headers, printable ASCII (`List-Unsubscribe`, …).
+    var headers: [(String, String)] = []
 
     /// The message's bytes, with CRLF line ends. `date` and `id` make the Date and Message-ID.
     func rendered(date: Date, id: String) -> [UInt8] {
@@ -21,6 +23,10 @@ struct MailMessage: Sendable {
             "Date: \(Self.date(date))",
             "Message-ID: <\(id)@\(from.text.split(separator: "@").last ?? "localhost")>",
             "Auto-Submitted: auto-generated",
+        ] + headers.map { name, value in
+            // A value with a line break would start a header of its own: such a value is dropped.
+            value.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value < 0x7F } ? "\(name): \(value)" : "\(name): "
+        } + [
             "MIME-Version: 1.0",
             "Content-Type: multipart/alternative; boundary=\"\(boundary)\"",
             "",

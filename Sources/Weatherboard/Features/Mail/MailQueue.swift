@@ -10,6 +10,10 @@ struct QueuedMail: Sendable {
         case reset
         /// To the old address when another is asked for: `detail` is the new one, masked.
         case addressChanged = "address_changed"
+        /// The daily or weekly digest: `detail` is the start of what it looks back on (seconds).
+        case digest
+        /// A notice by e-mail: `detail` is its id.
+        case notice
 
         /// How long the message is worth sending: a reset an hour after it was asked for is
         /// no use (the person has asked again or given up).
@@ -28,12 +32,14 @@ struct QueuedMail: Sendable {
 /// The queue's queries. Any node may send any message; a claim (`claimed_until`) makes one
 /// sender per message, and a claim left by a node that died runs out after `claimFor`.
 enum MailQueue {
+    /// - Parameter expires: when it is no longer worth sending, if sooner than `kind.keptFor`.
     static func enqueue(_ kind: QueuedMail.Kind, userID: Int64, to address: MailAddress, detail: String = "", language: Language,
-                        now: Date, _ db: any SQLConnection) throws {
+                        now: Date, expires: Date? = nil, _ db: any SQLConnection) throws {
         try db.execute("""
             INSERT INTO mail_queue (user_id, kind, address, detail, language, created_at, expires_at, next_attempt_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """, userID, kind.rawValue, address.text, detail, language.rawValue, now, now.addingTimeInterval(kind.keptFor), now)
+            """, userID, kind.rawValue, address.text, detail, language.rawValue, now,
+            min(expires ?? .distantFuture, now.addingTimeInterval(kind.keptFor)), now)
     }
 
     /// Claims the oldest message due now, for `claimFor` seconds; first drops what expired

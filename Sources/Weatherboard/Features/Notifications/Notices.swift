@@ -30,12 +30,13 @@ enum Notices {
     private static func write(_ recipient: Int64, _ kind: NoticeKind, post postID: Int64?, alert alertID: Int64?, actor: Int64?,
                               now: Double, pushUntil: Double?, _ db: any SQLConnection, _ changes: ChangeLog) throws {
         // As the member chose (`NotificationChoices`): off on the site, a notice is kept read (a
-        // push still has what to say); off everywhere, nothing is written.
+        // push or an e-mail still has what to say); off everywhere, nothing is written.
         let choices = try NotificationChoices.of(recipient, db), topic = NotificationChoices.Topic(kind)
         let onSite = choices.isOn(topic, .site)
         let pushAt = choices.pushTime(after: Date(timeIntervalSince1970: now)).timeIntervalSince1970
         let byPush = choices.isOn(topic, .push) && pushAt < (pushUntil ?? .infinity)
-        guard onSite || byPush else { return }
+        let byMail = choices.isOn(topic, .email) ? choices.address.flatMap(MailAddress.init) : nil
+        guard onSite || byPush || byMail != nil else { return }
         let id = try db.one("""
             INSERT INTO notifications (user_id, kind, post_id, alert_id, actor_id, created_at, read_at) VALUES (?, ?, ?, ?, ?, ?, ?)
             RETURNING id
@@ -43,6 +44,10 @@ enum Notices {
         if byPush {
             try PushStore.enqueue(notification: id, for: recipient, now: now, notBefore: pushAt,
                                   expires: pushUntil ?? pushAt + PushStore.keptFor, db)
+        }
+        if let byMail {
+            try MailQueue.enqueue(.notice, userID: recipient, to: byMail, detail: String(id), language: choices.language,
+                                  now: Date(timeIntervalSince1970: now), expires: pushUntil.map(Date.init(timeIntervalSince1970:)), db)
         }
         try changes.emit(.notice(recipient))
     }

@@ -22,16 +22,25 @@ struct NotificationChoices: Sendable, Equatable {
         case site
         /// The member's browsers, with Web Push on.
         case push
+        /// Their confirmed address, with a relay configured.
+        case email
     }
 
-    /// Everything on the site; by push, replies and rain alerts (the rest can wait for the list).
-    static func defaultOn(_ topic: Topic, _ channel: Channel) -> Bool { channel == .site || topic == .replies || topic == .rain }
+    /// Everything on the site; by push, replies and rain alerts (the rest can wait for the
+    /// list); nothing by e-mail but the digest the member chooses.
+    static func defaultOn(_ topic: Topic, _ channel: Channel) -> Bool {
+        channel == .site || (channel == .push && (topic == .replies || topic == .rain))
+    }
 
     var enabled: [String: Bool] = [:]
     /// Minutes after midnight; both nil: no quiet hours.
     var quietFrom: Int?
     var quietTo: Int?
     var timeZone = TimeZone.gmt
+    var digest = DigestEvery.off
+    /// The member's confirmed address and the language of their mail (read, not saved here).
+    var address: String?
+    var language = Language.en
 
     func isOn(_ topic: Topic, _ channel: Channel) -> Bool {
         enabled["\(topic.rawValue)_\(channel.rawValue)"] ?? Self.defaultOn(topic, channel)
@@ -53,9 +62,10 @@ struct NotificationChoices: Sendable, Equatable {
     // MARK: - Queries
 
     static func of(_ userID: Int64, _ db: any SQLConnection) throws -> NotificationChoices {
-        var choices = try db.one("SELECT quiet_from, quiet_to, time_zone FROM users WHERE id = ?", [userID]) { row in
+        var choices = try db.one("SELECT quiet_from, quiet_to, time_zone, digest, email, language FROM users WHERE id = ?", [userID]) { row in
             NotificationChoices(quietFrom: row.optionalInt(0), quietTo: row.optionalInt(1),
-                                timeZone: TimeZone(identifier: row.string(2)) ?? .gmt)
+                                timeZone: TimeZone(identifier: row.string(2)) ?? .gmt, digest: DigestEvery(rawValue: row.string(3)) ?? .off,
+                                address: row.optionalString(4), language: Language(rawValue: row.string(5)) ?? .en)
         } ?? NotificationChoices()
         for (key, on) in try db.all("SELECT topic, channel, enabled FROM notification_choices WHERE user_id = ?", [userID], {
             ("\($0.string(0))_\($0.string(1))", $0.int(2) == 1)
@@ -63,7 +73,8 @@ struct NotificationChoices: Sendable, Equatable {
         return choices
     }
 
-    func save(for userID: Int64, _ db: any SQLConnection) throws {
+    /// Keeps the choices; a digest turned on now starts with the next period (none at once).
+    func save(for userID: Int64, now: Date, _ db: any SQLConnection) throws {
         try db.execute("DELETE FROM notification_choices WHERE user_id = ?", userID)
         for topic in Topic.allCases {
             for channel in Channel.allCases where isOn(topic, channel) != Self.defaultOn(topic, channel) {
@@ -71,7 +82,10 @@ struct NotificationChoices: Sendable, Equatable {
                                userID, topic.rawValue, channel.rawValue, isOn(topic, channel))
             }
         }
-        try db.execute("UPDATE users SET quiet_from = ?, quiet_to = ?, time_zone = ? WHERE id = ?",
-                       quietFrom, quietTo, timeZone.identifier, userID)
+        try db.execute("""
+            UPDATE users SET quiet_from = ?, quiet_to = ?, time_zone = ?, digest = ?,
+                digest_handled_at = CASE WHEN digest = 'off' THEN ? ELSE digest_handled_at END
+            WHERE id = ?
+            """, quietFrom, quietTo, timeZone.identifier, digest.rawValue, now, userID)
     }
 }

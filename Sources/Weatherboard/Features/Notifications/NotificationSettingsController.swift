@@ -1,12 +1,16 @@
 import Foundation
 import HTTPServer
 
-/// `/settings/notifications`: each topic on each channel, and quiet hours for pushes.
+/// `/settings/notifications`: each topic on each channel the member can be reached on, quiet
+/// hours for pushes, and the e-mail digest.
 struct NotificationSettingsController {
     let pages: Pages
     let database: AppDatabase
     /// Whether Web Push is on for the site (its column is shown only then).
     let pushEnabled: Bool
+    /// Whether the site sends mail (the e-mail column, for a confirmed address, and the digest).
+    let mailEnabled: Bool
+    let clock: @Sendable () -> Date
 
     func addRoutes(to router: Router<AppContext>) {
         router.get("/settings/notifications", show)
@@ -18,45 +22,67 @@ struct NotificationSettingsController {
         return page(context, try database.readStatement { try NotificationChoices.of(user.id, $0) }, error: nil)
     }
 
+    /// The channels a member can choose now: the site; push when the site has it; e-mail when
+    /// it sends mail and they have a confirmed address.
+    private func channels(_ choices: NotificationChoices) -> [NotificationChoices.Channel] {
+        NotificationChoices.Channel.allCases.filter { channel in
+            switch channel {
+            case .site: true
+            case .push: pushEnabled
+            case .email: mailEnabled && choices.address != nil
+            }
+        }
+    }
+
     private func page(_ context: AppContext, _ choices: NotificationChoices, error: String?, status: HTTPStatus = .ok) -> Response {
         let language = context.language
+        let shown = channels(choices)
+        let columns = shown.map { pages.string("choices_" + $0.rawValue, language) }
         let rows = NotificationChoices.Topic.allCases.map { topic in
-            NotificationSettingsPage.Row(label: pages.string("choice_\(topic.rawValue)", language),
-                                         siteName: "\(topic.rawValue)_site", site: choices.isOn(topic, .site),
-                                         pushName: "\(topic.rawValue)_push", push: choices.isOn(topic, .push))
+            let label = pages.string("choice_\(topic.rawValue)", language)
+            return NotificationSettingsPage.Row(label: label, cells: zip(shown, columns).map { channel, column in
+                NotificationSettingsPage.Cell(name: "\(topic.rawValue)_\(channel.rawValue)", label: label + ": " + column,
+                                              on: choices.isOn(topic, channel))
+            })
         }
-        let view = NotificationSettingsPage(layout: pages.layout(context, title: pages.string("choices_title", language)), rows: rows,
-                                            pushEnabled: pushEnabled, quietFrom: choices.quietFrom.map(Self.clock) ?? "",
+        let view = NotificationSettingsPage(layout: pages.layout(context, title: pages.string("choices_title", language)), columns: columns,
+                                            rows: rows, pushEnabled: pushEnabled, quietFrom: choices.quietFrom.map(Self.clock) ?? "",
                                             quietTo: choices.quietTo.map(Self.clock) ?? "", timeZone: choices.timeZone.identifier,
-                                            error: error)
+                                            mailEnabled: mailEnabled, hasAddress: choices.address != nil, digest: choices.digest != .off,
+                                            weekly: choices.digest == .weekly, error: error)
         return pages.html(context, status: status) { Templates.settings_notifications(view, &$0, $1) }
     }
 
     func save(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireUser()
         let form = context.form
-        var choices = NotificationChoices()
+        // What is not on the form (a channel not offered now) stays as it was.
+        var choices = try database.readStatement { try NotificationChoices.of(user.id, $0) }
         for topic in NotificationChoices.Topic.allCases {
-            // A checkbox says "on" when ticked and nothing when not; push choices are kept as
-            // they were while the site has no push.
-            choices.enabled["\(topic.rawValue)_site"] = form["\(topic.rawValue)_site"] != nil
-            if pushEnabled { choices.enabled["\(topic.rawValue)_push"] = form["\(topic.rawValue)_push"] != nil }
-        }
-        choices.timeZone = TimeZone(identifier: form["time_zone"] ?? "") ?? .gmt
-        let from = form["quiet_from"] ?? "", to = form["quiet_to"] ?? ""
-        if !from.isEmpty || !to.isEmpty {
-            guard let start = Self.minutes(from), let end = Self.minutes(to) else {
-                choices.quietFrom = Self.minutes(from)
-                choices.quietTo = Self.minutes(to)
-                return page(context, choices, error: pages.string("error_quiet_hours", context.language), status: .unprocessableContent)
+            for channel in channels(choices) {
+                // A checkbox says "on" when ticked and nothing when not.
+                choices.enabled["\(topic.rawValue)_\(channel.rawValue)"] = form["\(topic.rawValue)_\(channel.rawValue)"] != nil
             }
-            (choices.quietFrom, choices.quietTo) = (start, end)
         }
-        if !pushEnabled {
-            let kept = try database.readStatement { try NotificationChoices.of(user.id, $0) }
-            for topic in NotificationChoices.Topic.allCases { choices.enabled["\(topic.rawValue)_push"] = kept.isOn(topic, .push) }
+        // The browser's zone, for quiet hours and the digest's 07:00.
+        if let zone = form["time_zone"].flatMap(TimeZone.init(identifier:)) { choices.timeZone = zone }
+        if pushEnabled {
+            let from = form["quiet_from"] ?? "", to = form["quiet_to"] ?? ""
+            (choices.quietFrom, choices.quietTo) = (nil, nil)
+            if !from.isEmpty || !to.isEmpty {
+                guard let start = Self.minutes(from), let end = Self.minutes(to) else {
+                    choices.quietFrom = Self.minutes(from)
+                    choices.quietTo = Self.minutes(to)
+                    return page(context, choices, error: pages.string("error_quiet_hours", context.language), status: .unprocessableContent)
+                }
+                (choices.quietFrom, choices.quietTo) = (start, end)
+            }
         }
-        try database.write { try choices.save(for: user.id, $0) }
+        if mailEnabled && choices.address != nil {
+            choices.digest = form["digest_email"] == nil ? .off : (form["digest_every"] == "weekly" ? .weekly : .daily)
+        }
+        let now = clock()
+        try database.write { try choices.save(for: user.id, now: now, $0) }
         context.nextFlash = Flash(.settingsSaved)
         return .redirect(to: "/settings/notifications")
     }
@@ -76,19 +102,27 @@ struct NotificationSettingsController {
 }
 
 struct NotificationSettingsPage {
+    struct Cell {
+        var name: String
+        var label: String
+        var on: Bool
+    }
+
     struct Row {
         var label: String
-        var siteName: String
-        var site: Bool
-        var pushName: String
-        var push: Bool
+        var cells: [Cell]
     }
 
     var layout: LayoutView
+    var columns: [String]
     var rows: [Row]
     var pushEnabled: Bool
     var quietFrom: String
     var quietTo: String
     var timeZone: String
+    var mailEnabled: Bool
+    var hasAddress: Bool
+    var digest: Bool
+    var weekly: Bool
     var error: String?
 }
