@@ -90,6 +90,16 @@ import HTTPTestSupport
         Self.sevenAM(app, after: 2)
         Thread.sleep(forTimeInterval: 1)
         #expect(catcher.messages().count == before + 1, "no digest after unsubscribing")
+
+        // Links and rain alerts are kept 90 days, like the notices.
+        let purge = { (days: Double) in
+            try app.application.database.write { try RateLimit.purge(now: AppHarness.fixedNow.addingTimeInterval(days * 86_400), $0) }
+        }
+        try purge(89)
+        #expect(try app.count("SELECT count(*) FROM unsubscribe_links") == 1)
+        try purge(92)
+        #expect(try app.count("SELECT count(*) FROM unsubscribe_links") == 0)
+        #expect(try provider.get(path).0.status == 410)
     }
 
     @Test func noDigestWithNothingToSayOrAfterAVisitThatDay() throws {

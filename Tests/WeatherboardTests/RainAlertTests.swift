@@ -68,6 +68,13 @@ import HTTPTestSupport
         member.acceptLanguage = "ko"
         let (_, korean) = try member.get("/notifications?lang=ko")
         #expect(korean.text("//li[@data-notification='rain']/a") == "서울: 17:00–19:00에 비 올 가능성이 높아요. 20:00쯤 그쳐요.")
+
+        // Kept 90 days, with the notice that told it (the clock past the window: nothing told again).
+        Self.at(app, 20, 0)
+        try app.application.database.write { try RateLimit.purge(now: AppHarness.fixedNow.addingTimeInterval(89 * 86_400), $0) }
+        #expect(try app.count("SELECT count(*) FROM rain_alerts") == 1)
+        try app.application.database.write { try RateLimit.purge(now: AppHarness.fixedNow.addingTimeInterval(91 * 86_400), $0) }
+        #expect(try app.count("SELECT count(*) FROM rain_alerts") == 0 && Self.alerts(app) == 0)
     }
 
     @Test func noLongerExpectedIsToldOnceWhenTheForecastTurnsDry() throws {

@@ -42,8 +42,7 @@ public struct RateLimit: Sendable {
     /// When expired rows were last purged (seconds since 1970).
     private static let lastPurge = Mutex<Double>(0)
 
-    /// Deletes every expired rate event, every session past its idle limit, every notice past
-    /// its keeping time and every expired challenge and mailed link, at most once a minute.
+    /// Purges what is past its keeping time (`purge`), at most once a minute.
     static func purgeIfDue(now: Date, _ db: any SQLConnection) throws {
         let seconds = now.timeIntervalSince1970
         let due = lastPurge.withLock { last -> Bool in
@@ -52,11 +51,20 @@ public struct RateLimit: Sendable {
             return true
         }
         guard due else { return }
+        try purge(now: now, db)
+    }
+
+    /// The purge itself: rate events, sessions, notices (and the rain alerts they told of),
+    /// challenges, mailed links and digests' unsubscribe links, each past its keeping time.
+    static func purge(now: Date, _ db: any SQLConnection) throws {
+        let seconds = now.timeIntervalSince1970
         try db.execute("DELETE FROM rate_events WHERE at <= ?", seconds - longestWindow)
         try db.execute("DELETE FROM sessions WHERE last_seen_at <= ?", seconds - SessionStore.defaultIdleLimit)
         try db.execute("DELETE FROM notifications WHERE created_at <= ?", seconds - Notices.keptFor)
         try db.execute("DELETE FROM webauthn_challenges WHERE expires_at <= ?", seconds)
         try db.execute("DELETE FROM email_tokens WHERE expires_at <= ?", seconds)
+        try db.execute("DELETE FROM rain_alerts WHERE told_at <= ?", seconds - Notices.keptFor)
+        try db.execute("DELETE FROM unsubscribe_links WHERE created_at <= ?", seconds - DigestController.linksKeptFor)
     }
 }
 
