@@ -119,9 +119,10 @@ import HTTPTestSupport
             configuration.pushExtraOrigins = [service.origin]
             configuration.pushPollInterval = 0.1
         }
+        let subscriber = TestSubscriber()
         for (name, quiet) in [("pushed", false), ("sleeper", true)] {
             let member = try Self.member(app, name)
-            #expect(try member.json("POST", "/push/subscriptions", TestSubscriber().json(endpoint: service.endpoint(name))).status == 201)
+            #expect(try member.json("POST", "/push/subscriptions", subscriber.json(endpoint: service.endpoint(name))).status == 201)
             if quiet {
                 try member.get("/settings/notifications")
                 #expect(try member.post("/settings/notifications", [("rain_site", "on"), ("rain_push", "on"), ("quiet_from", "15:00"),
@@ -132,6 +133,10 @@ import HTTPTestSupport
         try waitUntil("both told on the site, one pushed", timeout: 20) {
             try Self.alerts(app) == 2 && service.receivedFor("pushed").count == 1
         }
+        let pushed = try JSONSerialization.jsonObject(with: Data(try subscriber.decrypt(try #require(service.receivedFor("pushed").first).body).utf8))
+            as? [String: String]
+        #expect(pushed?["body"] == "Rain likely 17:00–19:00 in Seoul, stopping around 20:00.")
+        #expect(pushed?["url"] == "/city/seoul")
         Self.at(app, 20, 0)
         #expect(service.receivedFor("sleeper").isEmpty)
     }
