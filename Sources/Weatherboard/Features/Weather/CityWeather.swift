@@ -15,14 +15,29 @@ struct CityWeather {
         var low = ""
         var icon = ""
         var condition = ""
-        /// None for yesterday (over, no chance left).
+        /// None for yesterday (over, no chance left); today's is for the hours left of it.
         var precipitation: String?
+        /// The chance in words, saying which hours it covers when they are not the whole day.
+        var precipitationText = ""
+        /// The local hours it covers, `15-24`.
+        var precipitationHours = "0-24"
+        /// Today's: now against the same hour yesterday.
+        var sameHour: SameHour?
         var classes = ""
         var current: String?
         var feelsLike = ""
         /// "Rain likely from 15:00 to 18:00" (today only).
         var rainSummary: String?
         var details: Details?
+    }
+
+    /// "Now 4°, feels like −1° — 3° colder than this time yesterday": the reading now and the
+    /// provider's value for the same wall-clock hour yesterday (°C, one decimal), and the sentence.
+    struct SameHour {
+        var now: String
+        var yesterday: String
+        var hour: String
+        var text: String
     }
 
     /// Today's sun, wind, humidity and UV; each absent when the provider gave none.

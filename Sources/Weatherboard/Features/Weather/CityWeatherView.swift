@@ -89,20 +89,53 @@ struct CityWeatherView {
         card.low = rounded(day.low)
         card.icon = condition.icon
         card.condition = strings(condition.key, [:])
-        // A day that is over has no chance of rain left to give.
-        if name != "yesterday" { card.precipitation = day.precipitationProbability.map { String($0) } ?? "–" }
+        // A day that is over has no chance of rain left to give; today's is for the hours left.
+        if name != "yesterday" {
+            let chance = name == "today" ? restOfToday(day, date: date) : (day.precipitationProbability, 0)
+            card.precipitation = chance.0.map { String($0) } ?? "–"
+            card.precipitationHours = "\(chance.1)-24"
+            card.precipitationText = chance.1 == 0 ? strings("precipitation", [:]) + " " + card.precipitation! + "%"
+                : strings("precipitation_rest", ["p": card.precipitation!, "from": RainOutlook.clock(chance.1)])
+        }
         card.classes = gradientClasses(high: day.high, low: day.low)
         if name == "today" {
             if let current = report.forecast.current, now.timeIntervalSince(report.forecast.fetchedAt) < Self.currentReadingLifetime {
                 card.current = rounded(current.temperature)
                 card.feelsLike = rounded(current.apparentTemperature)
             }
+            card.sameHour = sameHour(today: date, yesterday: local.dateString(now, offset: -1))
             let hour = LocalCalendar(city.timeZone).hourMinute(now).hour
             let outlook = RainOutlook(hours: report.forecast.hours(on: date), from: hour)
             card.rainSummary = outlook.sentence(strings: strings)
             card.details = details(day, date: date, hour: hour)
         }
         return card
+    }
+
+    /// Today's highest hourly chance from the hour now on, and that hour (the sentence beside it
+    /// speaks of the same hours: a wet morning over is not a chance left); the day's own figure
+    /// from midnight when the provider gave no hourly chances.
+    private func restOfToday(_ day: Forecast.Day, date: String) -> (Int?, Int) {
+        let hour = LocalCalendar(city.timeZone).hourMinute(now).hour
+        let left = report.forecast.hours(on: date).filter { (Int($0.time.dropFirst(11).prefix(2)) ?? -1) >= hour }
+            .compactMap(\.precipitationProbability)
+        guard let highest = left.max() else { return (day.precipitationProbability, 0) }
+        return (highest, hour)
+    }
+
+    /// Now against the same wall-clock hour yesterday (a DST day compares 09:00 with 09:00):
+    /// the provider's current reading, while it is fresh, and its hourly value for yesterday.
+    private func sameHour(today: String, yesterday: String) -> CityWeather.SameHour? {
+        let forecast = report.forecast
+        guard let current = forecast.current, current.time.hasPrefix(today + "T"), let temperature = current.temperature,
+              now.timeIntervalSince(forecast.fetchedAt) < Self.currentReadingLifetime else { return nil }
+        let hour = String(current.time.dropFirst(11).prefix(2)) + ":00"
+        guard let past = forecast.hourly.first(where: { $0.time == yesterday + "T" + hour })?.temperature else { return nil }
+        let (key, degrees) = Comparison.phrase(today: temperature, reference: past)
+        let reading = current.apparentTemperature.map { strings("same_hour_now_feels", ["now": rounded(temperature), "feels": rounded($0)]) }
+            ?? strings("same_hour_now", ["now": rounded(temperature)])
+        return CityWeather.SameHour(now: format(temperature), yesterday: format(past), hour: hour,
+                                    text: strings("same_hour_sentence", ["now": reading, "compare": strings("same_hour_" + key, ["n": String(degrees)])]))
     }
 
     /// Sun, wind, humidity and UV for today's card; nil when the provider gave none of them.
