@@ -107,7 +107,9 @@ import Testing
         #expect(heard.take() == [], "promoting nobody changes nothing")
 
         // A new forecast.
-        try ForecastStore(database: app.application.database).save(cityID: seoul, provider: "demo", fetchedAt: app.clock.read(), payload: "{}")
+        try ForecastStore(database: app.application.database).save(
+            Forecast(source: "demo", fetchedAt: app.clock.read(), current: nil, daily: [], hourly: []),
+            for: try #require(app.application.cities.city(id: seoul)), payload: "{}")
         #expect(heard.take(weather: true) == [.weather(seoul)])
 
         // A transaction that fails after emitting emits nothing.

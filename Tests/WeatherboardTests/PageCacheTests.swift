@@ -554,7 +554,12 @@ func gunzip(_ data: [UInt8]) throws -> [UInt8] {
         let payload = try #require(try app.application.database.readStatement {
             try $0.one("SELECT payload FROM weather_cache WHERE city_id = ?", [busan]) { $0.string(0) }
         })
-        try ForecastStore(database: app.application.database).save(cityID: busan, provider: "demo", fetchedAt: app.clock.read(), payload: payload)
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        var newer = try decoder.decode(Forecast.self, from: Data(payload.utf8))
+        newer.fetchedAt = app.clock.read()
+        try ForecastStore(database: app.application.database).save(newer, for: try #require(app.application.cities.city(id: busan)),
+                                                                   payload: String(decoding: try WeatherService.encoder.encode(newer), as: UTF8.self))
 
         #expect(try guest.get("/city/seoul").0.headers["ETag"] == seoul.headers["ETag"], "Seoul's page does not show Busan's weather")
         #expect(app.application.pageCache.renders.load(ordering: .relaxed) == renders)

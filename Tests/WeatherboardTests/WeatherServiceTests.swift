@@ -243,8 +243,7 @@ final class TestClock: @unchecked Sendable {
         clock.advance(1801)
         var stored = newer
         stored.fetchedAt = clock.read()
-        try weather.store.save(cityID: seoul.id, provider: stored.source, fetchedAt: stored.fetchedAt,
-                               payload: String(decoding: try WeatherService.encoder.encode(stored), as: UTF8.self))
+        try weather.store.save(stored, for: seoul, payload: String(decoding: try WeatherService.encoder.encode(stored), as: UTF8.self))
         _ = weather.report(for: seoul)
         try waitUntil("the other node's forecast is read") { weather.report(for: seoul)?.forecast.fetchedAt == clock.read() }
         #expect(stub.hits == 4, "not asked upstream")

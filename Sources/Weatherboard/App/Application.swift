@@ -256,6 +256,7 @@ public final class Application: Sendable {
                                           cache: cache, clientAddress: clientAddress, clock: clock, fragments: weatherParts,
                                           boards: boards)
         cityPage.addRoutes(to: router)
+        ForecastCheckController(pages: pages, index: cities, database: database, clock: clock).addRoutes(to: router)
         let postingRules = PostingRules(secondsBetweenPosts: configuration.limits.secondsBetweenPosts,
                                         postsPerDay: configuration.limits.postsPerDay)
         BoardController(pages: pages, store: BoardStore(database: database, effects: BoardNotices()), index: cities, rules: postingRules,

@@ -65,6 +65,7 @@ public struct RateLimit: Sendable {
         try db.execute("DELETE FROM email_tokens WHERE expires_at <= ?", seconds)
         try db.execute("DELETE FROM rain_alerts WHERE told_at <= ?", seconds - Notices.keptFor)
         try db.execute("DELETE FROM unsubscribe_links WHERE created_at <= ?", seconds - DigestController.linksKeptFor)
+        try db.execute("DELETE FROM forecast_history WHERE issued_at <= ?", seconds - ForecastHistory.keptFor)
     }
 }
 

@@ -60,7 +60,7 @@ struct CityPageController {
         }
         let language = context.language
         let layout = pages.layout(context, title: city.name(language))
-        let view = CityPage(layout: layout, slug: city.slug, weather: weatherFragment(city, language, client: clientAddress.of(context.request)),
+        let view = CityPage(layout: layout, slug: city.slug, weather: try weatherFragment(city, language, client: clientAddress.of(context.request)),
                             observations: board.observations(posts.observations, language), bookmarked: isBookmarked,
                             boardJump: board.jumpLabel(posts, language),
                             board: boardFragment(city, context, before: before, composer: composer, posts: posts, signInHref: layout.signInHref))
@@ -82,13 +82,16 @@ struct CityPageController {
     /// The weather part of the city page, the same for every reader in one language: rendered
     /// once per stored forecast and language, and again every five minutes (the chart marks
     /// "now"; see `WeatherFragments.validUntil`).
-    func weatherFragment(_ city: City, _ language: Language, client: String) -> HTMLFragment {
+    func weatherFragment(_ city: City, _ language: Language, client: String) throws -> HTMLFragment {
         let report = weather.report(for: city, client: client)
         let now = clock()
         if let kept = fragments.fragment(city: city.id, language: language, report: report, now: now) { return kept }
         var view = CityWeather(cityName: city.name(language), country: city.place(language), countryCode: city.country, hasWeather: false)
         if let report {
-            view = CityWeatherView(city: city, report: report, now: now, language: language) { key, arguments in
+            // Today's row is written by yesterday's fetches: it does not change while the part is kept.
+            let today = LocalCalendar(city.timeZone).dateString(now)
+            let kept = try weather.store.database.readStatement { try ForecastHistory.day(today, cityID: city.id, $0) }
+            view = CityWeatherView(city: city, report: report, now: now, language: language, forecastForToday: kept) { key, arguments in
                 pages.string(key, language, arguments)
             }.view
         }

@@ -23,6 +23,8 @@ struct CityWeather {
         var precipitationHours = "0-24"
         /// Today's: now against the same hour yesterday.
         var sameHour: SameHour?
+        /// Today's: what yesterday's forecast said of it.
+        var forecastCheck: ForecastCheckLine?
         var classes = ""
         var current: String?
         var feelsLike = ""
@@ -38,6 +40,15 @@ struct CityWeather {
         var yesterday: String
         var hour: String
         var text: String
+    }
+
+    /// "Yesterday's forecast for today: high 12°, rain unlikely (Open-Meteo) · now 13°", with the
+    /// figures (°C, one decimal) and the address of the city's 30-day score.
+    struct ForecastCheckLine {
+        var forecastHigh: String
+        var currentHigh: String
+        var text: String
+        var href: String
     }
 
     /// Today's sun, wind, humidity and UV; each absent when the provider gave none.

@@ -7,6 +7,8 @@ struct CityWeatherView {
     let report: WeatherReport
     let now: Date
     let language: Language
+    /// What yesterday's forecast said of today (`ForecastHistory`), when the site kept it.
+    var forecastForToday: ForecastHistory? = nil
     let strings: (String, [String: String]) -> String
 
     /// The view for `city_weather.mustache`.
@@ -54,9 +56,8 @@ struct CityWeatherView {
     static func provenance(_ report: WeatherReport, city: City, now: Date, strings: (String, [String: String]) -> String) -> String {
         let forecast = report.forecast
         let local = LocalCalendar(city.timeZone)
-        let sourceName = ["open-meteo": "Open-Meteo", "kma": strings("source_kma", [:]), "demo": strings("source_demo", [:])]
         return strings(report.source == "cache" ? "provenance_cached" : "provenance",
-                       ["source": sourceName[forecast.source] ?? forecast.source,
+                       ["source": sourceName(forecast.source, strings: strings),
                         "when": updated(forecast.fetchedAt, local: local, city: city, now: now, strings: strings)])
     }
 
@@ -104,6 +105,7 @@ struct CityWeatherView {
                 card.feelsLike = rounded(current.apparentTemperature)
             }
             card.sameHour = sameHour(today: date, yesterday: local.dateString(now, offset: -1))
+            card.forecastCheck = forecastCheck(today: day)
             let hour = LocalCalendar(city.timeZone).hourMinute(now).hour
             let outlook = RainOutlook(hours: report.forecast.hours(on: date), from: hour)
             card.rainSummary = outlook.sentence(strings: strings)
@@ -121,6 +123,22 @@ struct CityWeatherView {
             .compactMap(\.precipitationProbability)
         guard let highest = left.max() else { return (day.precipitationProbability, 0) }
         return (highest, hour)
+    }
+
+    /// Yesterday's forecast for today beside today's high in the forecast now.
+    private func forecastCheck(today: Forecast.Day) -> CityWeather.ForecastCheckLine? {
+        guard let kept = forecastForToday, kept.day == today.date, let forecastHigh = kept.forecastHigh, let high = today.high else { return nil }
+        let rain = kept.forecastChance.map { strings($0 >= RainOutlook.likely ? "check_rain_likely" : "check_rain_unlikely", ["p": String($0)]) }
+        return CityWeather.ForecastCheckLine(
+            forecastHigh: format(forecastHigh), currentHigh: format(high),
+            text: strings(rain == nil ? "check_line_no_rain" : "check_line", [
+                "high": rounded(forecastHigh), "rain": rain ?? "", "source": Self.sourceName(kept.source, strings: strings), "now": rounded(high),
+            ]), href: "/city/\(city.slug)/forecast-check")
+    }
+
+    /// A provider's name as pages say it.
+    static func sourceName(_ id: String, strings: (String, [String: String]) -> String) -> String {
+        ["open-meteo": "Open-Meteo", "kma": strings("source_kma", [:]), "demo": strings("source_demo", [:])][id] ?? id
     }
 
     /// Now against the same wall-clock hour yesterday (a DST day compares 09:00 with 09:00):

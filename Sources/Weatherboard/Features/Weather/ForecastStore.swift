@@ -31,13 +31,15 @@ struct ForecastStore: Sendable {
     }
 
     /// Keeps the newest forecast; pages showing the old one (on every node) give way on commit.
-    func save(cityID: Int64, provider: String, fetchedAt: Date, payload: String) throws {
+    /// Its history (`ForecastHistory.record`) is written in the same transaction.
+    func save(_ forecast: Forecast, for city: City, payload: String) throws {
         try database.write { db, changes in
-            try changes.emit(.weather(cityID))
+            try changes.emit(.weather(city.id))
             try db.execute("""
                 INSERT INTO weather_cache (city_id, provider, fetched_at, payload) VALUES (?, ?, ?, ?)
                 ON CONFLICT (city_id, provider) DO UPDATE SET fetched_at = excluded.fetched_at, payload = excluded.payload
-                """, cityID, provider, fetchedAt, payload)
+                """, city.id, forecast.source, forecast.fetchedAt, payload)
+            try ForecastHistory.record(forecast, city: city, db)
         }
     }
 

@@ -373,8 +373,7 @@ public final class WeatherService: Sendable {
         }
         memory.remember(forecast, cityID: city.id, size: data.count)
         do {
-            try store.save(cityID: city.id, provider: forecast.source, fetchedAt: forecast.fetchedAt,
-                           payload: String(decoding: data, as: UTF8.self))
+            try store.save(forecast, for: city, payload: String(decoding: data, as: UTF8.self))
         } catch {
             // Pages show it from memory once their cached copies age out; other nodes fetch their own.
             logger.error("could not cache the forecast for \(city.slug): \(error)")
