@@ -44,6 +44,11 @@ import Testing
     /// Runs the built binary on a new SQLite site with `arguments`, lets `work` use its port,
     /// stops it, and gives back the lines it wrote.
     static func serve(_ arguments: [String], _ work: (Int) throws -> Void) throws -> [String] {
+        try serve(arguments, withProcess: { port, _ in try work(port) })
+    }
+
+    /// `serve`, with the server's process id for `work` too.
+    static func serve(_ arguments: [String], withProcess work: (Int, pid_t) throws -> Void) throws -> [String] {
         try #require(FileManager.default.isExecutableFile(atPath: DurabilityTests.executable), "build the weatherboard product first")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wb-log-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -57,7 +62,7 @@ import Testing
         let server = try ChildProcess(["/bin/sh", "-c", "exec \"$0\" \"$@\" >\(log) 2>&1", DurabilityTests.executable] + all)
         do {
             try waitUntil("the node answers /healthz", timeout: 60) { (try? TestClient.request(port: port, "GET", "/healthz").status) == 200 }
-            try work(port)
+            try work(port, server.pid)
         } catch {
             server.signal(SIGTERM)
             _ = server.wait()

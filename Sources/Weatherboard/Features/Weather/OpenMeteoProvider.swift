@@ -1,8 +1,5 @@
 import Foundation
 import Synchronization
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// Open-Meteo's forecast API (no key): one call per city with yesterday, today and five more
 /// days, hourly and daily values and the current conditions, in the city's time zone.

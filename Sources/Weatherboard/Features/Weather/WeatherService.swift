@@ -231,9 +231,7 @@ public final class WeatherService: Sendable {
         } else if airQualityProviders.isEmpty {
             air.finish(nil)
         } else {
-            // A thread of its own, not the global dispatch queue: the fetch blocks until
-            // URLSession's callbacks arrive, and those need the dispatch queue's few threads
-            // (a blocked pool once held a forecast 4 s waiting for its air).
+            // A thread of its own, asleep in the kernel while the air's service answers.
             Thread { air.finish(self.fetchAirQuality(city, now: airAsked)) }.start()
         }
         for provider in providers where provider.covers(city) {
@@ -249,14 +247,22 @@ public final class WeatherService: Sendable {
                 }
             }
             do {
+                let asked = Date()
                 var forecast = try provider.forecast(for: city, now: now).checked()
+                let took = Date().timeIntervalSince(asked)
                 if let problem = forecast.problem(for: city, now: now) { throw UpstreamError.answer("\(provider.id): \(problem)") }
                 // A failed air-quality fetch keeps the last values for a while; they show their age.
                 forecast.airQuality = air.wait(until: Date().addingTimeInterval(Self.airQualityWait))
                     ?? stored?.airQuality.flatMap { now.timeIntervalSince($0.fetchedAt) < Self.airQualityKeptFor ? $0 : nil }
                 store(forecast, for: city)
                 fetchOutcomes[provider.id]?.answered.increment()
-                breakers.reset(provider.id)
+                if took > Self.slowAnswer {
+                    // Used, but the next pages do not wait on a provider this slow for a while.
+                    logger.warning("weather provider \(provider.id) took \(WeatherNumbers.oneDecimal(took)) s for \(city.slug): skipped for a while")
+                    breakers.trip(provider.id, at: clock())
+                } else {
+                    breakers.reset(provider.id)
+                }
                 lastRefreshFailed.withLock { _ = $0.remove(city.id) }
                 return forecast
             } catch {
@@ -271,6 +277,9 @@ public final class WeatherService: Sendable {
         lastRefreshFailed.withLock { _ = $0.insert(city.id) }
         return nil
     }
+
+    /// An answer slower than this is used, and opens the provider's breaker as a failure would.
+    static let slowAnswer: TimeInterval = 2
 
     // MARK: - Air quality
 
