@@ -58,12 +58,16 @@ struct BoardStore: Sendable {
             if parent.hidden && parent.authorID != userID && !moderator { throw HTTPError(.notFound) }
             if parent.removed && !moderator { throw RepliesClosed() }
             if parent.hidden && !moderator { throw RepliesClosed(hidden: true) }
+            // Someone the post's author blocked does not reply under it (their earlier replies stay, for others).
+            if let author = parent.authorID, !moderator, try Self.blocks(author, userID, db) { throw BlockedByAuthor() }
             if try db.integer("SELECT count(*) FROM posts WHERE parent_id = ?", parentID) >= PostingRules.repliesPerPost {
                 return .failure(PostingRules.Refusal(key: "error_replies_full", arguments: ["n": String(PostingRules.repliesPerPost)],
                                                      status: .conflict))
             }
+            // The pause between posts is for starting things: answering in one's own conversation
+            // is a conversation, not a flood (the daily limit and duplicates still hold).
             let saved = try Self.insert(cityID: target.cityID, parentID: parentID, userID: userID, body: body, observation: nil, now: now,
-                                        rules: rules, db, changes)
+                                        rules: rules, paced: parent.authorID != userID, db, changes)
             if case .success(let id) = saved {
                 try effects.replied(id, body: body, author: userID, answering: parent.authorID, now: now, db, changes)
             }
@@ -73,8 +77,9 @@ struct BoardStore: Sendable {
 
     /// A post or reply, unless `rules` refuse it: the rules count posts and replies together.
     private static func insert(cityID: Int64, parentID: Int64?, userID: Int64, body: String, observation: Observation?, now: Double,
-                               rules: PostingRules, _ db: any SQLConnection, _ changes: ChangeLog) throws -> Result<Int64, PostingRules.Refusal> {
-        let last = try db.one("SELECT max(created_at) FROM posts WHERE user_id = ?", [userID]) { $0.optionalDouble(0) } ?? nil
+                               rules: PostingRules, paced: Bool = true, _ db: any SQLConnection,
+                               _ changes: ChangeLog) throws -> Result<Int64, PostingRules.Refusal> {
+        let last = paced ? try db.one("SELECT max(created_at) FROM posts WHERE user_id = ?", [userID]) { $0.optionalDouble(0) } ?? nil : nil
         let today = try db.integer("SELECT count(*) FROM posts WHERE user_id = ? AND created_at > ?", userID, now - 86400)
         let recent = try db.all("SELECT id, body FROM posts WHERE user_id = ? AND created_at > ?",
                                 [userID, now - PostingRules.duplicateWindow]) { (id: $0.int64(0), body: $0.string(1)) }
@@ -84,6 +89,20 @@ struct BoardStore: Sendable {
             """, [cityID, userID, body, now, parentID, observation?.sky?.rawValue, observation?.feels?.rawValue]) { $0.int64(0) } ?? 0
         try changes.emit(.post(PostEvent(.posted, id: id, city: cityID, parent: parentID, author: userID)))
         return .success(id)
+    }
+
+    /// Why a reply is refused: the post's author blocked the replier.
+    struct BlockedByAuthor: Error {}
+
+    /// Whether `blocker` blocked `person`.
+    static func blocks(_ blocker: Int64, _ person: Int64, _ db: any SQLConnection) throws -> Bool {
+        try db.exists("SELECT 1 FROM blocks WHERE blocker_id = ? AND blocked_id = ?", blocker, person)
+    }
+
+    /// Whether the author of `post` blocked `viewer` (their reply form is gone under it).
+    func isBlocked(_ viewer: Int64, by author: Int64?) throws -> Bool {
+        guard let author, author != viewer else { return false }
+        return try database.readStatement { try Self.blocks(author, viewer, $0) }
     }
 
     /// Why a reaction is refused: it is the person's own post.

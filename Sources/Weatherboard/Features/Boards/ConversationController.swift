@@ -42,13 +42,16 @@ struct ConversationController {
         let cityName = language == .ko ? (post.cityNameKo ?? post.cityNameEn) : post.cityNameEn
         // Removed, or hidden by reports (its author still sees it): closed but to a moderator.
         let open = post.removedAt == nil && (post.hiddenAt == nil || context.user?.isAdmin == true)
+        let blocked = try context.user.map { $0.isAdmin ? false : try store.isBlocked($0.id, by: post.userID) } ?? false
         let replies = shown.map { presenter.view($0, returnTo: returnTo) }
         if !open { for reply in replies { reply.canReact = false } }
         var page = PostPage(
             layout: pages.layout(context, title: pages.string("post_page_title", language, ["city": cityName])),
             cityName: cityName, cityHref: "/city/\(post.citySlug)#post-\(post.id)", post: view,
             replies: replies, repliesHeading: view.repliesText ?? "",
-            isOpen: open, closedText: pages.string(post.removedAt != nil ? "error_replies_closed" : "error_replies_hidden", language), canReply: open && context.user != nil, composerText: composer?.text ?? "", composerError: composer?.error,
+            isOpen: open && !blocked,
+            closedText: pages.string(blocked ? "error_replies_blocked" : post.removedAt != nil ? "error_replies_closed" : "error_replies_hidden", language),
+            canReply: open && !blocked && context.user != nil, composerText: composer?.text ?? "", composerError: composer?.error,
             isGuest: context.user == nil)
         if found.replies.count > BoardQueries.repliesPageSize, let last = shown.last { page.laterHref = "/posts/\(postID)?after=\(last.id)#replies" }
         if after != nil { page.firstHref = "/posts/\(postID)#replies" }
@@ -88,6 +91,8 @@ struct ConversationController {
             }
         } catch let closed as BoardStore.RepliesClosed {
             return try refuse(closed.hidden ? "error_replies_hidden" : "error_replies_closed", .conflict)
+        } catch is BoardStore.BlockedByAuthor {
+            return try refuse("error_replies_blocked", .forbidden)
         } catch let error as SQLError where error.isTemporary {
             return try ErrorPages.formKept(after: error, request, logger: logger) { key, status in try refuse(key, status) }
         }
@@ -122,6 +127,9 @@ struct PostPage {
     var closedText: String
     var canReply: Bool
     var composerText: String
+    /// What was typed, when the form is not there to give it back in (the conversation closed
+    /// or the author blocked the replier): shown to copy, so that nothing typed is lost.
+    var keptText: String? { composerText.isEmpty ? nil : composerText }
     var composerError: String?
     var isGuest: Bool
     var laterHref: String?
