@@ -77,6 +77,8 @@ final class EventLoop: @unchecked Sendable {
     private var spareFD: Int32
     private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
     private var jobs: [ThreadPool.Job] = []
+    /// Jobs for the quick lane's workers (`Lane`).
+    private var quickJobs: [ThreadPool.Job] = []
     private var shutdownDeadline: UInt64 = 0
     private var nextSweep: UInt64 = 0
     private var acceptedConnections: UInt64 = 0
@@ -180,6 +182,10 @@ final class EventLoop: @unchecked Sendable {
                 // than being dropped with their connections.
                 let queued = server.pool.submit(jobs)
                 jobs.removeFirst(queued)
+            }
+            if !quickJobs.isEmpty, let quickPool = server.quickPool {
+                let queued = quickPool.submit(quickJobs)
+                quickJobs.removeFirst(queued)
             }
             let now = monotonicMilliseconds()
             if now >= nextSweep {
@@ -440,8 +446,9 @@ final class EventLoop: @unchecked Sendable {
         let server = self.server
         let started = monotonicMilliseconds()
         let fd = connection.fd, serial = connection.serial
-        jobs.append { [self] in
-            let response = server.handle(request, started: started)
+        let lane = server.lane(of: request)
+        let job: ThreadPool.Job = { [self] in
+            let response = Lane.$current.withValue(lane) { server.handle(request, started: started) }
             let (head, body, close) = server.serialize(response, for: request, date: WorkerDate.current())
             var completion = Completion(fd: fd, serial: serial, head: head, body: body, close: close)
             if request.method != "HEAD", let start = response.stream {
@@ -451,6 +458,7 @@ final class EventLoop: @unchecked Sendable {
             }
             complete(completion)
         }
+        if lane == .quick && server.quickPool != nil { quickJobs.append(job) } else { jobs.append(job) }
     }
 
     /// A response made on this thread, written as a worker's would be; the caller's loop then

@@ -13,6 +13,8 @@ public struct ServerConfiguration: Sendable {
     public var eventLoops = Socket.availableCPUs()
     /// Threads running handlers.
     public var workerThreads = max(4, Socket.availableCPUs() * 2)
+    /// Threads for the quick lane (`Lane`), when the server is given a `lane` function.
+    public var quickWorkerThreads = max(2, Socket.availableCPUs())
     public var limits = ParserLimits()
     /// From the first byte of a request's head to its end; then 408 and close.
     public var headerTimeout: Duration = .seconds(10)
@@ -77,6 +79,9 @@ public final class Server: Sendable {
     let logger: Logger
     let writer: ResponseWriter
     let pool: ThreadPool
+    /// The quick lane's workers, and the function that sends requests to them.
+    let quickPool: ThreadPool?
+    let lane: (@Sendable (Request) -> Lane)?
     let connectionCount = Atomic<Int>(0)
     /// What every connection's buffers hold now, against `maxBufferedBytes`.
     let bufferedBytes = Atomic<Int>(0)
@@ -87,6 +92,8 @@ public final class Server: Sendable {
     public var openConnections: Int { connectionCount.load(ordering: .relaxed) }
     /// The request workers' saturation (`ThreadPool.status`).
     public var workers: (threads: Int, busy: Int, queued: Int, waitedTotal: Int) { pool.status }
+    /// The quick lane's, likewise (nil without lanes).
+    public var quickWorkers: (threads: Int, busy: Int, queued: Int, waitedTotal: Int)? { quickPool?.status }
     /// Requests answered 503 by the server itself, since the start: a connection holding much
     /// while every buffer together was over `maxBufferedBytes`, a stream past its caps.
     let refusedForMemory = Atomic<Int>(0), refusedStreams = Atomic<Int>(0)
@@ -118,14 +125,17 @@ public final class Server: Sendable {
     /// The port actually bound (useful with port 0).
     public var port: Int { boundPort.load(ordering: .acquiring) }
 
+    /// - Parameter lane: which workers run each request (`Lane`); nil: all run on one pool.
     public init(configuration: ServerConfiguration = ServerConfiguration(), logger: Logger = Logger(label: "http"),
-                immediate: ImmediateResponder? = nil, responder: @escaping Responder) {
+                immediate: ImmediateResponder? = nil, lane: (@Sendable (Request) -> Lane)? = nil, responder: @escaping Responder) {
         self.configuration = configuration
         self.responder = responder
         self.immediate = immediate
+        self.lane = lane
         self.logger = logger
         self.writer = ResponseWriter(serverName: configuration.serverName)
         self.pool = ThreadPool(name: "http-worker", threads: configuration.workerThreads)
+        self.quickPool = lane == nil ? nil : ThreadPool(name: "http-quick", threads: max(1, configuration.quickWorkerThreads))
     }
 
     /// Binds the listening sockets and starts the event loops; returns once the server accepts.
@@ -161,6 +171,7 @@ public final class Server: Sendable {
     public func wait() {
         finished.wait()
         pool.stopAndWait()
+        quickPool?.stopAndWait()
     }
 
     /// Shuts down on SIGINT or SIGTERM.
@@ -190,6 +201,9 @@ public final class Server: Sendable {
         log(request, responder(request), started: started)
     }
 
+    /// The lane `request` runs on.
+    func lane(of request: Request) -> Lane { lane?(request) ?? .main }
+
     /// A parsed request answered as a loop answers it (the immediate responder, then the
     /// workers' responder), on the caller's thread, serialised as for the socket; a streamed
     /// response's head only. The hook `HTTPTestSupport` builds its in-process exchange on, as
@@ -197,7 +211,9 @@ public final class Server: Sendable {
     @_spi(Testing) public func answerInPlace(_ request: Request, from remoteAddress: String) -> [UInt8] {
         var request = request
         request.remoteAddress = remoteAddress
-        let response = handleImmediately(request) ?? handle(request, started: monotonicMilliseconds())
+        let response = handleImmediately(request) ?? Lane.$current.withValue(lane(of: request)) {
+            handle(request, started: monotonicMilliseconds())
+        }
         let (head, body, _) = serialize(response, for: request, date: WorkerDate.current())
         return head + body.joined()
     }

@@ -509,3 +509,80 @@ func freshPool(_ postgres: TestPostgres, connections: Int) throws -> (PostgresDa
     return (try PostgresDatabase(url: url, maximumConnections: connections, timeouts: PostgresTimeouts()), url)
 }
 
+
+/// Issue 39 #3: lanes. With this database's backends frozen, the main workers' requests get a
+/// 503 with `Retry-After` by their deadline (`DatabaseDeadline.main`), while static files and a
+/// guest's kept page are served on the quick lane beside them; on SQLite, a write behind a lock
+/// another connection holds is a 503 by the same deadline, and reads go on.
+@Suite(.serialized, .onEveryEngine) struct LaneTests {
+    @Test func whatNeedsNoDatabaseIsServedBesideWorkersWaitingOnIt() throws {
+        let app = try AppHarness { $0.server.workerThreads = 2 }
+        let person = app.browser(overSocket: true, sendsFetchMetadata: false)
+        try person.signUp("lanes")
+        #expect(try person.get("/city/seoul").0.status == 200)
+        let guest = app.browser(overSocket: true)
+        #expect(try guest.get("/city/busan").0.status == 200) // kept now
+        let cookie = person.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
+        let token = person.csrfToken ?? ""
+        let port = app.port
+        var release: () -> Void = {}
+        switch app.engine {
+        case .postgres:
+            guard let url = app.application.configuration.databaseURL, let name = url.split(separator: "/").last.map(String.init) else { return }
+            let admin = try PostgresDatabase(url: try TestPostgres.require().url("postgres"), maximumConnections: 1)
+            let pids = try admin.withConnection { connection in
+                try connection.all("SELECT pid FROM pg_stat_activity WHERE datname = ? AND pid <> pg_backend_pid()", [name]) { Int32($0.int64(0)) }
+            }
+            for pid in pids { kill(pid, SIGSTOP) }
+            release = { for pid in pids { kill(pid, SIGCONT) } }
+        case .sqlite:
+            // Another process holds the write lock (Python's sqlite3, as an operator's tool would).
+            let mark = app.folder + "/locked"
+            let holder = try ChildProcess(["/usr/bin/python3", "-c", """
+                import sqlite3, sys, time
+                c = sqlite3.connect(sys.argv[1], isolation_level=None)
+                c.execute('BEGIN EXCLUSIVE')
+                open(sys.argv[2], 'w').close()
+                time.sleep(60)
+                """, app.application.configuration.databasePath, mark])
+            try waitUntil("the other process holds the lock", timeout: 10) { FileManager.default.fileExists(atPath: mark) }
+            release = {
+                holder.signal(SIGKILL)
+                _ = holder.wait()
+            }
+        }
+        defer { release() }
+
+        // Both main workers take a request that waits on the database: on SQLite a post (a
+        // write), on PostgreSQL a signed-in page.
+        let answers = Locked<[(status: Int, retryAfter: String?, seconds: Double)]>([])
+        for number in 0..<2 {
+            Thread.detachNewThread {
+                let started = Date()
+                let answer = app.engine == .sqlite
+                    ? try? TestClient.request(port: port, "POST", "/city/seoul/posts",
+                                              headers: [("Cookie", cookie), ("Content-Type", "application/x-www-form-urlencoded")],
+                                              body: Array("csrf_token=\(token)&body=Behind+the+lock+\(number)".utf8), timeout: 30)
+                    : try? TestClient.request(port: port, "GET", "/settings", headers: [("Cookie", cookie)], timeout: 30)
+                answers.update { $0.append((answer?.status ?? 0, answer?.headers["Retry-After"], Date().timeIntervalSince(started))) }
+            }
+        }
+        Thread.sleep(forTimeInterval: 0.3)
+        // Beside them: a static file and the guest's kept page.
+        #expect(try app.get("/static/css/site.css", overSocket: true).status == 200)
+        #expect(try guest.get("/city/busan").0.status == 200)
+        #expect(answers.value.count < 2, "served while a main worker still waited on the database")
+        try waitUntil("both waiting requests are answered", timeout: 20) { answers.value.count == 2 }
+        // On PostgreSQL only the backends there were are frozen: a request that found none free
+        // opened a fresh one and may have been served; one on a frozen backend is a 503.
+        #expect(answers.value.contains { $0.status == 503 })
+        for answer in answers.value {
+            print("lanes (\(app.engine)): \(answer.status) after \(WeatherNumbers.oneDecimal(answer.seconds)) s")
+            #expect((answer.status == 503 && answer.retryAfter != nil) || (app.engine == .postgres && answer.status == 200))
+            #expect(answer.seconds < 6, "a hang detector, not a benchmark (the deadline is 2 s): \(answer.seconds) s")
+        }
+        if app.engine == .sqlite { #expect(try person.get("/settings").0.status == 200, "reads go on beside the lock") }
+        let health = try app.get("/healthz", overSocket: true)
+        #expect(health.headers["Lanes"]?.hasPrefix("main=") == true)
+    }
+}

@@ -153,7 +153,9 @@ public final class Application: Sendable {
                                         clientAddress: ClientAddress(trustedProxies: Set(configuration.trustedProxies)))
         // Both answered on the event loop: they must answer while every worker is stuck.
         server = Server(configuration: serverConfiguration, logger: logger,
-                        immediate: { health.immediateResponse(to: $0) ?? scrapes.immediateResponse(to: $0) }, responder: router.responder)
+                        immediate: { health.immediateResponse(to: $0) ?? scrapes.immediateResponse(to: $0) },
+                        lane: Application.lane(of:), responder: router.responder)
+        health.lanes.withLock { [server] in $0 = { HealthController.lanes(main: server.workers, quick: server.quickWorkers) } }
         sampleGauges(providers: providers.map(\.id))
     }
 
@@ -168,6 +170,9 @@ public final class Application: Sendable {
         metrics.sample("weatherboard_workers_busy") { [server] in Double(server.workers.busy) }
         metrics.sample("weatherboard_workers_queued") { [server] in Double(server.workers.queued) }
         metrics.follow("weatherboard_workers_waited_total") { [server] in Double(server.workers.waitedTotal) }
+        metrics.sample("weatherboard_quick_workers") { [server] in Double(server.quickWorkers?.threads ?? 0) }
+        metrics.sample("weatherboard_quick_workers_busy") { [server] in Double(server.quickWorkers?.busy ?? 0) }
+        metrics.sample("weatherboard_quick_workers_queued") { [server] in Double(server.quickWorkers?.queued ?? 0) }
         let caches: [(String, @Sendable () -> Int)] = [
             ("pages", { [pageCache] in pageCache.keptBytes }), ("weather_parts", { [weatherParts] in weatherParts.keptBytes }),
             ("boards", { [boards] in boards.keptBytes }),
@@ -226,6 +231,11 @@ public final class Application: Sendable {
         // Outermost first: the time and status of everything below; headers go on every response,
         // error pages included.
         router.use(metrics.middleware)
+        // Every request's database work has a deadline (a 503 past it), sooner on the quick lane.
+        router.use { request, context, next in
+            let allowed = Lane.current == .quick ? DatabaseDeadline.quick : DatabaseDeadline.main
+            return try DatabaseDeadline.$current.withValue(Date().addingTimeInterval(allowed)) { try next(request, context) }
+        }
         router.use(ResponseCompression().middleware)
         router.use(Middleware.securityHeaders)
         router.use(Middleware.languageCookie(secure: configuration.secureCookies))
@@ -296,6 +306,16 @@ public final class Application: Sendable {
         RecoveryController(pages: pages, store: accounts, identity: identity, hasher: hasher, limits: configuration.limits,
                            clientAddress: clientAddress, party: party, clock: clock).addRoutes(to: router)
         return router
+    }
+
+    /// The quick lane: static files and the other addresses that never read the database, and
+    /// guests' pages (kept in memory; a guest reads no session). A quick request that does need
+    /// the database waits for it at most `DatabaseDeadline.quick`: a frozen database occupies
+    /// these workers briefly, and never the ones serving what is kept.
+    static func lane(of request: Request) -> Lane {
+        if Identity.anonymousPrefixes.contains(where: { request.path.hasPrefix($0) }) { return .quick }
+        let reads = request.method == "GET" || request.method == "HEAD"
+        return reads && request.cookie(SessionStore.cookieName) == nil ? .quick : .main
     }
 
     /// Starts serving; returns once the server accepts connections.

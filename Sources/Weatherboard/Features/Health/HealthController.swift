@@ -31,7 +31,7 @@ final class HealthController: Sendable {
     }
 
     func addRoutes(to router: Router<AppContext>) {
-        router.get("/healthz") { [self] _, _ in Self.response(healthy: check()) }
+        router.get("/healthz") { [self] _, _ in response(healthy: check()) }
     }
 
     /// For the server's immediate responder: the answer from a recent verdict, or nil (the route
@@ -51,7 +51,7 @@ final class HealthController: Sendable {
             thread.name = "health-monitor"
             thread.start()
         }
-        return verdict.map(Self.response(healthy:))
+        return verdict.map(response(healthy:))
     }
 
     /// Stops the monitor (when the application closes).
@@ -81,9 +81,22 @@ final class HealthController: Sendable {
         }
     }
 
-    private static func response(healthy: Bool) -> Response {
+    private func response(healthy: Bool) -> Response {
         var response = healthy ? Response.text("ok") : Response.text("database unavailable\n", status: .serviceUnavailable)
         response.headers.set("Cache-Control", "no-store")
+        if let lanes = lanes.withLock({ $0 }) { response.headers.set("Lanes", lanes()) }
         return response
+    }
+
+    /// Each lane's state for the `Lanes` header ("main=degraded quick=ok"), once the server runs.
+    let lanes = Mutex<(@Sendable () -> String)?>(nil)
+
+    /// A lane is degraded when every one of its workers is busy and requests wait.
+    static func lanes(main: (threads: Int, busy: Int, queued: Int, waitedTotal: Int),
+                      quick: (threads: Int, busy: Int, queued: Int, waitedTotal: Int)?) -> String {
+        let state = { (lane: (threads: Int, busy: Int, queued: Int, waitedTotal: Int)) in
+            lane.busy >= lane.threads && lane.queued > 0 ? "degraded" : "ok"
+        }
+        return "main=\(state(main))" + (quick.map { " quick=\(state($0))" } ?? "")
     }
 }

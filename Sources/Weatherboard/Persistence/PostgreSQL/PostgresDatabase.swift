@@ -157,8 +157,9 @@ final class PostgresDatabase: SQLDatabase, Sendable {
 
     /// A pooled connection for the duration of `body`; a connection that broke is not returned.
     /// - Parameter wait: seconds to wait for a free connection (the pool's `checkout` timeout).
+    /// A request's `DatabaseDeadline` bounds the wait, and connecting (below).
     func withConnection<T>(wait: Double? = nil, _ body: (PostgresConnection) throws -> T) throws -> T {
-        let connection = try checkOut(wait: wait ?? timeouts.checkout)
+        let connection = try checkOut(wait: min(wait ?? timeouts.checkout, DatabaseDeadline.remaining ?? .infinity))
         do {
             let value = try body(connection)
             checkIn(connection)
@@ -211,18 +212,45 @@ final class PostgresDatabase: SQLDatabase, Sendable {
         case .closed:
             throw SQLError(.connection, "the database is closed")
         case .connect:
-            do {
-                return try PostgresConnection(url: url, library: library, timeouts: timeouts)
-            } catch {
-                pool.withLock(wake: .one) { $0.open -= 1 }
-                throw error
-            }
+            guard let remaining = DatabaseDeadline.remaining else { return try connect() }
+            // A request does not wait out libpq's connect timeout (at least 2 s; 5 s here): the
+            // connection is made on a thread of its own and joins the pool, and the request
+            // takes a free connection while its deadline lasts.
+            Thread {
+                // A failure reaches the requests as the 503 of their deadline, and the next
+                // checkout tries again.
+                do { self.checkIn(try self.connect()) } catch {}
+            }.start()
+            return try checkOutIdle(until: Date().addingTimeInterval(remaining))
         }
+    }
+
+    /// A new connection, counted as open already; uncounted when it fails.
+    private func connect() throws -> PostgresConnection {
+        do {
+            return try PostgresConnection(url: url, library: library, timeouts: timeouts)
+        } catch {
+            pool.withLock(wake: .one) { $0.open -= 1 }
+            throw error
+        }
+    }
+
+    /// A free connection by `deadline`, opening none.
+    private func checkOutIdle(until deadline: Date) throws -> PostgresConnection {
+        let taken = pool.wait(until: deadline, for: { !$0.idle.isEmpty || $0.closed }) { pool, ready -> PostgresConnection? in
+            ready && !pool.closed ? pool.idle.popLast()?.connection : nil
+        }
+        guard let taken else {
+            poolTimeouts.increment()
+            throw SQLError(.unavailable, "no PostgreSQL connection could be made within the request's deadline")
+        }
+        return taken
     }
 
     private func checkIn(_ connection: PostgresConnection) {
         let usable = connection.isUsable
-        let kept = pool.withLock(wake: .one) { pool -> Bool in
+        // Every waiter looks: some wait to open a connection, some only for a free one.
+        let kept = pool.withLock(wake: .all) { pool -> Bool in
             guard usable && !pool.closed else {
                 pool.open -= 1
                 return false
@@ -367,7 +395,9 @@ final class PostgresConnection: SQLConnection {
     /// given up (closed, never returned to the pool) and the wait is a 503. Several statements
     /// (the simple protocol) give several results: the first error, else the last result, is kept.
     private func awaitAnswer() throws -> LibPQ.Result? {
-        let deadline = Date().addingTimeInterval(answerDeadline)
+        // A request's own deadline, when sooner: it is answered 503 in time, and the connection,
+        // whose answer may still come, is given up.
+        let deadline = min(Date().addingTimeInterval(answerDeadline), DatabaseDeadline.current ?? .distantFuture)
         var kept: LibPQ.Result?
         while true {
             while library.isBusy(connection) == 1 {
@@ -375,7 +405,7 @@ final class PostgresConnection: SQLConnection {
                 guard remaining > 0 else {
                     library.clear(kept)
                     close()
-                    throw SQLError(.timeout, "PostgreSQL did not answer within \(answerDeadline) s")
+                    throw SQLError(.timeout, "PostgreSQL did not answer in time (within \(answerDeadline) s, or the request's deadline)")
                 }
                 var descriptor = pollfd(fd: library.socket(connection), events: Int16(POLLIN), revents: 0)
                 let ready = poll(&descriptor, 1, Int32(min(remaining * 1000, 60_000).rounded(.up)))

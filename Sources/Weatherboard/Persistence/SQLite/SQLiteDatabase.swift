@@ -18,7 +18,7 @@ final class SQLiteDatabase: SQLDatabase {
         try PrivateFile.prepare(path)
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
-        configuration.busyMode = .timeout(5)
+        configuration.busyMode = Self.busyMode
         configuration.maximumReaderCount = 4
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
@@ -122,6 +122,14 @@ final class SQLiteDatabase: SQLDatabase {
 
     /// An existing database as it is, read-only: nothing migrated, nothing written (a backup
     /// being checked). A missing file is an error, not a new database.
+    /// Waiting for a lock another connection or process holds: 10 ms at a time, for 5 s, or
+    /// until the request's `DatabaseDeadline` (then SQLITE_BUSY, a 503).
+    static let busyMode = Database.BusyMode.callback { tries in
+        if let deadline = DatabaseDeadline.current { guard Date() < deadline else { return false } } else if tries >= 500 { return false }
+        usleep(10_000)
+        return true
+    }
+
     static func openReadOnly(path: String) throws -> SQLiteDatabase {
         var configuration = Configuration()
         configuration.readonly = true
