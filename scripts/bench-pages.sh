@@ -23,7 +23,7 @@
 # once before (scripts/city-mix-zipf.lua; SKIP_REAL=1 leaves it out); under callgrind, the
 # signed-in page over 40 cities with gzip and the anonymous page whose kept copy expired.
 # Environment: PEER (the peer's sources), PEER_BUILD (a writable copy, built here if needed),
-# DURATION=8s WARMUP=2s REPS=3 CONNS=64 CALLGRIND_REQUESTS=200 SKIP_PEER=1 SKIP_CALLGRIND=1 CLUSTER=1, BIN,
+# DURATION=8s WARMUP=2s REPS=3 CONNS=64 CALLGRIND_REQUESTS=200 SKIP_PEER=1 SKIP_CALLGRIND=1 CLUSTER=1, BIN, EXTRA_ARGS (more serve flags),
 # POSTS_PER_BOARD=3 (issue 38's full boards: 20; the 20 members rotate, so readers post on the boards they read),
 # PLAINTEXT_ROUNDS=5, ONLY_PLAINTEXT=1 (the bare server against nginx and nothing else).
 # Needs: wrk, valgrind, curl, taskset, nginx (and postgresql for CLUSTER=1).
@@ -153,7 +153,7 @@ if [[ -z ${BIN:-} ]]; then # BIN: another build to measure (an older one, for a 
     BIN=.build/release/weatherboard
 fi
 SERVE_ARGS=(serve --port "$PORT" --db "$WORK/ours.sqlite" --weather demo --log-level "${LOG_LEVEL:-warning}"
-            --seconds-between-posts 0 --posts-per-day 100000000 --sign-ups-per-hour 1000000)
+            --seconds-between-posts 0 --posts-per-day 100000000 --sign-ups-per-hour 1000000 ${EXTRA_ARGS:-})
 taskset -c 0 "$BIN" "${SERVE_ARGS[@]}" >"$OUT/ours-server.log" 2>&1 &
 SERVER_PID=$!
 wait_healthy "$BASE" 300

@@ -154,7 +154,7 @@ public final class Application: Sendable {
         // Both answered on the event loop: they must answer while every worker is stuck.
         server = Server(configuration: serverConfiguration, logger: logger,
                         immediate: { health.immediateResponse(to: $0) ?? scrapes.immediateResponse(to: $0) },
-                        lane: Application.lane(of:), responder: router.responder)
+                        lane: serverConfiguration.quickWorkerThreads > 0 ? Application.lane(of:) : nil, responder: router.responder)
         health.lanes.withLock { [server] in $0 = { HealthController.lanes(main: server.workers, quick: server.quickWorkers) } }
         sampleGauges(providers: providers.map(\.id))
     }
@@ -308,14 +308,11 @@ public final class Application: Sendable {
         return router
     }
 
-    /// The quick lane: static files and the other addresses that never read the database, and
-    /// guests' pages (kept in memory; a guest reads no session). A quick request that does need
-    /// the database waits for it at most `DatabaseDeadline.quick`: a frozen database occupies
-    /// these workers briefly, and never the ones serving what is kept.
+    /// The quick lane: static files and the other addresses that never read the database
+    /// (`Identity.anonymousPrefixes`). Guests' pages stay on the main lane: sent to the quick
+    /// lane they made a board's mix of reads and posts wait longer (docs/performance.md).
     static func lane(of request: Request) -> Lane {
-        if Identity.anonymousPrefixes.contains(where: { request.path.hasPrefix($0) }) { return .quick }
-        let reads = request.method == "GET" || request.method == "HEAD"
-        return reads && request.cookie(SessionStore.cookieName) == nil ? .quick : .main
+        Identity.anonymousPrefixes.contains(where: { request.path.hasPrefix($0) }) ? .quick : .main
     }
 
     /// Starts serving; returns once the server accepts connections.

@@ -125,6 +125,8 @@ struct Setting {
                 configuration.pageCaches = text == "on"
             }, shown: { $0.pageCaches ? "on" : "off" }),
             .number("workers", "Threads running request handlers (default: twice the CPUs, at least 4).", \.server.workerThreads).onThisMachine,
+            .number("quick-workers", "Threads of the quick lane: static files and guests' pages, beside the workers (default: the CPUs, at least 2; 0: one lane for all).", atLeast: 0,
+                    \.server.quickWorkerThreads).onThisMachine,
             Setting(name: "header-timeout", help: "Seconds a client may take to send a request's head before a 408.", apply: { configuration, text in
                 guard let seconds = Int(text), seconds >= 1 else { throw Problem(description: "--header-timeout must be at least 1") }
                 configuration.server.headerTimeout = .seconds(seconds)

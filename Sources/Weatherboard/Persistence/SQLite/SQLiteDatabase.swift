@@ -122,11 +122,15 @@ final class SQLiteDatabase: SQLDatabase {
 
     /// An existing database as it is, read-only: nothing migrated, nothing written (a backup
     /// being checked). A missing file is an error, not a new database.
-    /// Waiting for a lock another connection or process holds: 10 ms at a time, for 5 s, or
-    /// until the request's `DatabaseDeadline` (then SQLITE_BUSY, a 503).
+    /// Waiting for a lock another connection or process holds, as SQLite's own busy timeout
+    /// waits (1, 2, 5 … 100 ms between tries: most waits are a reader's moment beside a
+    /// checkpoint), for 5 s in all, or until the request's `DatabaseDeadline` (then
+    /// SQLITE_BUSY, a 503).
     static let busyMode = Database.BusyMode.callback { tries in
-        if let deadline = DatabaseDeadline.current { guard Date() < deadline else { return false } } else if tries >= 500 { return false }
-        usleep(10_000)
+        let delays: [UInt32] = [1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100]
+        let waited = delays.prefix(tries).reduce(0, +) + UInt32(max(0, tries - delays.count)) * 100
+        if let deadline = DatabaseDeadline.current { guard Date() < deadline else { return false } } else if waited >= 5_000 { return false }
+        usleep(delays[min(tries, delays.count - 1)] * 1000)
         return true
     }
 
