@@ -561,6 +561,31 @@ final class OtherOriginContext: RequestContext {
         try Self.expectCleanConsole(browser)
     }
 
+    /// Issue 45 #7: on a phone the composer's sky and "feels" choices lay out as choices, each
+    /// on one line, in both languages (a radio at a text field's 100 % broke "맑음" into letters).
+    @Test("the composer's choices on a phone", arguments: [(320, "en-GB,en"), (375, "ko-KR,ko"), (320, "ko-KR,ko")])
+    func composerChoicesOnAPhone(width: Int, language: String) throws {
+        guard let site = try Self.start(width: width, acceptLanguage: language) else { return }
+        defer { withExtendedLifetime(site) {} }
+        let (browser, base) = (site.browser, site.base)
+        try Self.signUp(browser, base, "phone_person")
+        try browser.go(base + "/city/seoul")
+        let heights = try browser.script("""
+            document.querySelector('details.observe').open = true;
+            return Array.from(document.querySelectorAll('fieldset.choices label')).map(function (label) {
+              var size = parseFloat(getComputedStyle(label).fontSize);
+              return [label.textContent.trim(), label.getBoundingClientRect().height / size];
+            });
+            """) as? [[Any]] ?? []
+        #expect(heights.count == 9, "six skies and three feels")
+        for entry in heights {
+            let (label, lines) = (entry.first as? String ?? "", (entry.last as? Double) ?? Double(entry.last as? Int ?? 0))
+            #expect(lines > 0 && lines < 2, "\(label) takes \(lines) font sizes of height at \(width) px (\(language)): more than one line")
+        }
+        let overflow = try browser.script("return document.documentElement.scrollWidth - window.innerWidth") as? Int ?? 0
+        #expect(overflow <= 0, "the page scrolls sideways by \(overflow) px")
+    }
+
     @Test("no horizontal scrolling", arguments: [375, 1280])
     func pagesFitTheWindow(width: Int) throws {
         guard let site = try Self.start(width: width) else { return }
