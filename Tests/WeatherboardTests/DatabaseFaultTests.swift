@@ -511,7 +511,7 @@ func freshPool(_ postgres: TestPostgres, connections: Int) throws -> (PostgresDa
 
 
 /// Issue 39 #3: lanes. With this database's backends frozen, the main workers' requests get a
-/// 503 with `Retry-After` by their deadline (`DatabaseDeadline.main`), while static files are
+/// 503 with `Retry-After` by their deadline (`DatabaseDeadline.allowed`), while static files are
 /// served on the quick lane beside them; on SQLite, a write behind a lock another process holds
 /// is a 503 by the same deadline, and reads go on.
 @Suite(.serialized, .onEveryEngine) struct LaneTests {

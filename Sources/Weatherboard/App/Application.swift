@@ -231,10 +231,9 @@ public final class Application: Sendable {
         // Outermost first: the time and status of everything below; headers go on every response,
         // error pages included.
         router.use(metrics.middleware)
-        // Every request's database work has a deadline (a 503 past it), sooner on the quick lane.
+        // Every request's database work has a deadline (a 503 past it).
         router.use { request, context, next in
-            let allowed = Lane.current == .quick ? DatabaseDeadline.quick : DatabaseDeadline.main
-            return try DatabaseDeadline.$current.withValue(Date().addingTimeInterval(allowed)) { try next(request, context) }
+            try DatabaseDeadline.$current.withValue(Date().addingTimeInterval(DatabaseDeadline.allowed)) { try next(request, context) }
         }
         router.use(ResponseCompression().middleware)
         router.use(Middleware.securityHeaders)

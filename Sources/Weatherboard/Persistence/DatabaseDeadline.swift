@@ -9,8 +9,6 @@ public enum DatabaseDeadline {
     /// Seconds left, or nil without a deadline.
     static var remaining: Double? { current.map { max(0, $0.timeIntervalSinceNow) } }
 
-    /// How long a request of each lane may wait on the database in all: a quick-lane request
-    /// (a guest's page, which is usually kept in memory) gives up sooner.
-    static let main: TimeInterval = 2
-    static let quick: TimeInterval = 1
+    /// How long a request may wait on the database in all.
+    static let allowed: TimeInterval = 2
 }

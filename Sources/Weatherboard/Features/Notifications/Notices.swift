@@ -91,7 +91,7 @@ enum Notices {
 
     private static func blocks(_ person: Int64, _ other: Int64?, _ db: any SQLConnection) throws -> Bool {
         guard let other else { return false }
-        return try db.exists("SELECT 1 FROM blocks WHERE blocker_id = ? AND blocked_id = ?", person, other)
+        return try BoardStore.blocks(person, other, db)
     }
 }
 
