@@ -178,7 +178,7 @@ stop_server
 # site whose visitors open 30,000 cities each half hour), posts on the 50 largest boards, every
 # city opened once before. The fetch budgets are lifted: one client opens every city here.
 REAL_ARGS=("${SERVE_ARGS[@]}" --weather-fresh-minutes 1 --weather-fetches-per-minute 100000000
-           --weather-cold-fetches-per-client 100000000)
+           --weather-cold-fetches-per-client 100000000 --weather-cold-fetches-per-hour 100000000)
 sqlite3 "$WORK/ours.sqlite" "SELECT slug FROM cities ORDER BY population DESC, id LIMIT 2000" >"$WORK/slugs.txt"
 seed_real_traffic() { # posts on the 50 largest boards (POSTS_PER_BOARD each, by the members above), every city opened once
     local person=0 cookie token
@@ -206,7 +206,7 @@ fi
 if [[ -z ${SKIP_CALLGRIND:-} ]] && command -v valgrind >/dev/null; then
     cp "$BIN" "$BIN-stripped" && strip "$BIN-stripped"
     valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.%p" "$BIN-stripped" "${SERVE_ARGS[@]}" \
-        --weather-fetches-per-minute 100000000 --weather-cold-fetches-per-client 100000000 \
+        --weather-fetches-per-minute 100000000 --weather-cold-fetches-per-client 100000000 --weather-cold-fetches-per-hour 100000000 \
         >"$OUT/callgrind-server.log" 2>&1 &
     SERVER_PID=$!
     wait_healthy "$BASE" 600

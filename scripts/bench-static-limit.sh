@@ -34,7 +34,7 @@ if [[ -z ${BIN:-} ]]; then
     BIN=.build/release/weatherboard
 fi
 taskset -c 0 "$BIN" serve --port "$PORT" --db "$WORK/ours.sqlite" --weather demo --log-level warning \
-    --weather-fetches-per-minute 100000000 --weather-cold-fetches-per-client 100000000 >"$OUT/ours-server.log" 2>&1 &
+    --weather-fetches-per-minute 100000000 --weather-cold-fetches-per-client 100000000 --weather-cold-fetches-per-hour 100000000 >"$OUT/ours-server.log" 2>&1 &
 OURS=$!
 wait_healthy "http://127.0.0.1:$PORT"
 sqlite3 "$WORK/ours.sqlite" "SELECT slug FROM cities ORDER BY population DESC, id LIMIT 2000" >"$WORK/slugs.txt"

@@ -14,7 +14,7 @@ swift build -c release --product weatherboard >/dev/null
 # The fetch budgets are lifted: one client crawling is exactly what they stop, and here every
 # page must hold a forecast for the caches' bounds to show.
 .build/release/weatherboard serve --port "$PORT" --db "$WORK/db.sqlite" --weather demo --log-level warning \
-    --weather-fetches-per-minute 1000000 --weather-cold-fetches-per-client 1000000 >"$WORK/server.log" 2>&1 &
+    --weather-fetches-per-minute 1000000 --weather-cold-fetches-per-client 1000000 --weather-cold-fetches-per-hour 1000000 >"$WORK/server.log" 2>&1 &
 PID=$!
 trap 'kill $PID 2>/dev/null || true; wait $PID 2>/dev/null || true; rm -rf "$WORK"' EXIT
 for _ in $(seq 1 300); do curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break; sleep 0.2; done

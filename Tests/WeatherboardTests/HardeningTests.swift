@@ -138,7 +138,7 @@ import Testing
         try browser.get("/login")
         try browser.post("/login", [("username", "someone"), ("password", "whatever-whatever"), ("next", "/")])
         #expect(try app.count("SELECT count(*) FROM rate_events WHERE at <= ?", [app.clock.read().timeIntervalSince1970 - 86_400]) == 0)
-        #expect(try app.count("SELECT count(*) FROM rate_events") == 3, "the address's, the (account, address)'s and the account's")
+        #expect(try app.count("SELECT count(*) FROM rate_events") == 4, "the address's, the (account, address)'s, the account's and the site's failures")
     }
 }
 

@@ -279,6 +279,9 @@ extension AppHarness {
             SELECT w.user_id, 'rain_cleared', a.id, 3.5 FROM rain_alerts a JOIN rain_windows w ON w.id = a.window_id
             """)
 
+        // A browser that signed in to an account before.
+        try execute("INSERT INTO known_devices (token_hash, user_id, created_at, last_used_at) SELECT 'a digest', id, 1.5, 2.5 FROM users WHERE username = 'loud'")
+
         // A digest wanted weekly, and a sent digest's unsubscribe link.
         try execute("UPDATE users SET digest = 'weekly', digest_handled_at = 4.5 WHERE username = 'loud'")
         try execute("INSERT INTO unsubscribe_links (token_hash, user_id, created_at) SELECT 'a digest', id, 4.5 FROM users WHERE username = 'loud'")

@@ -235,6 +235,34 @@ import Testing
     }
 }
 
+/// Issue 39 #4: a hundred addresses, each within a client's share of cold fetches, could spend
+/// the provider's hourly and daily quota in half an hour; the node's cold fetches an hour bound
+/// them together.
+@Suite(.serialized, .onEveryEngine) struct ColdFetchQuotaTests {
+    @Test func manyAddressesTogetherGetTheNodesColdFetchesAnHourNoMore() throws {
+        let stub = try UpstreamStub()
+        let app = try AppHarness {
+            $0.weatherProviders = ["open-meteo"]
+            $0.openMeteoURL = stub.url
+            $0.weatherFetchBudget = WeatherService.FetchBudget(perMinute: 100, coldPerClient: 2, clientWindow: 3600, coldPerHour: 3)
+        }
+        var shown: [Bool] = []
+        for (index, slug) in ["busan", "incheon", "daegu", "gwangju"].enumerated() {
+            let crawler = app.browser()
+            crawler.source = "127.0.0.\(index + 2)" // another address each time: every one within its own share
+            shown.append(try crawler.get("/city/\(slug)").1.count("//p[@class='weather-unavailable']") == 0)
+        }
+        #expect(shown == [true, true, true, false])
+        #expect(stub.hits == 3)
+        // A cold fetch comes back every 20 minutes (an hour's three, spread).
+        app.clock.advance(1_200)
+        let late = app.browser()
+        late.source = "127.0.0.9"
+        #expect(try late.get("/city/daejeon").1.count("//p[@class='weather-unavailable']") == 0)
+        #expect(stub.hits == 4)
+    }
+}
+
 /// Issue 39 #4: an upstream's error reason was logged whole and unescaped: megabytes from one
 /// page view, and a newline in it forged the next log line.
 @Suite struct UpstreamReasonsInTheLogTests {

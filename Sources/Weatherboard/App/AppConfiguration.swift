@@ -116,6 +116,11 @@ public struct AppConfiguration: Sendable {
     public struct Limits: Sendable {
         /// Sign-in attempts per account and per client address, per minute.
         public var signInsPerMinute = 6
+        /// Failed sign-ins across the site, per minute, that put on the site-wide brake
+        /// (`SiteWideBrake`); then password checks from browsers an account does not know are
+        /// admitted `signInsPerSecondUnderBrake` a second for each priority.
+        public var failedSignInsForBrake = 30
+        public var signInsPerSecondUnderBrake = 2
         /// Sign-ups per client address, per hour.
         public var signUpsPerHour = 10
         /// Seconds between two posts by one person (replies are posts: they count).

@@ -40,12 +40,26 @@ struct AccountStore: Sendable {
     }
 
     /// A sign-in attempt: the per-address limits first (an address over them costs the account
-    /// nothing), then the account's guessing brake, in one transaction.
-    func countSignIn(_ attempts: [(limit: RateLimit, bucket: String)], on account: String, brake: GuessingBrake,
-                     now: Date) throws {
+    /// nothing); then, unless the browser is one the account knows (`KnownDevices`), the
+    /// account's guessing brake and the site's; in one transaction. Returns the place its
+    /// password check takes in line.
+    func countSignIn(_ attempts: [(limit: RateLimit, bucket: String)], on account: String, device: (token: String?, userID: Int64?),
+                     brake: GuessingBrake, siteBrake: SiteWideBrake, now: Date) throws -> ConcurrencyLimit.Priority {
         try database.write { db in
             for attempt in attempts { try attempt.limit.hit(attempt.bucket, now: now, db) }
-            try brake.attempt(on: account, now: now, db)
+            if let userID = device.userID, try KnownDevices.isKnown(device.token, userID: userID, db) { return .knownDevice }
+            let priority: ConcurrencyLimit.Priority = try brake.attempt(on: account, now: now, db) < brake.quietBelow ? .quietAccount : .other
+            try siteBrake.admit(priority, now: now, db)
+            return priority
+        }
+    }
+
+    /// A password that did not match (or an account that has none, or no account): counted for
+    /// the site's brake, and against the known browser that sent it, if any.
+    func signInFailed(knownDevice: String?, now: Date) throws {
+        try database.write { db in
+            try SiteWideBrake.failed(now: now, db)
+            if let knownDevice { try KnownDevices.failed(knownDevice, now: now, db) }
         }
     }
 
@@ -90,12 +104,15 @@ struct AccountStore: Sendable {
     /// A new session for `userID`, ending the one the browser had (rotation at sign-in). Reset
     /// links still out stop working (the member remembered), and mail goes out in the language
     /// they last signed in with.
-    func signIn(userID: Int64, replacing oldTokenHash: String?, language: Language, sessions: SessionStore, now: Date) throws -> String {
+    /// The browser becomes one the account knows, under a new token (`KnownDevices`).
+    func signIn(userID: Int64, replacing oldTokenHash: String?, device oldDevice: String?, language: Language, sessions: SessionStore,
+                now: Date) throws -> (session: String, device: String) {
         try database.write { db in
             if let oldTokenHash { try db.execute("DELETE FROM sessions WHERE token_hash = ?", oldTokenHash) }
             try EmailTokens.dropResets(userID: userID, db)
             try db.execute("UPDATE users SET language = ? WHERE id = ?", language.rawValue, userID)
-            return try sessions.create(userID: userID, now: now, db)
+            let device = try KnownDevices.remember(userID: userID, replacing: oldDevice, now: now, db)
+            return (try sessions.create(userID: userID, now: now, db), device)
         }
     }
 

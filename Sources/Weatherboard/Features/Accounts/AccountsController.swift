@@ -180,17 +180,35 @@ struct AccountsController {
         let next = safeReturnPath(form["next"])
         let now = clock()
         let address = clientAddress.of(request)
-        try Self.countSignIn(username, address: address, limits: limits, store: store, now: now)
+        let device = KnownDevices.token(in: request)
         let found = try store.credentials(username: username)
-        // An account with passkeys only has no password ('') that any password could match.
-        guard let found, !found.passwordHash.isEmpty, try hasher.verify(password, against: found.passwordHash, client: address) else {
-            return signInPage(context, username: username, next: next, error: pages.string("error_sign_in", context.language),
-                              status: .unprocessableContent)
+        let user: User
+        do {
+            let priority = try Self.countSignIn(username, address: address, device: (device, found?.user.id), limits: limits,
+                                                store: store, now: now)
+            // An account with passkeys only has no password ('') that any password could match.
+            guard let found, !found.passwordHash.isEmpty,
+                  try hasher.verify(password, against: found.passwordHash, client: address, priority: priority) else {
+                try store.signInFailed(knownDevice: priority == .knownDevice ? device : nil, now: now)
+                return signInPage(context, username: username, next: next, error: pages.string("error_sign_in", context.language),
+                                  status: .unprocessableContent)
+            }
+            user = found.user
+        } catch let refusal as HTTPError where refusal.status == .tooManyRequests || refusal.status == .serviceUnavailable {
+            // Too many attempts (this address, this account, the site's brake) or checks at once:
+            // the form again with the name kept, and how long to wait.
+            let wait = refusal.retryAfter ?? 1, language = context.language
+            let waitText = wait < 60 ? pages.string("span_seconds", language, ["n": String(wait)]) : pages.span(Double(wait), language)
+            var response = signInPage(context, username: username, next: next,
+                                      error: pages.string("error_sign_in_wait", language, ["wait": waitText]), status: refusal.status)
+            response.headers.add("Retry-After", String(wait))
+            return response
         }
-        let user = found.user
-        let token = try store.signIn(userID: user.id, replacing: context.sessionTokenHash, language: context.language,
-                                     sessions: identity.sessions, now: now)
-        return try signedIn(userID: user.id, username: username, token: token, next: next, request, context)
+        let (token, deviceToken) = try store.signIn(userID: user.id, replacing: context.sessionTokenHash, device: device,
+                                                    language: context.language, sessions: identity.sessions, now: now)
+        var response = try signedIn(userID: user.id, username: username, token: token, next: next, request, context)
+        response.setCookie(KnownDevices.cookie(deviceToken, secure: identity.secureCookies))
+        return response
     }
 
     /// The answer once a session is made, with a password or a passkey: the way on, the guest's
@@ -218,12 +236,17 @@ struct AccountsController {
     /// before anything is checked and whatever the outcome. The account's limit is per address:
     /// guesses from one network cannot lock the account's owner out from another (an address's
     /// own limit covers guessing many accounts); guesses spread over many addresses slow down on
-    /// the account's brake instead.
-    static func countSignIn(_ username: String, address: String, limits: AppConfiguration.Limits, store: AccountStore,
-                            now: Date) throws {
+    /// the account's brake and the site's instead, which a browser the account knows passes.
+    /// Returns the place the password check takes in line.
+    @discardableResult
+    static func countSignIn(_ username: String, address: String, device: (token: String?, userID: Int64?) = (nil, nil),
+                            limits: AppConfiguration.Limits, store: AccountStore, now: Date) throws -> ConcurrencyLimit.Priority {
         let limit = RateLimit(limit: limits.signInsPerMinute, window: 60)
-        try store.countSignIn([(limit, "login:ip:\(address)"), (limit, "login:user:\(username.lowercased()):ip:\(address)")],
-                              on: username, brake: GuessingBrake(), now: now)
+        return try store.countSignIn([(limit, "login:ip:\(address)"), (limit, "login:user:\(username.lowercased()):ip:\(address)")],
+                                     on: username, device: device, brake: GuessingBrake(),
+                                     siteBrake: SiteWideBrake(failuresPerMinute: limits.failedSignInsForBrake,
+                                                              admittedPerSecond: limits.signInsPerSecondUnderBrake),
+                                     now: now)
     }
 
     func signOut(_ request: Request, _ context: AppContext) throws -> Response {

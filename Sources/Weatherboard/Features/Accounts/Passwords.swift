@@ -41,8 +41,9 @@ public struct PasswordHasher: Sendable {
 
     /// Checks `password` against a stored hash in constant time; false only for a wrong
     /// password. Throws `UnusableHash` for a hash it cannot check, and 503 when too many checks
-    /// are already running.
-    public func verify(_ password: String, against stored: String, client: String = "command line") throws -> Bool {
+    /// are already running. `priority` places the check among those waiting (`ConcurrencyLimit`).
+    func verify(_ password: String, against stored: String, client: String = "command line",
+                priority: ConcurrencyLimit.Priority = .other) throws -> Bool {
         let parts = stored.split(separator: "$").map(String.init)
         guard parts.count == 6, parts[0] == "scrypt", let n = Int(parts[1]), let r = Int(parts[2]), let p = Int(parts[3]),
               let salt = Data(base64Encoded: parts[4]), let expected = Data(base64Encoded: parts[5])
@@ -51,7 +52,7 @@ public struct PasswordHasher: Sendable {
         guard n > 1, n <= 1 << 20, n & (n - 1) == 0, (1...32).contains(r), (1...16).contains(p) else {
             throw UnusableHash(description: "the stored password hash has parameters out of range (N=\(n), r=\(r), p=\(p))")
         }
-        let key = try limit.run(for: client) { try derive(password, salt: [UInt8](salt), cost: n, blockSize: r, parallelism: p) }
+        let key = try limit.run(for: client, priority: priority) { try derive(password, salt: [UInt8](salt), cost: n, blockSize: r, parallelism: p) }
         return constantTimeEquals(key, [UInt8](expected))
     }
 

@@ -55,7 +55,7 @@ public struct RateLimit: Sendable {
     }
 
     /// The purge itself: rate events, sessions, notices (and the rain alerts they told of),
-    /// challenges, mailed links and digests' unsubscribe links, each past its keeping time.
+    /// challenges, mailed links, digests' unsubscribe links and known browsers, each past its keeping time.
     static func purge(now: Date, _ db: any SQLConnection) throws {
         let seconds = now.timeIntervalSince1970
         try db.execute("DELETE FROM rate_events WHERE at <= ?", seconds - longestWindow)
@@ -66,6 +66,7 @@ public struct RateLimit: Sendable {
         try db.execute("DELETE FROM rain_alerts WHERE told_at <= ?", seconds - Notices.keptFor)
         try db.execute("DELETE FROM unsubscribe_links WHERE created_at <= ?", seconds - DigestController.linksKeptFor)
         try db.execute("DELETE FROM forecast_history WHERE issued_at <= ?", seconds - ForecastHistory.keptFor)
+        try db.execute("DELETE FROM known_devices WHERE last_used_at <= ?", seconds - KnownDevices.keptFor)
     }
 }
 
@@ -81,6 +82,9 @@ struct GuessingBrake: Sendable {
     var freeAttempts = 10
     var window: TimeInterval = 3600
     var longestPause: TimeInterval = 30
+    /// Fewer attempts than this in `window` and the account is not under attack: its checks go
+    /// ahead of those on accounts that are (`ConcurrencyLimit.Priority.quietAccount`).
+    var quietBelow = 3
 
     /// The spacing required after `attempts` recent attempts (0 while under the free allowance).
     func pause(after attempts: Int) -> TimeInterval {
@@ -92,7 +96,9 @@ struct GuessingBrake: Sendable {
     /// Records an attempt on `account` (a username as typed, any case); throws 429 with
     /// `Retry-After` when it comes sooner than the account's current spacing allows. Checking
     /// and recording in one transaction, so that concurrent guesses cannot all pass one gap.
-    func attempt(on account: String, now: Date, _ db: any SQLConnection) throws {
+    /// Returns how many attempts came before this one in the window.
+    @discardableResult
+    func attempt(on account: String, now: Date, _ db: any SQLConnection) throws -> Int {
         let bucket = Tokens.digest("login:account:\(account.lowercased())")
         let seconds = now.timeIntervalSince1970
         let (count, last) = try db.one("SELECT count(*), max(at) FROM rate_events WHERE bucket = ? AND at > ?",
@@ -103,5 +109,39 @@ struct GuessingBrake: Sendable {
             throw RateLimit.refusal(retryAfter: max(1, Int(clampedSeconds: wait.rounded(.up))))
         }
         try db.execute("INSERT INTO rate_events (bucket, at) VALUES (?, ?)", bucket, now)
+        return count
+    }
+}
+
+/// The site's own brake on password checks: when sign-ins fail across the site faster than
+/// people mistype (`failuresPerMinute`, from any addresses, on any accounts), checks from
+/// browsers not known to the account are admitted at most `admittedPerSecond` a second for each
+/// priority below a known browser's, the rest answered 429. A spread guessing attack then costs
+/// the node a few hashes a second however many addresses it has, while owners sign in from
+/// browsers they used before, with a passkey (no hash at all) or by a reset link; someone on a
+/// new browser waits seconds, never hours.
+struct SiteWideBrake: Sendable {
+    var failuresPerMinute: Int
+    var admittedPerSecond: Int
+
+    private static let failures = "login:failed"
+
+    /// Counts a check from a browser not known to the account; 429 when the brake is on and this
+    /// second's admissions for `priority` are used up.
+    func admit(_ priority: ConcurrencyLimit.Priority, now: Date, _ db: any SQLConnection) throws {
+        guard try isEngaged(now: now, db) else { return }
+        try RateLimit(limit: admittedPerSecond, window: 1).hit("login:admitted:\(priority)", now: now, db)
+    }
+
+    /// Whether sign-ins are failing across the site faster than `failuresPerMinute`.
+    func isEngaged(now: Date, _ db: any SQLConnection) throws -> Bool {
+        try RateLimit(limit: failuresPerMinute, window: 60).wait(Self.failures, now: now, db) != nil
+    }
+
+    /// Records a failed password check (and drops those past the minute the brake counts: an
+    /// attack would otherwise leave a day's worth of rows for the daily purge).
+    static func failed(now: Date, _ db: any SQLConnection) throws {
+        try db.execute("DELETE FROM rate_events WHERE bucket = ? AND at <= ?", Tokens.digest(failures), now.timeIntervalSince1970 - 60)
+        try db.execute("INSERT INTO rate_events (bucket, at) VALUES (?, ?)", Tokens.digest(failures), now)
     }
 }

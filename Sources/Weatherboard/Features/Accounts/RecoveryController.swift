@@ -132,7 +132,7 @@ extension AccountStore {
         try database.write { db in
             guard try RecoveryCodes.use(code, userID: userID, db) else { return nil }
             if let passwordHash { try db.execute("UPDATE users SET password_hash = ? WHERE id = ?", passwordHash, userID) }
-            try db.execute("DELETE FROM sessions WHERE user_id = ?", userID)
+            try SessionStore.revokeAll(userID: userID, db)
             if let oldTokenHash { try db.execute("DELETE FROM sessions WHERE token_hash = ?", oldTokenHash) }
             return try sessions.create(userID: userID, now: now, db)
         }

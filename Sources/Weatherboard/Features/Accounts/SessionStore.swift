@@ -96,7 +96,10 @@ struct SessionStore: Sendable {
         try database.write { db in try db.execute("DELETE FROM sessions WHERE token_hash = ?", tokenHash) }
     }
 
+    /// Ends every session of the person, and their browsers' standing (`KnownDevices`): after a
+    /// ban, a reset or a recovery, whoever used the account before is a stranger to it.
     static func revokeAll(userID: Int64, _ db: any SQLConnection) throws {
         try db.execute("DELETE FROM sessions WHERE user_id = ?", userID)
+        try KnownDevices.forgetAll(userID: userID, db)
     }
 }

@@ -128,7 +128,7 @@ extension AccountStore {
         try database.write { db in
             guard let (userID, _) = try EmailTokens.use(token, .reset, now: now, db) else { return nil }
             try db.execute("UPDATE users SET password_hash = ? WHERE id = ?", hash, userID)
-            try db.execute("DELETE FROM sessions WHERE user_id = ?", userID)
+            try SessionStore.revokeAll(userID: userID, db)
             if let oldTokenHash { try db.execute("DELETE FROM sessions WHERE token_hash = ?", oldTokenHash) }
             try EmailTokens.dropResets(userID: userID, db)
             return try sessions.create(userID: userID, now: now, db)

@@ -2,13 +2,16 @@ import Foundation
 import Synchronization
 
 /// How fast upstream is asked (`WeatherService.FetchBudget`): the node's fetches a minute, as a
-/// token bucket holding up to a minute's worth, and each client's cold fetches in its window.
+/// token bucket holding up to a minute's worth; its cold fetches an hour, likewise; and each
+/// client's cold fetches in its window.
 final class UpstreamBudget: Sendable {
     let limits: WeatherService.FetchBudget
 
     private struct State {
         var tokens: Double
         var countedAt: Date
+        var coldTokens: Double
+        var coldCountedAt: Date
         /// Cold fetches each recent client caused, in its current window; the least recently
         /// seen clients are forgotten first (bounded: a crawler with many addresses cannot grow it).
         var clients = LRUCache<String, (count: Int, since: Date)>(maximumCount: 10_000, maximumCost: .max)
@@ -17,7 +20,7 @@ final class UpstreamBudget: Sendable {
 
     init(_ limits: WeatherService.FetchBudget, now: Date) {
         self.limits = limits
-        state = Mutex(State(tokens: Double(limits.perMinute), countedAt: now))
+        state = Mutex(State(tokens: Double(limits.perMinute), countedAt: now, coldTokens: Double(limits.coldPerHour), coldCountedAt: now))
     }
 
     /// Takes one of the node's fetches; false when this minute's are spent.
@@ -32,12 +35,16 @@ final class UpstreamBudget: Sendable {
         }
     }
 
-    /// Counts a cold fetch against `client`'s share; false past it.
+    /// Counts a cold fetch against `client`'s share and the node's hour; false past either.
     func admitColdFetch(by client: String, at now: Date) -> Bool {
-        state.withLock { state in
+        let perHour = Double(limits.coldPerHour)
+        return state.withLock { state in
             var entry = state.clients.value(for: client) ?? (0, now)
             if now.timeIntervalSince(entry.since) >= limits.clientWindow { entry = (0, now) }
-            guard entry.count < limits.coldPerClient else { return false }
+            state.coldTokens = min(perHour, state.coldTokens + max(0, now.timeIntervalSince(state.coldCountedAt)) * perHour / 3600)
+            state.coldCountedAt = now
+            guard entry.count < limits.coldPerClient, state.coldTokens >= 1 else { return false }
+            state.coldTokens -= 1
             entry.count += 1
             state.clients.set(entry, for: client, cost: 1)
             return true

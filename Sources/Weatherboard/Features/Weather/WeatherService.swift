@@ -53,8 +53,10 @@ public final class WeatherService: Sendable {
     }
 
     /// How fast upstream may be asked, in all and per client. Open-Meteo's free tier allows 600
-    /// calls a minute (and 10,000 a day); one guest crawling cold cities once made 1,527 fetches
-    /// in 24 s, after which the breaker sent every visitor to fallback data.
+    /// calls a minute, 5,000 an hour and 10,000 a day; one guest crawling cold cities once made
+    /// 1,527 fetches in 24 s, after which the breaker sent every visitor to fallback data, and a
+    /// hundred addresses each within a client's share could still spend the day's quota in half
+    /// an hour.
     public struct FetchBudget: Sendable {
         /// Fetches a minute for the whole node (refreshes included); past it, a cold city's page
         /// says its weather is not there yet and stale data is served a little longer.
@@ -63,10 +65,15 @@ public final class WeatherService: Sendable {
         /// past it, that client sees "no data yet" for cold cities (cached ones as always).
         public var coldPerClient: Int
         public var clientWindow: TimeInterval
-        public init(perMinute: Int = 300, coldPerClient: Int = 30, clientWindow: TimeInterval = 600) {
+        /// Fetches for cities with nothing cached that the node may make in an hour, all clients
+        /// together: what crawlers can take from the provider's hourly and daily quota, leaving
+        /// the rest for refreshing the cities people read.
+        public var coldPerHour: Int
+        public init(perMinute: Int = 300, coldPerClient: Int = 60, clientWindow: TimeInterval = 3600, coldPerHour: Int = 1_000) {
             self.perMinute = perMinute
             self.coldPerClient = coldPerClient
             self.clientWindow = clientWindow
+            self.coldPerHour = coldPerHour
         }
     }
 
