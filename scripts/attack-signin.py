@@ -12,7 +12,8 @@ accounts and the member's, while the member signs in 20 times from their browser
 guesses got, and the server's CPU during the attack (from /proc). `--stranger` signs the member
 in from a fresh browser each time instead, to compare. A measurement: nothing here asserts a time.
 """
-import argparse, http.client, os, re, socket, subprocess, tempfile, threading, time, urllib.parse
+import http.client, threading, time, urllib.parse
+from loopback import arguments, cpu_seconds, start
 
 def request(port, method, path, body=None, cookies=None, source="127.0.0.1"):
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30, source_address=(source, 0))
@@ -34,30 +35,10 @@ def keep(cookies, set_cookies):
         name, _, rest = value.partition("=")
         cookies[name] = rest.split(";")[0]
 
-def cpu_seconds(pid):
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", default=".build/release/weatherboard")
-    ap.add_argument("--port", type=int, default=8099)
-    ap.add_argument("--addresses", type=int, default=120)
-    ap.add_argument("--accounts", type=int, default=40)
-    ap.add_argument("--sign-ins", type=int, default=20)
-    ap.add_argument("--spacing", type=float, default=12.5)
-    ap.add_argument("--stranger", action="store_true", help="the member signs in from a fresh browser each time")
-    args = ap.parse_args()
-    work = tempfile.mkdtemp(prefix="attack-signin.")
-    log = open(f"{work}/server.log", "w")
-    server = subprocess.Popen([args.bin, "serve", "--port", str(args.port), "--db", f"{work}/db.sqlite", "--weather", "demo",
-                               "--log-level", "warning"], stdout=log, stderr=log)
+    args = arguments(8099, addresses=(int, 120), accounts=(int, 40), sign_ins=(int, 20), spacing=(float, 12.5), stranger=(bool, False))
+    server, _ = start(args, "--weather", "demo")
     try:
-        for _ in range(300):
-            try:
-                if request(args.port, "GET", "/healthz")[0] == 200: break
-            except OSError:
-                time.sleep(0.2)
         password = "correct horse battery"
         names = ["owner"] + [f"member{n}" for n in range(1, args.accounts + 1)]
         for index, name in enumerate(names):  # ten sign-ups an hour an address: a few addresses

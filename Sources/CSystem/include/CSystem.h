@@ -18,6 +18,13 @@ int csystem_spawn_add_closefrom(posix_spawn_file_actions_t *actions, int from);
 #include <malloc.h>
 /// malloc_trim(3): gives free memory at the heap's top back to the system (glibc only).
 static inline int csystem_malloc_trim(size_t pad) { return malloc_trim(pad); }
+/// mallinfo2(3) (glibc 2.33+), over every arena: bytes allocated and in use (mmapped blocks
+/// included), and bytes the heap holds free.
+static inline void csystem_heap_bytes(size_t *in_use, size_t *free_bytes) {
+    struct mallinfo2 info = mallinfo2();
+    *in_use = info.uordblks + info.hblkhd;
+    *free_bytes = info.fordblks;
+}
 /// mallopt(M_ARENA_MAX, count): at most `count` malloc arenas.
 static inline int csystem_limit_malloc_arenas(int count) { return mallopt(M_ARENA_MAX, count); }
 

@@ -178,6 +178,7 @@ public final class Application: Sendable {
             ("boards", { [boards] in boards.keptBytes }),
             ("board_snapshots", { [boardSnapshots] in boardSnapshots?.keptBytes ?? 0 }),
             ("forecasts", { [weather] in weather.forecastsInMemory.bytes }),
+            ("sqlite", { SQLiteDatabase.memoryUsed }),
         ]
         for (name, read) in caches { metrics.sample("weatherboard_cache_bytes", dimensions: [("cache", name)]) { Double(read()) } }
         if let pool = database.engine as? PostgresDatabase {

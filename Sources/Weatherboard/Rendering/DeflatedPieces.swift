@@ -15,7 +15,7 @@ extension Gzip {
         init(_ bytes: [UInt8], level: Int32 = 9) {
             length = bytes.count
             crc = Gzip.crc32(bytes)
-            deflated = Gzip.deflateRun(bytes, final: false, level: level)
+            deflated = Gzip.deflateRun(bytes, final: false, level: level).compacted()
         }
     }
 

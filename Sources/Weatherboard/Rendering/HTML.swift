@@ -224,7 +224,12 @@ public struct HTMLFragment: HTMLText, Sendable {
 
     /// The same fragment with its bytes deflated, once, at the level kept pages use (level 9 cost
     /// twice as much for a few bytes less, and a forecast refreshed every minute pays it each time).
-    func deflatedOnce(level: Int32 = 6) -> HTMLFragment { HTMLFragment(bytes, deflated: Gzip.DeflatedRun(bytes, level: level)) }
+    /// Both kept in buffers of their exact size: such a fragment is kept in a cache.
+    func deflatedOnce(level: Int32 = 6) -> HTMLFragment {
+        HTMLFragment(bytes.compacted(), deflated: Gzip.DeflatedRun(bytes, level: level))
+    }
+    /// What the fragment holds in memory (a cache's cost for it).
+    var residentBytes: Int { ResidentBytes.array(bytes) + (deflated.map { ResidentBytes.array($0.deflated) } ?? 0) }
     public func write(to html: inout HTML) { html.raw(self) }
 }
 

@@ -78,7 +78,7 @@ final class PageCache: Sendable {
         let bytes: [UInt8]
         /// The page as one gzip member, made once when it is kept.
         let gzip: [UInt8]
-        var byteCount: Int { bytes.count + gzip.count }
+        var byteCount: Int { ResidentBytes.array(bytes) + ResidentBytes.array(gzip) }
     }
 
     private struct Kept {

@@ -65,7 +65,7 @@ final class BoardCache: Sendable {
         let board = make().deflatedOnce(level: render.reader.owner == nil ? 6 : 1)
         made.add(1, ordering: .relaxed)
         // The key holds the rows it was made from: about half the bytes they render to.
-        boards.withLock { $0.set(board, for: render, cost: board.bytes.count * 3 / 2 + (board.deflated?.deflated.count ?? 0)) }
+        boards.withLock { $0.set(board, for: render, cost: board.residentBytes + board.bytes.count / 2) }
         return board
     }
 }

@@ -157,7 +157,7 @@ final class WeatherFragments: Sendable {
         let entry = Entry(fetchedAt: report?.forecast.fetchedAt, source: report?.source, until: Self.validUntil(now: now, report: report),
                           fragment: fragment)
         entries.withLock {
-            $0.set(entry, for: "\(city) \(language.rawValue)", cost: fragment.bytes.count + (fragment.deflated?.deflated.count ?? 0))
+            $0.set(entry, for: "\(city) \(language.rawValue)", cost: fragment.residentBytes)
         }
     }
 }

@@ -1,3 +1,4 @@
+import CSystem
 import Foundation
 import HTTPServer
 import Metrics
@@ -49,6 +50,7 @@ public final class SiteMetrics: Sendable {
         "weatherboard_build_info": "Always 1; the labels say which build runs: version (the package's, or checkout), Swift, the newest migration it carries.",
         "process_cpu_seconds_total": "CPU time the process has used, user and system, in seconds.",
         "process_resident_memory_bytes": "Resident memory of the process, in bytes.",
+        "weatherboard_heap_bytes": "The malloc heap: bytes in use (every cache's among them) and bytes held free, not yet given back.",
         "process_open_fds": "Open file descriptors.",
         "process_max_fds": "The most file descriptors the process may open (RLIMIT_NOFILE).",
         "process_start_time_seconds": "When the process started, in seconds since the Unix epoch.",
@@ -142,6 +144,8 @@ extension SiteMetrics {
             let pages = statm.split(separator: " ").dropFirst().first.flatMap { Double($0) } ?? 0
             return pages * Double(sysconf(Int32(_SC_PAGESIZE)))
         }
+        sample("weatherboard_heap_bytes", dimensions: [("state", "in_use")]) { Double(Self.heapBytes().inUse) }
+        sample("weatherboard_heap_bytes", dimensions: [("state", "free")]) { Double(Self.heapBytes().free) }
         sample("process_open_fds") { Double((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0) }
         sample("process_max_fds") {
             var limit = rlimit()
@@ -154,6 +158,13 @@ extension SiteMetrics {
         sample("process_start_time_seconds") { started }
         sample("weatherboard_build_info", dimensions: [("version", Self.version), ("swift", Self.swiftVersion),
                                                        ("migrations", Self.newestMigration)]) { 1 }
+    }
+
+    /// The malloc heap's bytes in use and held free (mallinfo2).
+    static func heapBytes() -> (inUse: Int, free: Int) {
+        var inUse = 0, free = 0
+        csystem_heap_bytes(&inUse, &free)
+        return (inUse, free)
     }
 
     /// Seconds from the machine's boot to this process's start (`/proc/self/stat`'s 22nd field).

@@ -42,11 +42,13 @@ public final class WeatherService: Sendable {
 
     /// How long a page waits for a city that has nothing cached.
     let firstFetchBudget: TimeInterval
-    /// How many decoded forecasts are kept in memory, and how many bytes of JSON they may amount to.
+    /// How many decoded forecasts are kept in memory, and how many bytes they may hold there
+    /// (`Forecast.residentBytes`: about 40 KB each with ten days of hours, so 112 MiB hold the
+    /// 2,500 that their count allows).
     public struct MemoryLimit: Sendable {
         public var forecasts: Int
         public var bytes: Int
-        public init(forecasts: Int = 2_500, bytes: Int = 64 << 20) {
+        public init(forecasts: Int = 2_500, bytes: Int = 112 << 20) {
             self.forecasts = forecasts
             self.bytes = bytes
         }
@@ -357,7 +359,7 @@ public final class WeatherService: Sendable {
         do {
             decodedFromStore.add(1, ordering: .relaxed)
             let forecast = try Self.decoder.decode(Forecast.self, from: Data(row.payload.utf8)).checked()
-            memory.remember(forecast, cityID: city.id, size: row.payload.utf8.count)
+            memory.remember(forecast, cityID: city.id)
             return forecast
         } catch {
             logger.warning("cached forecast for \(city.slug) from \(row.provider) discarded: \(LogText.oneLine(error))")
@@ -387,7 +389,7 @@ public final class WeatherService: Sendable {
             logger.error("could not encode the forecast for \(city.slug); it is not kept: \(error)")
             return
         }
-        memory.remember(forecast, cityID: city.id, size: data.count)
+        memory.remember(forecast, cityID: city.id)
         do {
             try store.save(forecast, for: city, payload: String(decoding: data, as: UTF8.self))
         } catch {

@@ -6,6 +6,9 @@ import GRDBSQLite
 /// Migrations are the files of `Migrations/sqlite/`, each in its own transaction, recorded by
 /// GRDB's migrator.
 final class SQLiteDatabase: SQLDatabase {
+    /// Bytes SQLite holds now, in every connection of the process (page caches, statements).
+    static var memoryUsed: Int { Int(sqlite3_memory_used()) }
+
     let pool: DatabasePool
     var dialect: SQLDialect { .sqlite }
 
