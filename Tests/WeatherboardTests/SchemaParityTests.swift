@@ -36,8 +36,18 @@ import Testing
     static func sqlite(_ database: AppDatabase) throws -> Schema {
         var schema = Schema()
         try database.read { db in
-            let tables = try db.all("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name") { $0.string(0) }
-                .filter { !bookkeeping.contains($0) }
+            // A full-text index is each engine's own kind of thing (an FTS5 table and its shadow
+            // tables here, a trigram index there): compared as what it indexes.
+            let tables = try db.all("SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' ORDER BY name") { $0.string(0) }
+                .filter { !bookkeeping.contains($0) && !$0.hasPrefix("sqlite_") }
+            try db.forEachRow("SELECT sql FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL TABLE % USING fts5(%'", []) { row in
+                let sql = row.string(0)
+                if let content = sql.range(of: #"content = '(\w+)'"#, options: .regularExpression) {
+                    let table = sql[content].split(separator: "'")[1]
+                    let column = sql[sql.range(of: "fts5(")!.upperBound...].prefix { $0 != "," }
+                    schema.lines.insert("full-text \(table).\(column) trigram")
+                }
+            }
             for table in tables {
                 schema.lines.insert("table \(table)")
                 var primaryKey: [(Int, String)] = []
@@ -90,10 +100,16 @@ import Testing
                     SELECT i.indisunique, i.indpred IS NOT NULL,
                            (SELECT string_agg(a.attname, ', ' ORDER BY k.n) FROM unnest(i.indkey) WITH ORDINALITY AS k(attnum, n)
                             JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum)
-                    FROM pg_index i WHERE i.indrelid = $1::regclass AND NOT i.indisprimary
+                    FROM pg_index i WHERE i.indrelid = $1::regclass AND NOT i.indisprimary AND NOT (0 = ANY(i.indkey))
                     """, [.text(table)]) { row in
                     let unique = row.string(0) == "t" || row.string(0) == "true", partial = row.string(1) == "t" || row.string(1) == "true"
                     schema.lines.insert("index \(table) (\(row.string(2)))\(unique ? " unique" : "")\(partial ? " partial" : "")")
+                }
+                try db.forEachRow("""
+                    SELECT substring(indexdef FROM 'lower\\((\\w+)\\) gin_trgm_ops') FROM pg_indexes
+                    WHERE schemaname = 'public' AND tablename = $1 AND indexdef LIKE '%gin_trgm_ops%'
+                    """, [.text(table)]) { row in
+                    schema.lines.insert("full-text \(table).\(row.string(0)) trigram")
                 }
                 try db.forEachRow("""
                     SELECT a.attname, ft.relname, fa.attname, c.confdeltype FROM pg_constraint c

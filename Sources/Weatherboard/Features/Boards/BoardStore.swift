@@ -453,6 +453,48 @@ enum BoardQueries {
         try db.one(visibleSQL + " AND p.id = ?4", arguments(viewer, id, removed: removed), PostRow.init(row:))
     }
 
+    /// Which results of a search in posts come first.
+    enum SearchOrder: String, Sendable {
+        /// Newest first; the cursor is the last id shown.
+        case newest
+        /// Best match first: the terms making up more of a shorter text (by length, then newest);
+        /// the cursor is the last length and id shown.
+        case best
+    }
+
+    /// Posts and replies the viewer can see whose text holds every term of `query` (never a
+    /// removed one), in `cityID` or on every board, `limit` of them past `cursor`, each with its
+    /// length (for the next cursor). The index finds candidates (SQLite's trigram table,
+    /// PostgreSQL's trigram index on `lower(body)`), `PostQuery.matches` keeps exact ones.
+    /// SQLite's trigram table finds nothing for a pattern under three characters ("우산"), so
+    /// such a term is looked for in the posts themselves.
+    static func search(_ query: PostQuery, cityID: Int64?, viewer: User?, order: SearchOrder, after cursor: (length: Int, id: Int64)?,
+                       limit: Int, _ db: any SQLConnection) throws -> [(post: PostRow, length: Int)] {
+        var sql = "SELECT \(columnsSQL), length(p.body) FROM posts p \(joinsSQL) WHERE \(visibleWhere) AND p.removed_at IS NULL"
+            + " AND (?4 < 0 OR p.city_id = ?4)"
+        var values = arguments(viewer, cityID ?? -1, limit)
+        switch order {
+        case .newest:
+            sql += " AND p.id < ?6"
+            values.append(cursor?.id ?? Int64.max)
+        case .best:
+            sql += " AND (length(p.body) > ?6 OR (length(p.body) = ?6 AND p.id < ?7))"
+            values += [cursor?.length ?? -1, cursor?.id ?? Int64.max]
+        }
+        let first = values.count + 1
+        let patterns = query.likePatterns.enumerated().map { (placeholder: "?\(first + $0)", indexed: $1.unicodeScalars.count >= 5) }
+        switch db.dialect {
+        case .sqlite:
+            let indexed = patterns.filter(\.indexed).map { "body LIKE \($0.placeholder)" }
+            if !indexed.isEmpty { sql += " AND p.id IN (SELECT rowid FROM post_search WHERE " + indexed.joined(separator: " AND ") + ")" }
+            sql += patterns.filter { !$0.indexed }.map { " AND p.body LIKE \($0.placeholder)" }.joined()
+        case .postgres: sql += patterns.map { " AND lower(p.body) LIKE \($0.placeholder)" }.joined()
+        }
+        values += query.likePatterns as [any SQLArgument]
+        sql += order == .newest ? " ORDER BY p.id DESC LIMIT ?5" : " ORDER BY length(p.body), p.id DESC LIMIT ?5"
+        return try db.all(sql, values) { (PostRow(row: $0), $0.int(PostRow.columnCount)) }.filter { query.matches($0.post.body) }
+    }
+
     /// `?1` the viewer (-1 for a guest), `?2` whether they are an admin, `?3` which removed posts
     /// show, then the query's own values from `?4`.
     private static func arguments(_ viewer: User?, _ more: any SQLArgument..., removed: Removed = .none) -> [any SQLArgument] {

@@ -70,6 +70,8 @@ struct SearchPage {
     var query: String
     var results: [Result]
     var noResults: Bool
+    /// The same words searched in posts (`PostSearchController`).
+    var postSearchHref: String { query.isEmpty ? "/search/posts" : "/search/posts?q=" + percentEncode(query) }
     /// "Did you mean Seoul?": the results are for this spelling.
     struct Correction {
         var slug: String

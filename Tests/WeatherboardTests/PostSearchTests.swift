@@ -1,0 +1,106 @@
+import Foundation
+import HTTPServer
+import HTTPTestSupport
+import Testing
+@testable import Weatherboard
+
+/// Issue 45 #1: search in what people wrote, on both engines with one behaviour.
+@Suite(.serialized, .onEveryEngine) struct PostSearchTests {
+    /// A ko/en corpus through the boards, and rows only some readers may see.
+    func corpus() throws -> (app: AppHarness, reader: Browser, ids: [String: Int64]) {
+        let app = try AppHarness { $0.limits.secondsBetweenPosts = 0; $0.limits.postsPerDay = 1_000 }
+        let alice = app.browser(), bob = app.browser(), carol = app.browser(), reader = app.browser()
+        try alice.signUp("alice")
+        try bob.signUp("bob")
+        try carol.signUp("carol")
+        try reader.signUp("reader")
+        var ids: [String: Int64] = [:]
+        func post(_ browser: Browser, _ city: String, _ body: String) throws {
+            try browser.postOnBoard(city, body)
+            ids[body] = Int64(try app.count("SELECT max(id) FROM posts"))
+        }
+        try post(alice, "seoul", "Forgot my Umbrella again")
+        try post(alice, "seoul", "우산 챙기세요, 비가 와요")
+        try post(bob, "busan", "Heavy rain in Haeundae")
+        try post(bob, "seoul", "heavy, then rain later")
+        try post(bob, "seoul", "They said 50% chance")
+        try post(bob, "seoul", "They said 500 chance")
+        try post(carol, "seoul", "Umbrella sale, cheap")
+        try post(bob, "seoul", "Umbrella hidden by reports")
+        try post(bob, "seoul", "Umbrella removed by a moderator")
+        try post(bob, "seoul", "Umbrella deleted by its author")
+        try app.execute("UPDATE posts SET hidden_at = 1 WHERE id = ?", [ids["Umbrella hidden by reports"]!])
+        try app.execute("UPDATE posts SET removed_at = 1, removed_reason = 'spam' WHERE id = ?", [ids["Umbrella removed by a moderator"]!])
+        try app.execute("DELETE FROM posts WHERE id = ?", [ids["Umbrella deleted by its author"]!])
+        try reader.get("/users/carol")
+        #expect(try reader.post("/users/carol/block", []).0.status == 303)
+        return (app, reader, ids)
+    }
+
+    func results(_ browser: Browser, _ query: String, extra: String = "") throws -> (ids: [Int64], page: MarkupDocument) {
+        let (response, page) = try browser.get("/search/posts?q=" + percentEncode(query) + extra)
+        #expect(response.status == 200, "\(query)")
+        return (page.nodes("//ol[@class='post-results']//article[@data-post-id]").compactMap { $0["data-post-id"].flatMap { Int64($0) } }, page)
+    }
+
+    @Test func substringsInEitherLanguageAndPhrasesAreFoundMarked() throws {
+        let (app, reader, ids) = try corpus()
+        // "mbrel": inside a word, whatever its case; what the reader may not see is never there.
+        let (umbrella, page) = try results(reader, "mbrel")
+        #expect(umbrella == [ids["Forgot my Umbrella again"]!])
+        #expect(page.nodes("//article//mark").map(\.text) == ["mbrel"])
+        #expect(try results(reader, "UMBRELLA").page.nodes("//article//mark").map(\.text) == ["Umbrella"])
+        #expect(try results(reader, "우산").ids == [ids["우산 챙기세요, 비가 와요"]!])
+        // A phrase in quotes, or its words anywhere.
+        #expect(try results(reader, "\"heavy rain\"").ids == [ids["Heavy rain in Haeundae"]!])
+        #expect(Set(try results(reader, "heavy rain").ids) == [ids["Heavy rain in Haeundae"]!, ids["heavy, then rain later"]!])
+        // `%` is a character like any other.
+        #expect(try results(reader, "50%").ids == [ids["They said 50% chance"]!])
+        // One board only.
+        #expect(try results(reader, "heavy", extra: "&city=busan").ids == [ids["Heavy rain in Haeundae"]!])
+        // Someone who blocked nobody sees carol's post; a guest too; nobody the hidden, removed or deleted ones.
+        let guest = app.browser()
+        #expect(Set(try results(guest, "umbrella").ids) == [ids["Forgot my Umbrella again"]!, ids["Umbrella sale, cheap"]!])
+    }
+
+    @Test func whatADatabaseWouldReadAsSyntaxIsJustText() throws {
+        let (app, reader, _) = try corpus()
+        defer { withExtendedLifetime(app) {} }
+        for typed in ["\"", "*", "AND", "NEAR(", "-", "umbrella\"", "\"\"", "_", "%", "a OR b", "rain NOT", "'; DROP TABLE posts; --", "\\", "((("] {
+            let (response, _) = try reader.get("/search/posts?q=" + percentEncode(typed))
+            #expect(response.status == 200, "\(typed)")
+        }
+        #expect(try results(reader, "rain*").ids.count == 2)
+    }
+
+    @Test func anEditIsFoundByItsNewWordsAndCursorsNeitherRepeatNorSkip() throws {
+        let (app, reader, ids) = try corpus()
+        // Written straight into the table (as a copy or an import would): the index follows.
+        let seoul = try app.count("SELECT id FROM cities WHERE slug = 'seoul'")
+        for n in 1...25 {
+            try app.execute("INSERT INTO posts (city_id, user_id, body, created_at) VALUES (?, NULL, ?, ?)",
+                            [seoul, "Drizzle report number \(n)" + String(repeating: "!", count: n), 1_000 + n])
+        }
+        let (first, page) = try results(reader, "drizzle")
+        #expect(first.count == 20)
+        let next = try #require(page.nodes("//a[@rel='next']").first?["href"])
+        // A new one meanwhile does not shift the next page.
+        try app.execute("INSERT INTO posts (city_id, user_id, body, created_at) VALUES (?, NULL, 'Drizzle again', 2000)", [seoul])
+        let (_, second) = try reader.get(next)
+        let secondIDs = second.nodes("//article[@data-post-id]").compactMap { $0["data-post-id"].flatMap { Int64($0) } }
+        #expect(secondIDs.count == 5)
+        #expect(Set(first).isDisjoint(with: secondIDs))
+        // Best match first: the shortest text that holds the words.
+        let best = try results(reader, "drizzle", extra: "&sort=best").page
+        #expect(best.nodes("//article[@data-post-id]").first?.text.contains("Drizzle again") == true)
+        // An edit: found by its new words, no longer by its old ones.
+        let alice = app.browser()
+        try alice.get("/login")
+        try alice.post("/login", [("username", "alice"), ("password", "correct horse battery")])
+        let id = try #require(ids["Forgot my Umbrella again"])
+        try alice.get("/posts/\(id)/edit")
+        #expect(try alice.post("/posts/\(id)/edit", [("body", "Found my parasol")]).0.status == 303)
+        #expect(try results(reader, "parasol").ids == [id])
+        #expect(try results(reader, "mbrel").ids.isEmpty)
+    }
+}
