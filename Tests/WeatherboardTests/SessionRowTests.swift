@@ -32,7 +32,12 @@ import Testing
         #expect(session.csrfSecret == csrf)
         #expect(session.ban == Ban(reason: "spam waves", until: Date(timeIntervalSince1970: until)))
         #expect(session.unread == 2)
-        // Twelve: the person's password hash is not read with every request (issue 21 #7).
-        #expect(SessionStore.Column.allCases.count == 12)
+        #expect(session.reportsWaiting == 0, "counted for admins only")
+        try app.promoteToAdmin("reader")
+        try app.execute("INSERT INTO reports (post_id, reporter_id, reason, created_at) SELECT ?, id, 'spam', ? FROM users WHERE username = 'author'",
+                        [postID, now.timeIntervalSince1970])
+        #expect(try SessionStore(database: app.application.database).find(token: token, now: now)?.reportsWaiting == 1)
+        // Thirteen: the person's password hash is not read with every request (issue 21 #7).
+        #expect(SessionStore.Column.allCases.count == 13)
     }
 }

@@ -14,6 +14,8 @@ public final class AppContext: RequestContext {
     public internal(set) var ban: Ban?
     /// The signed-in person's unread notices.
     public internal(set) var unreadNotices = 0
+    /// For an admin, the posts whose reports wait (the header's `data-reports-waiting`).
+    public internal(set) var reportsWaiting = 0
     /// The session's digest (to revoke it at sign-out or rotation).
     var sessionTokenHash: String?
     /// The secret every form's token proves: the session's CSRF secret, or a guest's cookie.

@@ -13,6 +13,7 @@ struct Flash: Equatable {
         case emailSent = "email_sent", emailRemoved = "email_removed", emailConfirmed = "email_confirmed", passwordReset = "password_reset"
         case passkeyAdded = "passkey_added", passkeyRemoved = "passkey_removed", pushRemoved = "push_removed"
         case rainWindowAdded = "rain_window_added", rainWindowRemoved = "rain_window_removed"
+        case banUndone = "ban_undone", nothingToUndo = "nothing_to_undo"
     }
 
     let kind: Kind

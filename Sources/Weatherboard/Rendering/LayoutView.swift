@@ -16,6 +16,8 @@ struct LayoutView {
         /// Unread notices (`data-unread`).
         var unread: Int
         var hasUnread: Bool { unread > 0 }
+        /// For an admin, posts whose reports wait (`data-reports-waiting`).
+        var reportsWaiting = 0
     }
 
     var lang: String

@@ -36,6 +36,7 @@ struct Identity {
             context.csrfSecret = session.csrfSecret
             context.ban = session.ban
             context.unreadNotices = session.unread
+            context.reportsWaiting = session.reportsWaiting
         } else if let guest = request.cookie(Self.guestCookie), Tokens.isWellFormed(guest) {
             context.csrfSecret = guest
         } else if context.formsNeedToken {

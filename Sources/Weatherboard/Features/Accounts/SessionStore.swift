@@ -16,6 +16,8 @@ struct SessionStore: Sendable {
         let ban: Ban?
         /// Notices the user has not read (every page's header shows the count).
         let unread: Int
+        /// For an admin, the posts whose reports wait for a decision (0 for anyone else).
+        let reportsWaiting: Int
     }
 
     /// Starts a session for `userID`; returns the cookie token. Any previous session token the
@@ -32,7 +34,7 @@ struct SessionStore: Sendable {
     /// cannot be read from the wrong place.
     enum Column: Int, CaseIterable {
         case csrfSecret, lastSeenAt, userID, username, usernameKey, displayName, role, createdAt
-        case banReason, banUntil, banID, unread
+        case banReason, banUntil, banID, unread, reportsWaiting
 
         var sql: String {
             switch self {
@@ -48,6 +50,7 @@ struct SessionStore: Sendable {
             case .banUntil: "b.until"
             case .banID: "b.id"
             case .unread: "(SELECT count(*) FROM notifications n WHERE n.user_id = u.id AND n.read_at IS NULL)"
+            case .reportsWaiting: "(CASE WHEN u.role = 'admin' THEN (SELECT count(DISTINCT r.post_id) FROM reports r WHERE r.outcome = 'pending') ELSE 0 END)"
             }
         }
     }
@@ -64,7 +67,7 @@ struct SessionStore: Sendable {
     /// The live session for a cookie token; touches it at most once an hour.
     func find(token: String, now: Date) throws -> Session? {
         let hash = Tokens.digest(token)
-        let found = try database.readStatement { db -> (User, String, Double, Ban?, Int)? in
+        let found = try database.readStatement { db -> (User, String, Double, Ban?, Int, Int)? in
             try db.one(Self.findSQL, [hash, now]) { row in
                 typealias C = Column
                 let user = User(id: row.int64(C.userID.rawValue), username: row.string(C.username.rawValue),
@@ -72,10 +75,11 @@ struct SessionStore: Sendable {
                                 role: row.string(C.role.rawValue),
                                 createdAt: row.date(C.createdAt.rawValue))
                 let ban = row.isNull(C.banID.rawValue) ? nil : Ban(reason: row.string(C.banReason.rawValue), until: row.optionalDate(C.banUntil.rawValue))
-                return (user, row.string(C.csrfSecret.rawValue), row.double(C.lastSeenAt.rawValue), ban, row.int(C.unread.rawValue))
+                return (user, row.string(C.csrfSecret.rawValue), row.double(C.lastSeenAt.rawValue), ban, row.int(C.unread.rawValue),
+                        row.int(C.reportsWaiting.rawValue))
             }
         }
-        guard let (user, csrf, lastSeen, ban, unread) = found else { return nil }
+        guard let (user, csrf, lastSeen, ban, unread, reportsWaiting) = found else { return nil }
         if now.timeIntervalSince1970 - lastSeen > idleLimit {
             try revoke(tokenHash: hash)
             return nil
@@ -89,7 +93,7 @@ struct SessionStore: Sendable {
                 // The touch can wait an hour (a full disk, a busy database): reading goes on.
             }
         }
-        return Session(tokenHash: hash, user: user, csrfSecret: csrf, ban: ban, unread: unread)
+        return Session(tokenHash: hash, user: user, csrfSecret: csrf, ban: ban, unread: unread, reportsWaiting: reportsWaiting)
     }
 
     func revoke(tokenHash: String) throws {

@@ -64,6 +64,9 @@ struct AdminQueuePage {
 /// The moderation log.
 struct AdminLogPage {
     struct Entry {
+        var id: Int64
+        /// A removal or a ban: it can be taken back from here.
+        var undoable: Bool
         var admin: String
         var action: String
         var actionText: String

@@ -9,6 +9,24 @@ struct ModerationLogController {
 
     func addRoutes(to admin: RouteGroup<AppContext>) {
         admin.get("/log", log)
+        admin.post("/log/{id}/undo", undo)
+    }
+
+    /// `POST /admin/log/{id}/undo` with `reason`: a removal, a ban, or "remove everything and
+    /// ban" taken back from its log entry (issue 45 #6); the undo is logged with its reason.
+    func undo(_ request: Request, _ context: AppContext) throws -> Response {
+        let admin = try context.requireUser()
+        let entryID = try request.idParameter()
+        let reason = area.reason(context, required: true)
+        if let key = reason.problem {
+            throw HTTPError(.unprocessableContent, message: pages.string(key, context.language))
+        }
+        switch try store.undo(entryID: entryID, by: admin, reason: reason.text, now: area.clock()) {
+        case .restored: context.nextFlash = Flash(.postRestored)
+        case .lifted: context.nextFlash = Flash(.banUndone)
+        case .nothing: context.nextFlash = Flash(.nothingToUndo)
+        }
+        return .redirect(to: "/admin/log")
     }
 
     /// `GET /admin/log?admin=&action=&page=`: every decision, newest first.
@@ -20,7 +38,7 @@ struct ModerationLogController {
         let size = 50
         let language = context.language
         let rows = try store.log(admin: adminFilter, action: actionFilter, limit: size + 1, offset: (page - 1) * size).map { entry in
-            AdminLogPage.Entry(admin: entry.admin, action: entry.action, actionText: pages.string("action_\(entry.action)", language),
+            AdminLogPage.Entry(id: entry.id, undoable: entry.action == "remove" || entry.action == "ban", admin: entry.admin, action: entry.action, actionText: pages.string("action_\(entry.action)", language),
                                postID: entry.postID, username: entry.username, citySlug: entry.citySlug,
                                cityName: language == .ko ? (entry.cityNameKo ?? entry.cityNameEn) : entry.cityNameEn,
                                excerpt: entry.excerpt.map { $0.count < ModerationStore.excerptLength ? $0 : $0 + "…" }, reason: entry.reason,

@@ -261,8 +261,66 @@ struct ModerationStore: Sendable {
         }
     }
 
+    /// What undoing a log entry did (issue 45 #6).
+    enum Undone: Equatable {
+        /// The removed post shows again.
+        case restored
+        /// The ban is lifted, and the posts removed with it ("remove everything and ban") show
+        /// again: how many.
+        case lifted(posts: Int)
+        /// Nothing to undo: already undone, the post deleted since, or an entry that undoes
+        /// nothing (a restore, an unban).
+        case nothing
+    }
+
+    /// Undoes the decision logged as `entryID`, with `reason` (logged as the undo's own entries):
+    /// a removal's post is restored; a ban is lifted, with every post its "remove everything"
+    /// removed in the same decision (same admin, person and moment). One transaction.
+    func undo(entryID: Int64, by admin: User, reason: String, now: Date) throws -> Undone {
+        try database.write { db, changes in
+            guard let entry = try db.one("SELECT action, post_id, user_id, admin_id, created_at FROM moderation_log WHERE id = ?", [entryID], {
+                (action: $0.string(0), postID: $0.optionalInt64(1), userID: $0.optionalInt64(2), adminID: $0.optionalInt64(3), at: $0.double(4))
+            }) else { throw HTTPError(.notFound) }
+            /// Shows a post again if it is still removed by this decision; false when it is not.
+            func restore(_ postID: Int64) throws -> Bool {
+                guard let post = try db.one("SELECT id, city_id, user_id FROM posts WHERE id = ? AND removed_at IS NOT NULL", [postID], {
+                    ModeratedPost(id: $0.int64(0), cityID: $0.int64(1), userID: $0.optionalInt64(2), username: nil)
+                }) else { return false }
+                try changes.emit(.post(try Self.event(.shown, post, db)))
+                try Self.tellDecision(.restored, post, now: now, db, changes)
+                try db.execute("UPDATE posts SET removed_at = NULL, removed_reason = NULL WHERE id = ?", post.id)
+                let username = try post.userID.flatMap { try db.one("SELECT username FROM users WHERE id = ?", [$0]) { $0.string(0) } }
+                try log(db, admin: admin, action: "restore", postID: post.id, userID: post.userID, username: username,
+                        cityID: post.cityID, reason: reason, now: now)
+                return true
+            }
+            switch entry.action {
+            case "remove":
+                guard let postID = entry.postID else { return .nothing }
+                return try restore(postID) ? .restored : .nothing
+            case "ban":
+                guard let userID = entry.userID, let user = try User.find(id: userID, db),
+                      try db.execute("UPDATE bans SET lifted_at = ? WHERE user_id = ? AND created_at = ? AND lifted_at IS NULL",
+                                     now, userID, entry.at) > 0
+                else { return .nothing }
+                try changes.emit(.everything)
+                try log(db, admin: admin, action: "unban", userID: userID, username: user.username, reason: reason, now: now)
+                let removedWith = try db.all("""
+                    SELECT post_id FROM moderation_log WHERE action = 'remove' AND user_id = ? AND created_at = ?
+                      AND admin_id IS NOT DISTINCT FROM ? AND post_id IS NOT NULL ORDER BY id
+                    """, [userID, entry.at, entry.adminID]) { $0.int64(0) }
+                var restored = 0
+                for postID in removedWith where try restore(postID) { restored += 1 }
+                return .lifted(posts: restored)
+            default:
+                return .nothing
+            }
+        }
+    }
+
     /// An entry of the log.
     struct LogEntry {
+        let id: Int64
         let admin: String, action: String, postID: Int64?, username: String?, citySlug: String?, reason: String, createdAt: Double
         /// The city's names and the start of the post's text (nil once the post is deleted).
         let cityNameEn: String?, cityNameKo: String?, excerpt: String?
@@ -276,12 +334,12 @@ struct ModerationStore: Sendable {
         try database.readStatement { db in
             try db.all("""
                 SELECT l.admin_username, l.action, l.post_id, l.username, c.slug, l.reason, l.created_at, c.name_en, c.name_ko,
-                       substr(p.body, 1, ?5)
+                       substr(p.body, 1, ?5), l.id
                 FROM moderation_log l LEFT JOIN cities c ON c.id = l.city_id LEFT JOIN posts p ON p.id = l.post_id
                 WHERE (CAST(?1 AS TEXT) IS NULL OR l.admin_username = ?1) AND (CAST(?2 AS TEXT) IS NULL OR l.action = ?2)
                 ORDER BY l.id DESC LIMIT ?3 OFFSET ?4
                 """, [admin, action, limit, offset, Self.excerptLength]) { row in
-                LogEntry(admin: row.string(0), action: row.string(1), postID: row.optionalInt64(2), username: row.optionalString(3),
+                LogEntry(id: row.int64(10), admin: row.string(0), action: row.string(1), postID: row.optionalInt64(2), username: row.optionalString(3),
                          citySlug: row.optionalString(4), reason: row.string(5), createdAt: row.double(6),
                          cityNameEn: row.optionalString(7), cityNameKo: row.optionalString(8), excerpt: row.optionalString(9))
             }
