@@ -113,12 +113,20 @@ struct BoardView {
 
     /// The rows of a board page as `viewer` may see them, in three statements.
     private func read(city: City, viewer: User?, before: Int64?, _ db: any SQLConnection) throws -> Rows {
-        let posts = try BoardQueries.board(cityID: city.id, viewer: viewer, before: before, limit: BoardQueries.pageSize + 1, db)
+        let now = clock()
+        let posts = try BoardQueries.board(cityID: city.id, viewer: viewer, before: before, limit: BoardQueries.pageSize + 1, now: now, db)
         let shown = posts.prefix(BoardQueries.pageSize)
-        let observations = try BoardQueries.observations(cityID: city.id, viewer: viewer, now: clock().timeIntervalSince1970, db)
-        guard let newest = shown.first?.id, let oldest = shown.last?.id else { return Rows(posts: posts, replies: [:], observations: observations) }
-        return Rows(posts: posts, replies: try BoardQueries.newestReplies(cityID: city.id, posts: oldest, newest, viewer: viewer, db),
-                    observations: observations)
+        let observations = try BoardQueries.observations(cityID: city.id, viewer: viewer, now: now.timeIntervalSince1970, db)
+        // Replies by id range: the pinned posts' own, then the page's in order.
+        let pinned = shown.filter { $0.pinnedUntil.map { $0 > now } ?? false }, ordered = shown.filter { !pinned.contains($0) }
+        var replies: [Int64: (shown: [PostRow], count: Int)] = [:]
+        for post in pinned {
+            replies.merge(try BoardQueries.newestReplies(cityID: city.id, posts: post.id, post.id, viewer: viewer, db)) { a, _ in a }
+        }
+        if let newest = ordered.first?.id, let oldest = ordered.last?.id {
+            replies.merge(try BoardQueries.newestReplies(cityID: city.id, posts: oldest, newest, viewer: viewer, db)) { a, _ in a }
+        }
+        return Rows(posts: posts, replies: replies, observations: observations)
     }
 
     /// What this reader's board page reads (`BoardRender`): the reader as the presenter sees

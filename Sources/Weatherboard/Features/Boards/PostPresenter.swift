@@ -10,12 +10,15 @@ struct Reader: Hashable, Sendable {
     var owner: Int64?
     /// What the forms carry: empty (no token field at all) for a browser that sends Fetch Metadata.
     var csrfToken: String
+    /// An admin: posts get Pin and Unpin.
+    var moderates = false
 
     /// `context`'s reader, owning what is shown when `owns` says something shown is theirs.
     init(_ context: AppContext, owns: Bool) {
         signedIn = context.user != nil
         owner = owns ? context.user?.id : nil
         csrfToken = context.csrfToken
+        moderates = context.user?.isAdmin == true
     }
 }
 
@@ -47,6 +50,11 @@ struct PostPresenter {
         view.parentID = post.parentID.map { String($0) }
         view.reactions = post.reactions
         view.reacted = post.reactedByViewer
+        view.pinned = post.pinnedUntil.map { $0 > now } ?? false
+        if reader.moderates && post.parentID == nil && post.removedAt == nil {
+            view.canPin = !view.pinned
+            view.canUnpin = view.pinned
+        }
         if post.observation.sky != nil || post.observation.feels != nil {
             view.observation = ObservationTags(
                 sky: post.observation.sky.map { ObservationTag(code: $0.rawValue, icon: $0.icon, word: strings("sky_\($0.rawValue)", [:])) },

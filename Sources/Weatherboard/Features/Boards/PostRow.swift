@@ -26,6 +26,8 @@ struct PostRow: Sendable, Hashable {
     var reactedByViewer: Bool
     /// What its author saw outside, if they said (posts only).
     var observation: Observation
+    /// Until when a moderator pinned it at the top of its board.
+    var pinnedUntil: Date?
 
     /// The SELECT list `init(row:)` reads, in order (`p` the post, `u` its author, `c` its city,
     /// `?1` the viewer): the list and the reader come from this one enum, so a column added or
@@ -33,7 +35,7 @@ struct PostRow: Sendable, Hashable {
     enum Column: Int, CaseIterable {
         case id, cityID, userID, body, createdAt, editedAt, hiddenAt, removedAt, removedReason
         case username, displayName, role, citySlug, cityNameEn, cityNameKo
-        case reportedAt, parentID, reactions, reacted, sky, feels
+        case reportedAt, parentID, reactions, reacted, sky, feels, pinnedUntil
 
         var sql: String {
             switch self {
@@ -58,6 +60,7 @@ struct PostRow: Sendable, Hashable {
             case .reacted: "(SELECT count(*) FROM reactions x WHERE x.post_id = p.id AND x.user_id = ?1)"
             case .sky: "p.sky"
             case .feels: "p.feels"
+            case .pinnedUntil: "p.pinned_until"
             }
         }
     }
@@ -102,5 +105,6 @@ struct PostRow: Sendable, Hashable {
         reactedByViewer = row.int(Column.reacted.rawValue) > 0
         observation = Observation(sky: row.optionalString(Column.sky.rawValue).flatMap(Observation.Sky.init(rawValue:)),
                                   feels: row.optionalString(Column.feels.rawValue).flatMap(Observation.Feels.init(rawValue:)))
+        pinnedUntil = row.optionalDate(Column.pinnedUntil.rawValue)
     }
 }

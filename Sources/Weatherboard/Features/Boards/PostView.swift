@@ -41,6 +41,10 @@ final class PostView {
     var isAdminAuthor = false
     /// The reader wrote it: "You" beside the name, so that one's own posts stand out in a long board.
     var isMine = false
+    /// Pinned by a moderator at the top of its board (`data-pinned`); what an admin may do about it.
+    var pinned = false
+    var canPin = false
+    var canUnpin = false
     /// Its own address (`/posts/{id}`, or a reply's place on its post's page).
     var href = ""
     /// For a reply, the post it answers (`data-parent-id`); nil for a post.

@@ -13,6 +13,27 @@ struct ModerationQueueController {
         admin.post("/posts/{id}/restore", restore)
         admin.get("/posts/{id}/remove", confirmRemove)
         admin.post("/posts/{id}/remove", remove)
+        admin.post("/posts/{id}/pin", pin)
+        admin.post("/posts/{id}/unpin", unpin)
+    }
+
+    /// `POST /admin/posts/{id}/pin` with `duration` (1d, 7d, 30d, permanent): the post leads its
+    /// board for everyone until then (issue 45 #4).
+    func pin(_ request: Request, _ context: AppContext) throws -> Response {
+        let post = try area.post(request)
+        guard let duration = AdminArea.durations[context.form["duration"] ?? ""] else {
+            throw HTTPError(.unprocessableContent, message: "duration must be 1d, 7d, 30d or permanent")
+        }
+        let now = clock()
+        // "Permanently": until unpinned (a date no clock reaches, kept as a number both engines store).
+        try store.pin(post, until: duration.map { now.addingTimeInterval($0) } ?? Date(timeIntervalSince1970: 1e12), now: now)
+        return .redirect(to: context.returnPath(or: "/posts/\(post.id)"))
+    }
+
+    func unpin(_ request: Request, _ context: AppContext) throws -> Response {
+        let post = try area.post(request)
+        try store.unpin(post)
+        return .redirect(to: context.returnPath(or: "/posts/\(post.id)"))
     }
 
     func queue(_ request: Request, _ context: AppContext) throws -> Response {

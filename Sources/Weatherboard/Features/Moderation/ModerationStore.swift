@@ -261,6 +261,30 @@ struct ModerationStore: Sendable {
         }
     }
 
+    /// Pins a post at the top of its board until `until` (issue 45 #4): a post, not a reply,
+    /// neither removed nor hidden; at most `BoardQueries.pinsPerBoard` a board at once (409).
+    func pin(_ post: ModeratedPost, until: Date, now: Date) throws {
+        try database.write { db, changes in
+            guard let row = try db.one("SELECT parent_id IS NULL, removed_at IS NULL AND hidden_at IS NULL FROM posts WHERE id = ?", [post.id], {
+                (isPost: $0.int(0) != 0, shown: $0.int(1) != 0)
+            }) else { throw HTTPError(.notFound) }
+            guard row.isPost, row.shown else { throw HTTPError(.unprocessableContent, message: "Only a post that everyone sees can be pinned.") }
+            let others = try db.integer("SELECT count(*) FROM posts WHERE city_id = ? AND pinned_until > ? AND id <> ?", post.cityID, now, post.id)
+            guard others < BoardQueries.pinsPerBoard else {
+                throw HTTPError(.conflict, message: "This board has \(BoardQueries.pinsPerBoard) pinned posts already: unpin one first.")
+            }
+            try db.execute("UPDATE posts SET pinned_until = ? WHERE id = ?", until, post.id)
+            try changes.emit(.city(post.cityID))
+        }
+    }
+
+    func unpin(_ post: ModeratedPost) throws {
+        try database.write { db, changes in
+            try db.execute("UPDATE posts SET pinned_until = NULL WHERE id = ?", post.id)
+            try changes.emit(.city(post.cityID))
+        }
+    }
+
     /// What undoing a log entry did (issue 45 #6).
     enum Undone: Equatable {
         /// The removed post shows again.
