@@ -4,14 +4,15 @@
     swift build -c release --product weatherboard
     scripts/attack-cold-cities.py [--bin .build/release/weatherboard] [--addresses 12] [--seconds 60] [--delay 1]
 
-A stub Open-Meteo on loopback answers every forecast after `--delay` seconds (the recorded Seoul
-answer from Tests/WeatherboardTests/Fixtures). `--addresses` crawlers (127.0.4.x) each open a
+A stub Open-Meteo on loopback answers every forecast after `--delay` seconds: the recorded Seoul
+answer from Tests/WeatherboardTests/Fixtures, with the asking city's UTC offset and time zone (the
+node refuses an answer for another offset), so that every fetch is one the node keeps. `--addresses` crawlers (127.0.4.x) each open a
 different city nobody opened before, one after another and at most one a second (what a crawler
 waiting on a 1-second provider managed when this was found: the node then spent 97 % of a core),
 for `--seconds`. Prints pages and upstream calls, and the server's CPU over the run from
 /proc/PID/stat, as a share of one core. A measurement: nothing here asserts a time.
 """
-import http.client, http.server, os, sqlite3, threading, time
+import datetime, http.client, http.server, json, os, sqlite3, threading, time, urllib.parse, zoneinfo
 from loopback import arguments, cpu_seconds, start
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "..", "Tests", "WeatherboardTests", "Fixtures", "open-meteo-seoul.json")
@@ -19,7 +20,8 @@ AIR = b'{"utc_offset_seconds":32400,"current":{"time":"2026-11-22T14:00","interv
 
 def main():
     args = arguments(8098, addresses=(int, 12), seconds=(float, 60), delay=(float, 1.0))
-    forecast = open(FIXTURE, "rb").read()
+    forecast = json.load(open(FIXTURE))
+    zones = {}  # (latitude, longitude) as asked → the city's zone, read once the database exists
     calls = {"forecast": 0, "air": 0}
     lock = threading.Lock()
 
@@ -28,7 +30,12 @@ def main():
             air = "air-quality" in self.path
             with lock: calls["air" if air else "forecast"] += 1
             time.sleep(args.delay)
-            body = AIR if air else forecast
+            query = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)
+            zone = zones.get((query.get("latitude", [""])[0], query.get("longitude", [""])[0]), "Asia/Seoul")
+            offset = int(datetime.datetime.now(zoneinfo.ZoneInfo(zone)).utcoffset().total_seconds())
+            answer = json.loads(AIR) if air else dict(forecast)
+            answer["utc_offset_seconds"], answer["timezone"] = offset, zone
+            body = json.dumps(answer).encode()
             try:
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
@@ -44,7 +51,9 @@ def main():
     stub_url = f"http://127.0.0.1:{stub.server_address[1]}"
     server, work = start(args, "--weather", "open-meteo", "--open-meteo-url", stub_url, "--air-quality-url", stub_url)
     try:
-        slugs = [row[0] for row in sqlite3.connect(f"{work}/db.sqlite").execute("SELECT slug FROM cities ORDER BY id")]
+        rows = sqlite3.connect(f"{work}/db.sqlite").execute("SELECT slug, latitude, longitude, timezone FROM cities ORDER BY id").fetchall()
+        slugs = [row[0] for row in rows]
+        zones.update({(f"{latitude:.4f}", f"{longitude:.4f}"): zone for _, latitude, longitude, zone in rows})
         pages, unavailable = [0], [0]
         stop = time.monotonic() + args.seconds
         def crawler(number):
