@@ -103,4 +103,22 @@ import Testing
         #expect(try results(reader, "parasol").ids == [id])
         #expect(try results(reader, "mbrel").ids.isEmpty)
     }
+
+    /// A search no index can narrow reads many posts: each address has its share a minute, and
+    /// the page past it keeps what was typed and says when to come back.
+    @Test func searchesPerAddressAreLimitedAndTheRefusalKeepsTheWords() throws {
+        let app = try AppHarness { $0.limits.searchesPerMinute = 2 }
+        let reader = app.browser(), neighbour = app.browser()
+        neighbour.source = "127.0.0.2"
+        for _ in 1...2 { #expect(try reader.get("/search/posts?q=rain").0.status == 200) }
+        let (refused, page) = try reader.get("/search/posts?q=" + percentEncode("\"heavy rain\""))
+        #expect(refused.status == 429)
+        #expect(refused.headers["Retry-After"] == "60")
+        #expect(page.nodes("//input[@name='q']").first?["value"] == "\"heavy rain\"")
+        #expect(page.nodes("//p[@class='form-error']").count == 1)
+        #expect(try reader.get("/search/posts").0.status == 200, "the empty form is no search")
+        #expect(try neighbour.get("/search/posts?q=rain").0.status == 200, "another address has its own share")
+        app.clock.advance(60)
+        #expect(try reader.get("/search/posts?q=rain").0.status == 200)
+    }
 }

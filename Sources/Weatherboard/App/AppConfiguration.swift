@@ -121,6 +121,8 @@ public struct AppConfiguration: Sendable {
         /// admitted `signInsPerSecondUnderBrake` a second for each priority.
         public var failedSignInsForBrake = 30
         public var signInsPerSecondUnderBrake = 2
+        /// Searches in posts per client address, per minute (each node counts its own).
+        public var searchesPerMinute = 30
         /// Sign-ups per client address, per hour.
         public var signUpsPerHour = 10
         /// Seconds between two posts by one person (replies are posts: they count).

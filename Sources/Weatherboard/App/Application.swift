@@ -261,7 +261,8 @@ public final class Application: Sendable {
         bookmarks.addRoutes(to: router)
         HomeController(pages: pages, index: cities, weather: weather, bookmarks: bookmarks, cache: cache, clock: clock).addRoutes(to: router)
         CitiesController(pages: pages, index: cities).addRoutes(to: router)
-        PostSearchController(pages: pages, database: database, index: cities, clock: clock).addRoutes(to: router)
+        PostSearchController(pages: pages, database: database, index: cities, clientAddress: clientAddress,
+                             searches: ClientLimit(limit: configuration.limits.searchesPerMinute, window: 60), clock: clock).addRoutes(to: router)
         PaletteController().addRoutes(to: router)
         let cityPage = CityPageController(pages: pages, index: cities, weather: weather, board: board, bookmarks: bookmarks,
                                           cache: cache, clientAddress: clientAddress, clock: clock, fragments: weatherParts,

@@ -162,6 +162,7 @@ struct Setting {
             .number("sign-ins-per-second-under-brake", "Password checks a second for browsers an account does not know, per priority, while the brake is on.",
                     \.limits.signInsPerSecondUnderBrake),
             .number("sign-ups-per-hour", "Sign-ups allowed per address each hour.", \.limits.signUpsPerHour),
+            .number("searches-per-minute", "Searches in posts allowed per address each minute (per node).", \.limits.searchesPerMinute),
             .number("seconds-between-posts", "Seconds between two posts or replies by one person.", atLeast: 0, \.limits.secondsBetweenPosts),
             .number("posts-per-day", "Posts and replies per person per day.", \.limits.postsPerDay),
             .number("reports-per-day", "Reports per person per day.", \.limits.reportsPerDay),

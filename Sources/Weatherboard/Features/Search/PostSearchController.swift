@@ -8,6 +8,9 @@ struct PostSearchController {
     let pages: Pages
     let database: AppDatabase
     let index: CityIndex
+    let clientAddress: ClientAddress
+    /// A search that no index can narrow reads many posts: each address has its share a minute.
+    let searches: ClientLimit
     let clock: @Sendable () -> Date
 
     static let pageSize = 20
@@ -24,7 +27,8 @@ struct PostSearchController {
         let order = items["sort"].flatMap(BoardQueries.SearchOrder.init(rawValue:)) ?? .newest
         let cursor = Self.cursor(items["after"])
         let language = context.language, viewer = context.user
-        let found = query.isEmpty ? [] : try database.readStatement { db in
+        let wait = query.isEmpty ? nil : searches.admit(clientAddress.of(request), now: clock())
+        let found = query.isEmpty || wait != nil ? [] : try database.readStatement { db in
             try BoardQueries.search(query, cityID: city?.id, viewer: viewer, order: order, after: cursor, limit: Self.pageSize + 1, db)
         }
         let now = clock()
@@ -33,7 +37,8 @@ struct PostSearchController {
         var layout = pages.layout(context, title: pages.string("post_search_title", language))
         layout.searchQuery = typed
         var view = PostSearchPage(layout: layout, query: typed, citySlug: city?.slug, cityName: city?.name(language),
-                                  newest: order == .newest, noResults: !query.isEmpty && found.isEmpty)
+                                  newest: order == .newest, noResults: !query.isEmpty && found.isEmpty && wait == nil)
+        view.limitText = wait.map { pages.string("error_search_limit", language, ["n": String($0)]) }
         view.citySearchHref = "/search?q=" + percentEncode(typed)
         view.results = shown.map { post, _ in
             PostSearchPage.Result(
@@ -50,7 +55,9 @@ struct PostSearchController {
             next.append(("after", order == .best ? "\(last.length).\(last.post.id)" : "\(last.post.id)"))
             view.nextHref = "/search/posts?" + next.map { "\($0)=\(percentEncode($1))" }.joined(separator: "&")
         }
-        return pages.html(context) { Templates.search_posts(view, &$0, $1) }
+        var response = pages.html(context, status: wait == nil ? .ok : .tooManyRequests) { Templates.search_posts(view, &$0, $1) }
+        if let wait { response.headers.add("Retry-After", String(wait)) }
+        return response
     }
 
     /// `after`: the last id shown (newest first), or `length.id` (best match first).
@@ -88,6 +95,8 @@ struct PostSearchPage {
     var cityName: String?
     var newest: Bool
     var noResults: Bool
+    /// Too many searches from this address: when to try again.
+    var limitText: String?
     var citySearchHref = ""
     var results: [Result] = []
     var nextHref: String?

@@ -12,15 +12,15 @@ final class UpstreamBudget: Sendable {
         var countedAt: Date
         var coldTokens: Double
         var coldCountedAt: Date
-        /// Cold fetches each recent client caused, in its current window; the least recently
-        /// seen clients are forgotten first (bounded: a crawler with many addresses cannot grow it).
-        var clients = LRUCache<String, (count: Int, since: Date)>(maximumCount: 10_000, maximumCost: .max)
+        /// Cold fetches each recent client caused, in its current window.
+        var clients: ClientWindow
     }
     private let state: Mutex<State>
 
     init(_ limits: WeatherService.FetchBudget, now: Date) {
         self.limits = limits
-        state = Mutex(State(tokens: Double(limits.perMinute), countedAt: now, coldTokens: Double(limits.coldPerHour), coldCountedAt: now))
+        state = Mutex(State(tokens: Double(limits.perMinute), countedAt: now, coldTokens: Double(limits.coldPerHour), coldCountedAt: now,
+                            clients: ClientWindow(limit: limits.coldPerClient, window: limits.clientWindow)))
     }
 
     /// Takes one of the node's fetches; false when this minute's are spent.
@@ -39,14 +39,11 @@ final class UpstreamBudget: Sendable {
     func admitColdFetch(by client: String, at now: Date) -> Bool {
         let perHour = Double(limits.coldPerHour)
         return state.withLock { state in
-            var entry = state.clients.value(for: client) ?? (0, now)
-            if now.timeIntervalSince(entry.since) >= limits.clientWindow { entry = (0, now) }
             state.coldTokens = min(perHour, state.coldTokens + max(0, now.timeIntervalSince(state.coldCountedAt)) * perHour / 3600)
             state.coldCountedAt = now
-            guard entry.count < limits.coldPerClient, state.coldTokens >= 1 else { return false }
+            guard state.clients.wait(client, now: now) == nil, state.coldTokens >= 1 else { return false }
             state.coldTokens -= 1
-            entry.count += 1
-            state.clients.set(entry, for: client, cost: 1)
+            state.clients.count(client, now: now)
             return true
         }
     }
