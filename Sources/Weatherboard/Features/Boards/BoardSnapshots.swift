@@ -27,6 +27,17 @@ final class BoardSnapshots: Sendable {
         /// When the observations were counted: their window moves with the clock, so they are
         /// counted again after `observationsLifetime` even when the board is unchanged.
         var observedAt: Date
+        /// The first moment the rows stop being the board with no change announced: a pin
+        /// running out (its post then goes back to its place).
+        var until: Date?
+
+        init(stamp: PageVersions.Stamp, readAt: Date, rows: BoardView.Rows, observedAt: Date) {
+            self.stamp = stamp
+            self.readAt = readAt
+            self.rows = rows
+            self.observedAt = observedAt
+            until = rows.posts.compactMap(\.pinnedUntil).filter { $0 > readAt }.min()
+        }
     }
 
     /// How old the "last 3 hours" tally may be.
@@ -63,7 +74,8 @@ final class BoardSnapshots: Sendable {
     /// The kept page, if it is still the board at `stamp` and not older than `maximumAge`.
     func snapshot(_ key: Key, stamp: PageVersions.Stamp, now: Date) -> Snapshot? {
         let kept = pages.withLock { $0.value(for: key) }
-        guard let kept, kept.stamp == stamp, now.timeIntervalSince(kept.readAt) < Self.maximumAge, now >= kept.readAt else { return nil }
+        guard let kept, kept.stamp == stamp, now.timeIntervalSince(kept.readAt) < Self.maximumAge, now >= kept.readAt,
+              kept.until.map({ now < $0 }) ?? true else { return nil }
         hits.add(1, ordering: .relaxed)
         return kept
     }
