@@ -55,15 +55,24 @@ import Testing
     @Test func keptForecastsCostWhatTheHeapHoldsForThem() throws {
         let url = try #require(Bundle.module.url(forResource: "open-meteo-seoul", withExtension: "json", subdirectory: "Fixtures"))
         let json = try Data(contentsOf: url)
-        let memory = ForecastMemory(WeatherService.MemoryLimit(forecasts: 1_000, bytes: 1 << 30))
-        let before = SiteMetrics.heapBytes().inUse
-        for city in 0..<600 {
-            // Each decoded anew, as each city's own forecast is.
-            memory.remember(try OpenMeteoProvider.decode(json, fetchedAt: Date()), cityID: Int64(city))
+        // Other suites allocate and free meanwhile (the whole run shares the heap): three rounds,
+        // and the median of their ratios, so one round's noise does not decide.
+        var ratios: [Double] = []
+        var grown = 0.0, reported = 0.0
+        for _ in 0..<3 {
+            let memory = ForecastMemory(WeatherService.MemoryLimit(forecasts: 1_000, bytes: 1 << 30))
+            let before = SiteMetrics.heapBytes().inUse
+            for city in 0..<600 {
+                // Each decoded anew, as each city's own forecast is.
+                memory.remember(try OpenMeteoProvider.decode(json, fetchedAt: Date()), cityID: Int64(city))
+            }
+            grown = Double(SiteMetrics.heapBytes().inUse - before)
+            reported = Double(memory.usage.bytes)
+            #expect(grown > 0)
+            ratios.append(reported / grown)
         }
-        let grown = Double(SiteMetrics.heapBytes().inUse - before), reported = Double(memory.usage.bytes)
-        #expect(grown > 0)
-        #expect(abs(reported / grown - 1) < 0.2, "reported \(Int(reported)) bytes, the heap grew by \(Int(grown)); their JSON: \(600 * json.count)")
+        let median = ratios.sorted()[1]
+        #expect(abs(median - 1) < 0.2, "ratios \(ratios); last round: reported \(Int(reported)) bytes, the heap grew by \(Int(grown)); their JSON: \(600 * json.count)")
     }
 
     @Test func aKeptFragmentHoldsNoMoreThanItsBytes() {

@@ -36,6 +36,10 @@ import Testing
         #expect(shown.map(\.id) == [ids[1], ids[0], ids[3], ids[2]].map(String.init), "pinned first (newest pin first), then the rest, each once")
         #expect(shown.map(\.pinned) == [true, true, false, false])
         #expect(try boardIDs(member).map(\.id) == shown.map(\.id))
+        // The feed keeps every post in its order, the pinned "until unpinned" one too.
+        let feed = try MarkupDocument(try app.get("/city/seoul/feed.atom").body)
+        #expect(feed.nodes("//*[local-name()='entry']/*[local-name()='id']").map(\.text)
+                == ids.reversed().map { "tag:weatherboard,2026:post/\($0)" })
         // A third is refused while two are pinned.
         try chief.get("/city/seoul")
         #expect(try chief.post("/admin/posts/\(ids[2])/pin", [("duration", "7d")]).0.status == 409)

@@ -15,7 +15,7 @@ struct BoardStore: Sendable {
 
     /// A board's posts in their order, pins among them (for its feed: pins are the page's).
     func board(cityID: Int64, viewer: User?, before: Int64?) throws -> [PostRow] {
-        try database.readStatement { try BoardQueries.board(cityID: cityID, viewer: viewer, before: before, now: .distantFuture, $0) }
+        try database.readStatement { try BoardQueries.board(cityID: cityID, viewer: viewer, before: before, pinnedAt: nil, $0) }
     }
 
     /// Inserts the post (with what its author saw outside, if they said) unless `rules` refuse
@@ -353,17 +353,19 @@ enum BoardQueries {
     static let pinsPerBoard = 2
 
     /// A board page, newest first, before the post `before` (the cursor): posts, not replies.
-    /// The first page starts with the posts pinned at `now` (newest pin first), which the pages
-    /// then leave out of their order.
-    static func board(cityID: Int64, viewer: User?, before: Int64?, limit: Int = pageSize, now: Date,
+    /// With `pinnedAt`, the first page starts with the posts pinned then (newest pin first),
+    /// which the pages leave out of their order; without, every post in its order (a feed).
+    static func board(cityID: Int64, viewer: User?, before: Int64?, limit: Int = pageSize, pinnedAt now: Date?,
                       _ db: any SQLConnection) throws -> [PostRow] {
+        let ordered = visibleSQL + " AND p.parent_id IS NULL AND p.city_id = ?4 AND p.id < ?5"
+        guard let now else {
+            return try db.all(ordered + " ORDER BY p.id DESC LIMIT ?6", arguments(viewer, cityID, before ?? Int64.max, limit), PostRow.init(row:))
+        }
         let pinned = before != nil ? [] : try db.all(
             visibleSQL + " AND p.parent_id IS NULL AND p.city_id = ?4 AND p.pinned_until > ?5 ORDER BY p.pinned_until DESC, p.id DESC LIMIT ?6",
             arguments(viewer, cityID, now, pinsPerBoard), PostRow.init(row:))
-        return pinned + (try db.all(
-            visibleSQL + " AND p.parent_id IS NULL AND p.city_id = ?4 AND p.id < ?5 AND (p.pinned_until IS NULL OR p.pinned_until <= ?7)"
-                + " ORDER BY p.id DESC LIMIT ?6",
-            arguments(viewer, cityID, before ?? Int64.max, limit, now), PostRow.init(row:)))
+        return pinned + (try db.all(ordered + " AND (p.pinned_until IS NULL OR p.pinned_until <= ?7) ORDER BY p.id DESC LIMIT ?6",
+                                    arguments(viewer, cityID, before ?? Int64.max, limit, now), PostRow.init(row:)))
     }
 
     /// The newest replies the viewer can see under each post of `cityID` whose id is in

@@ -114,7 +114,7 @@ struct BoardView {
     /// The rows of a board page as `viewer` may see them, in three statements.
     private func read(city: City, viewer: User?, before: Int64?, _ db: any SQLConnection) throws -> Rows {
         let now = clock()
-        let posts = try BoardQueries.board(cityID: city.id, viewer: viewer, before: before, limit: BoardQueries.pageSize + 1, now: now, db)
+        let posts = try BoardQueries.board(cityID: city.id, viewer: viewer, before: before, limit: BoardQueries.pageSize + 1, pinnedAt: now, db)
         let shown = posts.prefix(BoardQueries.pageSize)
         let observations = try BoardQueries.observations(cityID: city.id, viewer: viewer, now: now.timeIntervalSince1970, db)
         // Replies by id range: the pinned posts' own, then the page's in order.

@@ -104,10 +104,14 @@ struct ModerationStore: Sendable {
     }
 
     func post(id: Int64) throws -> ModeratedPost? {
-        try database.readStatement { db in
-            try db.one("SELECT p.id, p.city_id, p.user_id, u.username FROM posts p LEFT JOIN users u ON u.id = p.user_id WHERE p.id = ?",
-                       [id]) { ModeratedPost(id: $0.int64(0), cityID: $0.int64(1), userID: $0.optionalInt64(2), username: $0.optionalString(3)) }
-        }
+        try database.readStatement { try Self.post(id: id, $0) }
+    }
+
+    /// The post `id` with its author's name; `removedOnly`: only while it is removed.
+    private static func post(id: Int64, removedOnly: Bool = false, _ db: any SQLConnection) throws -> ModeratedPost? {
+        try db.one("SELECT p.id, p.city_id, p.user_id, u.username FROM posts p LEFT JOIN users u ON u.id = p.user_id WHERE p.id = ?"
+                   + (removedOnly ? " AND p.removed_at IS NOT NULL" : ""),
+                   [id]) { ModeratedPost(id: $0.int64(0), cityID: $0.int64(1), userID: $0.optionalInt64(2), username: $0.optionalString(3)) }
     }
 
     func body(ofPost id: Int64) throws -> String? {
@@ -138,14 +142,21 @@ struct ModerationStore: Sendable {
     func restore(_ post: ModeratedPost, by admin: User, reason: String, now: Date) throws {
         try database.write { db, changes in
             try Self.requireExists("posts", id: post.id, db)
-            try changes.emit(.post(try Self.event(.shown, post, db)))
-            try Self.tellDecision(.restored, post, now: now, db, changes)
-            try db.execute("UPDATE reports SET outcome = 'no_violation', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'", now, post.id)
-            // Shown again, whether it was hidden by reports or removed.
-            try db.execute("UPDATE posts SET hidden_at = NULL, removed_at = NULL, removed_reason = NULL WHERE id = ?", post.id)
-            try log(db, admin: admin, action: "restore", postID: post.id, userID: post.userID, username: post.username,
-                    cityID: post.cityID, reason: reason, now: now)
+            try applyRestore(post, by: admin, reason: reason, now: now, db, changes)
         }
+    }
+
+    /// The restore itself, in the caller's transaction (a restore from the queue, an undone
+    /// removal): the post shown again, whether it was hidden by reports or removed; its author
+    /// and pending reporters told; its reports decided; logged.
+    private func applyRestore(_ post: ModeratedPost, by admin: User, reason: String, now: Date, _ db: any SQLConnection,
+                              _ changes: ChangeLog) throws {
+        try changes.emit(.post(try Self.event(.shown, post, db)))
+        try Self.tellDecision(.restored, post, now: now, db, changes)
+        try db.execute("UPDATE reports SET outcome = 'no_violation', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'", now, post.id)
+        try db.execute("UPDATE posts SET hidden_at = NULL, removed_at = NULL, removed_reason = NULL WHERE id = ?", post.id)
+        try log(db, admin: admin, action: "restore", postID: post.id, userID: post.userID, username: post.username,
+                cityID: post.cityID, reason: reason, now: now)
     }
 
     func remove(_ post: ModeratedPost, by admin: User, reason: String, now: Date) throws {
@@ -305,17 +316,10 @@ struct ModerationStore: Sendable {
             guard let entry = try db.one("SELECT action, post_id, user_id, admin_id, created_at FROM moderation_log WHERE id = ?", [entryID], {
                 (action: $0.string(0), postID: $0.optionalInt64(1), userID: $0.optionalInt64(2), adminID: $0.optionalInt64(3), at: $0.double(4))
             }) else { throw HTTPError(.notFound) }
-            /// Shows a post again if it is still removed by this decision; false when it is not.
+            /// Shows a post again if it is still removed; false when it is not (or is gone).
             func restore(_ postID: Int64) throws -> Bool {
-                guard let post = try db.one("SELECT id, city_id, user_id FROM posts WHERE id = ? AND removed_at IS NOT NULL", [postID], {
-                    ModeratedPost(id: $0.int64(0), cityID: $0.int64(1), userID: $0.optionalInt64(2), username: nil)
-                }) else { return false }
-                try changes.emit(.post(try Self.event(.shown, post, db)))
-                try Self.tellDecision(.restored, post, now: now, db, changes)
-                try db.execute("UPDATE posts SET removed_at = NULL, removed_reason = NULL WHERE id = ?", post.id)
-                let username = try post.userID.flatMap { try db.one("SELECT username FROM users WHERE id = ?", [$0]) { $0.string(0) } }
-                try log(db, admin: admin, action: "restore", postID: post.id, userID: post.userID, username: username,
-                        cityID: post.cityID, reason: reason, now: now)
+                guard let post = try Self.post(id: postID, removedOnly: true, db) else { return false }
+                try applyRestore(post, by: admin, reason: reason, now: now, db, changes)
                 return true
             }
             switch entry.action {
