@@ -8,7 +8,7 @@
 # refused (503, 502, no answer) sends the same text again, as a person would, up to 5 times.
 #
 # Faults, each under load with calm between them: a node killed with SIGKILL and started again,
-# PostgreSQL restarted fast and immediate, PostgreSQL frozen (SIGSTOP) for 20 s, a transaction
+# PostgreSQL restarted fast and immediate, PostgreSQL frozen (SIGSTOP) for 20 s, PostgreSQL stopped for 10 s, a transaction
 # holding the site's write lock for 20 s, the LISTEN connection terminated, a rolling restart.
 #
 # Writes OUT/faults.md (the table docs/operations.md shows) and OUT/requests.log (every request:
@@ -78,12 +78,13 @@ writer() { # N: one member posting on Seoul's board through nginx
     done
 }
 
-reader() { # N: a signed-in page, a static file and /healthz through nginx, and /healthz of node one
+reader() { # N: a signed-in page, a guest's page (as a browser asks: Fetch Metadata), a static file and /healthz through nginx, and /healthz of node one
     local n=$1 jar="$WORK/reader-$n.jar"
     sign_up "reader$n" "$jar"
     while [[ -f $WORK/running ]]; do
         local label; label=$(cat "$WORK/phase")
         echo "$label page $(curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time 30 -b "$jar" "$BASE/city/seoul" || true)" >>"$OUT/requests.log"
+        echo "$label guest $(curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time 30 -H 'Sec-Fetch-Site: none' "$BASE/city/seoul" || true)" >>"$OUT/requests.log"
         echo "$label static $(curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time 30 "$BASE/static/css/site.css" || true)" >>"$OUT/requests.log"
         echo "$label health $(curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time 30 "http://127.0.0.1:${NODE_PORTS%% *}/healthz" || true)" >>"$OUT/requests.log"
         sleep 0.2
@@ -126,6 +127,13 @@ kill -CONT $pids
 phase "after the freeze"; sleep 10
 phase calm; sleep 5
 
+phase "PostgreSQL stopped 10 s"
+pg_ctl_as_postgres "-m fast stop"
+sleep 10
+pg_ctl_as_postgres "-o '-p $PG_PORT -k $DIR -c listen_addresses=127.0.0.1 -c max_connections=200' -l $DIR/pg.log start"
+phase "after the stop"; sleep 10
+phase calm; sleep 5
+
 phase "write lock held 20 s by one transaction"
 psql_as weatherboard "BEGIN; SELECT pg_advisory_xact_lock($((0x574541544852))); SELECT pg_sleep(20); COMMIT;" >/dev/null
 phase "after the lock"; sleep 5
@@ -154,14 +162,15 @@ stored=$(wc -l <"$WORK/stored")
 {
     echo "Fault drill, $(date -u +%F), $(nproc) cores, PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}'), $WRITERS writers, $READERS readers (scripts/faults.sh)."
     echo
-    echo "| phase | posts acknowledged | writes refused 503/507 | other write answers | slowest write (s) | page/static not 200 | slowest page (s) | slowest static (s) | node one's /healthz not 200 | slowest /healthz (s) |"
-    echo "|---|---|---|---|---|---|---|---|---|---|"
+    echo "| phase | posts acknowledged | writes refused 503/507 | other write answers | slowest write (s) | page/static not 200 | slowest page (s) | guest page not 200 | slowest guest page (s) | slowest static (s) | node one's /healthz not 200 | slowest /healthz (s) |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
     awk '
         { status = $(NF-1); seconds = $NF; kind = $(NF-2); $(NF-2) = $(NF-1) = $NF = ""; sub(/ +$/, ""); phase = $0
           if (!(phase in seen)) { seen[phase] = 1; order[++n] = phase }
           key = phase SUBSEP kind; if (seconds > slowest[key]) slowest[key] = seconds
           if (kind == "write") { if (status == 303) ok[phase]++; else if (status == 503 || status == 507) refused[phase]++; else lost[phase]++; if (status != 303 && status != 503 && status != 507) codes[phase] = codes[phase] " " status }
           if ((kind == "page" || kind == "static") && status != 200) bad[phase]++
+          if (kind == "guest" && status != 200) stranger[phase]++
           if (kind == "health" && status != 200) sick[phase]++ }
         function summary(list,   parts, k, count, text, code) { # " 502 502 000" → " (502 ×2, 000 ×1)"
             split(list, parts, " "); text = ""; delete count
@@ -169,8 +178,9 @@ stored=$(wc -l <"$WORK/stored")
             for (code in count) text = text (text == "" ? "" : ", ") code " ×" count[code]
             return text == "" ? "" : " (" text ")" }
         END { for (i = 1; i <= n; i++) { p = order[i]
-              printf "| %s | %d | %d | %d%s | %.2f | %d | %.2f | %.2f | %d | %.2f |\n", p, ok[p], refused[p], lost[p], summary(codes[p]),
-                     slowest[p SUBSEP "write"], bad[p], slowest[p SUBSEP "page"], slowest[p SUBSEP "static"], sick[p], slowest[p SUBSEP "health"] } }
+              printf "| %s | %d | %d | %d%s | %.2f | %d | %.2f | %d | %.2f | %.2f | %d | %.2f |\n", p, ok[p], refused[p], lost[p], summary(codes[p]),
+                     slowest[p SUBSEP "write"], bad[p], slowest[p SUBSEP "page"], stranger[p], slowest[p SUBSEP "guest"], slowest[p SUBSEP "static"],
+                     sick[p], slowest[p SUBSEP "health"] } }
     ' "$OUT/requests.log"
     echo
     echo "Posts acknowledged: $acknowledged; missing from the database: $missing; stored more than once: $duplicated; stored in all: $stored (the difference: saved while the answer was lost, and found again by the retry's 'already saved')."

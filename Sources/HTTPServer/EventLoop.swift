@@ -446,19 +446,28 @@ final class EventLoop: @unchecked Sendable {
         let server = self.server
         let started = monotonicMilliseconds()
         let fd = connection.fd, serial = connection.serial
-        let lane = server.lane(of: request)
-        let job: ThreadPool.Job = { [self] in
-            let response = Lane.$current.withValue(lane) { server.handle(request, started: started) }
-            let (head, body, close) = server.serialize(response, for: request, date: WorkerDate.current())
-            var completion = Completion(fd: fd, serial: serial, head: head, body: body, close: close)
-            if request.method != "HEAD", let start = response.stream {
-                completion.stream = start
-                completion.streamClient = response.streamClient ?? request.remoteAddress
-                completion.chunked = request.version == .http11
+        @Sendable func job(on lane: Lane) -> ThreadPool.Job {
+            { [self] in
+                let response = Lane.$current.withValue(lane) { server.handle(request, started: started) }
+                if response.movedToMainLane {
+                    // Tried on the quick lane, it needs to wait: the main lane runs it again.
+                    if server.pool.submit(job(on: .main)) { return }
+                    complete(Completion(fd: fd, serial: serial, head: server.writer.errorBytes(.serviceUnavailable, date: WorkerDate.current()),
+                                        body: ResponseBody(), close: true))
+                    return
+                }
+                let (head, body, close) = server.serialize(response, for: request, date: WorkerDate.current())
+                var completion = Completion(fd: fd, serial: serial, head: head, body: body, close: close)
+                if request.method != "HEAD", let start = response.stream {
+                    completion.stream = start
+                    completion.streamClient = response.streamClient ?? request.remoteAddress
+                    completion.chunked = request.version == .http11
+                }
+                complete(completion)
             }
-            complete(completion)
         }
-        if lane == .quick && server.quickPool != nil { quickJobs.append(job) } else { jobs.append(job) }
+        let lane = server.lane(of: request)
+        if lane == .quick && server.quickPool != nil { quickJobs.append(job(on: .quick)) } else { jobs.append(job(on: .main)) }
     }
 
     /// A response made on this thread, written as a worker's would be; the caller's loop then

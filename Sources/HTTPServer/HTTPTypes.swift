@@ -177,6 +177,8 @@ public struct Response: Sendable {
     /// Whom a stream counts against for `maxStreamsPerAddress`: by default the peer's address;
     /// a handler behind a proxy knows the client better.
     public var streamClient: String?
+    /// The request moves to the main lane (`Lane.Moved` was thrown): this answer is not sent.
+    var movedToMainLane = false
 
     /// A response whose body `start` writes to the stream it is given, for as long as it likes.
     public static func streaming(status: HTTPStatus = .ok, headers: HTTPHeaders, client: String? = nil,

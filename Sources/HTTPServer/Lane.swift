@@ -7,4 +7,16 @@ public enum Lane: String, Sendable {
 
     /// The lane of the request this thread runs (`main` outside any request).
     @TaskLocal public static var current: Lane = .main
+
+    /// Thrown on the quick lane by work that would wait after all (a kept page that has to be
+    /// rendered again): the server runs the request anew on the main lane. So a request can be
+    /// sent to the quick lane on the chance that it is quick, and no wait occupies that lane.
+    public struct Moved: Error {
+        public init() {}
+    }
+
+    /// Throws `Moved` on the quick lane: call before anything that may wait on a dependency.
+    public static func waitsAllowed() throws {
+        if current == .quick { throw Moved() }
+    }
 }

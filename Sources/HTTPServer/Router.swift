@@ -202,6 +202,10 @@ final class RouteTable<Context: RequestContext>: Sendable {
         }
         do {
             return try chain(request, context)
+        } catch is Lane.Moved where Lane.current == .quick {
+            var moved = Response()
+            moved.movedToMainLane = true
+            return moved
         } catch {
             return errorResponder(request, context, error)
         }

@@ -198,7 +198,8 @@ public final class Server: Sendable {
 
     /// Runs a request through the responder and logs it; called on a worker thread.
     func handle(_ request: Request, started: UInt64) -> Response {
-        log(request, responder(request), started: started)
+        let response = responder(request)
+        return response.movedToMainLane ? response : log(request, response, started: started)
     }
 
     /// The lane `request` runs on.
@@ -211,9 +212,9 @@ public final class Server: Sendable {
     @_spi(Testing) public func answerInPlace(_ request: Request, from remoteAddress: String) -> [UInt8] {
         var request = request
         request.remoteAddress = remoteAddress
-        let response = handleImmediately(request) ?? Lane.$current.withValue(lane(of: request)) {
-            handle(request, started: monotonicMilliseconds())
-        }
+        let started = monotonicMilliseconds()
+        var response = handleImmediately(request) ?? Lane.$current.withValue(lane(of: request)) { handle(request, started: started) }
+        if response.movedToMainLane { response = Lane.$current.withValue(.main) { handle(request, started: started) } }
         let (head, body, _) = serialize(response, for: request, date: WorkerDate.current())
         return head + body.joined()
     }

@@ -316,6 +316,53 @@ final class TestServer {
         #expect(throws: TestClientError.self) { try TestClient(port: server.port) }
     }
 
+    /// A request tried on the quick lane that finds it must wait (`Lane.Moved`) is answered by
+    /// the main lane, once: the quick lane's workers stay free while main workers are busy.
+    @Test func aRequestThatMustWaitMovesFromTheQuickLaneToTheMain() throws {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.workerThreads = 1
+        configuration.quickWorkerThreads = 1
+        let router = Router<EmptyContext>()
+        let runs = Counter()
+        let release = DispatchSemaphore(value: 0)
+        router.get("/held") { _, _ in
+            release.wait()
+            return .text("held")
+        }
+        router.get("/kept") { _, _ in .text("kept on \(Lane.current.rawValue)") }
+        router.get("/rendered") { _, _ in
+            runs.increment()
+            try Lane.waitsAllowed()
+            return .text("rendered on \(Lane.current.rawValue)")
+        }
+        let server = Server(configuration: configuration, lane: { $0.path == "/held" ? .main : .quick }, responder: router.responder)
+        try server.start()
+        defer {
+            server.shutdown()
+            server.wait()
+        }
+        let held = try TestClient(port: server.port)
+        try held.send("GET /held HTTP/1.1\r\nHost: x\r\n\r\n")
+        Thread.sleep(forTimeInterval: 0.2)
+        // The only main worker waits; what the quick lane can answer is answered.
+        let kept = try TestClient(port: server.port)
+        try kept.send("GET /kept HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try kept.readResponse().text == "kept on quick")
+        let moved = try TestClient(port: server.port)
+        try moved.send("GET /rendered HTTP/1.1\r\nHost: x\r\n\r\n")
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(runs.value == 1, "tried once on the quick lane, then waiting for the main lane")
+        // The quick worker is free again though the moved request waits.
+        let again = try TestClient(port: server.port)
+        try again.send("GET /kept HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try again.readResponse().text == "kept on quick")
+        release.signal()
+        #expect(try held.readResponse().text == "held")
+        #expect(try moved.readResponse().text == "rendered on main")
+        #expect(runs.value == 2)
+    }
+
     @Test func aProxyInFrontIsNotCappedAsOneClient() throws {
         let server = try TestServer {
             $0.maxConnectionsPerAddress = 2

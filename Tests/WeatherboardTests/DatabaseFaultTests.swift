@@ -511,8 +511,8 @@ func freshPool(_ postgres: TestPostgres, connections: Int) throws -> (PostgresDa
 
 
 /// Issue 39 #3: lanes. With this database's backends frozen, the main workers' requests get a
-/// 503 with `Retry-After` by their deadline (`DatabaseDeadline.allowed`), while static files are
-/// served on the quick lane beside them; on SQLite, a write behind a lock another process holds
+/// 503 with `Retry-After` by their deadline (`DatabaseDeadline.allowed`), while static files and
+/// guests' kept pages are served on the quick lane beside them; on SQLite, a write behind a lock another process holds
 /// is a 503 by the same deadline, and reads go on.
 @Suite(.serialized, .onEveryEngine) struct LaneTests {
     @Test func whatNeedsNoDatabaseIsServedBesideWorkersWaitingOnIt() throws {
@@ -520,6 +520,10 @@ func freshPool(_ postgres: TestPostgres, connections: Int) throws -> (PostgresDa
         let person = app.browser(overSocket: true, sendsFetchMetadata: false)
         try person.signUp("lanes")
         #expect(try person.get("/city/seoul").0.status == 200)
+        // A guest's page kept before the database stops.
+        let guest = app.browser(overSocket: true)
+        let (kept, keptPage) = try guest.get("/city/seoul")
+        #expect(kept.status == 200 && keptPage.text("//h1") != nil)
         let cookie = person.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
         let token = person.csrfToken ?? ""
         let port = app.port
@@ -569,6 +573,9 @@ func freshPool(_ postgres: TestPostgres, connections: Int) throws -> (PostgresDa
         // Beside them: static files.
         #expect(try app.get("/static/css/site.css", overSocket: true).status == 200)
         #expect(try app.get("/manifest.webmanifest", overSocket: true).status == 200)
+        // And the guest's kept page (issue 39 #3): the quick lane serves it from memory.
+        let (served, _) = try guest.get("/city/seoul")
+        #expect(served.status == 200 && served.body == kept.body)
         #expect(answers.value.count < 2, "served while a main worker still waited on the database")
         try waitUntil("both waiting requests are answered", timeout: 20) { answers.value.count == 2 }
         // On PostgreSQL only the backends there were are frozen: a request that found none free

@@ -485,7 +485,7 @@ import Testing
         #expect(board.bytes.capacity < 256, "capacity \(board.bytes.capacity)")
         let cache = PageCache(versions: PageVersions())
         let context = AppContext(request: Request(method: "GET", target: "/", headers: HTTPHeaders([("Sec-Fetch-Site", "none")])))
-        _ = cache.response(key: "short", cities: [], context: context) {
+        _ = try cache.response(key: "short", cities: [], context: context) {
             renderer.page(.en) { html, _ in html.raw("<p>a short page</p>") }
         }
         let entry = try #require(cache.entry(for: "short"))

@@ -311,10 +311,12 @@ public final class Application: Sendable {
     }
 
     /// The quick lane: static files and the other addresses that never read the database
-    /// (`Identity.anonymousPrefixes`). Guests' pages stay on the main lane: sent to the quick
-    /// lane they made a board's mix of reads and posts wait longer (docs/performance.md).
+    /// (`Identity.anonymousPrefixes`), and a guest's pages that may be kept (`PageCache`): one
+    /// that is not moves to the main lane before it reads anything (`Lane.Moved`).
     static func lane(of request: Request) -> Lane {
-        Identity.anonymousPrefixes.contains(where: { request.path.hasPrefix($0) }) ? .quick : .main
+        if Identity.anonymousPrefixes.contains(where: { request.path.hasPrefix($0) }) { return .quick }
+        let mayBeKept = (request.method == "GET" || request.method == "HEAD") && (request.path == "/" || request.path.hasPrefix("/city/"))
+        return mayBeKept && request.cookie(SessionStore.cookieName) == nil && request.cookie(Flash.cookieName) == nil ? .quick : .main
     }
 
     /// Starts serving; returns once the server accepts connections.

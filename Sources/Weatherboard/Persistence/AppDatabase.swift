@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import Metrics
 import Synchronization
 
@@ -74,18 +75,23 @@ public final class AppDatabase: Sendable {
 
     public var dialect: SQLDialect { engine.dialect }
 
+    // Each access first leaves the quick lane (`Lane.waitsAllowed`): a request sent there on the
+    // chance that its page is kept never waits on the database beside static files.
     public func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
-        try troubles.count { try engine.read { try body(CountedConnection($0, self)) } }
+        try Lane.waitsAllowed()
+        return try troubles.count { try engine.read { try body(CountedConnection($0, self)) } }
     }
 
     public func readStatement<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
-        try troubles.count { try engine.readStatement { try body(CountedConnection($0, self)) } }
+        try Lane.waitsAllowed()
+        return try troubles.count { try engine.readStatement { try body(CountedConnection($0, self)) } }
     }
 
     /// A write that changes nothing pages show (sessions, rate limits, blocks, leases).
     @discardableResult
     public func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
-        try troubles.count { try engine.write { try body(CountedConnection($0, self)) } }
+        try Lane.waitsAllowed()
+        return try troubles.count { try engine.write { try body(CountedConnection($0, self)) } }
     }
 
     /// A write that changes what pages show: `body` emits each change into the log where it
@@ -93,6 +99,7 @@ public final class AppDatabase: Sendable {
     /// (none if it does not).
     @discardableResult
     public func write<T>(_ body: (any SQLConnection, ChangeLog) throws -> T) throws -> T {
+        try Lane.waitsAllowed()
         var committed: [PageChange] = []
         let value = try troubles.count { try engine.write { engineConnection in
             let db = CountedConnection(engineConnection, self)

@@ -123,19 +123,26 @@ final class PageCache: Sendable {
     ///
     /// Misses of one key render once: whoever comes while it is rendered waits for that page
     /// (a popular page expiring under load is one render, not one per worker).
-    func response(key: String, cities: [Int64], context: AppContext, render: () throws -> RenderedPage) rethrows -> Response {
-        guard enabled, context.csrfToken.isEmpty else { return .html(try render(), for: context.request) }
+    /// On the quick lane only a page kept and fresh is served; anything else moves the request
+    /// to the main lane (`Lane.Moved`) before it waits for a render.
+    func response(key: String, cities: [Int64], context: AppContext, render: () throws -> RenderedPage) throws -> Response {
+        guard enabled, context.csrfToken.isEmpty else {
+            try Lane.waitsAllowed()
+            return .html(try render(), for: context.request)
+        }
         let entry = try keptPage(key: key, cities: cities, render: render)
         return Self.response(entry, for: context.request)
     }
 
-    private func keptPage(key: String, cities: [Int64], render: () throws -> RenderedPage) rethrows -> Entry {
+    private func keptPage(key: String, cities: [Int64], render: () throws -> RenderedPage) throws -> Entry {
         while true {
             let now = clock()
             let stamp = versions.stamp(cities: cities)
-            enum Next { case use(Entry), wait(DispatchGroup), render(DispatchGroup) }
+            enum Next { case use(Entry), wait(DispatchGroup), render(DispatchGroup), move }
+            let quick = Lane.current == .quick
             let next = kept.withLock { kept -> Next in
                 if let cached = kept.entries.value(for: key), cached.stamp == stamp, cached.expires > now { return .use(cached) }
+                if quick { return .move }
                 if let flight = kept.rendering[key] { return .wait(flight) }
                 let flight = DispatchGroup()
                 flight.enter()
@@ -146,6 +153,8 @@ final class PageCache: Sendable {
             case .use(let entry):
                 hits.increment()
                 return entry
+            case .move:
+                throw Lane.Moved()
             case .wait(let flight):
                 waits.increment()
                 flight.wait()

@@ -34,6 +34,7 @@ struct CityPageController {
         var response: Response
         if context.user != nil || context.flash != nil {
             // Signed-in pages are each viewer's; a page showing a confirmation is this visitor's.
+            try Lane.waitsAllowed()
             response = try page(city, context, before: before, composer: nil)
         } else {
             // Guests all see the same page (but for their bookmark and token): kept and reused.

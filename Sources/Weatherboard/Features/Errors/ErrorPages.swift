@@ -10,6 +10,8 @@ struct ErrorPages {
     func middleware(_ request: Request, _ context: AppContext, _ next: Router<AppContext>.Handler) throws -> Response {
         do {
             return try next(request, context)
+        } catch let moved as Lane.Moved {
+            throw moved // not an error: the request runs again on the main lane
         } catch {
             return response(for: error, context)
         }

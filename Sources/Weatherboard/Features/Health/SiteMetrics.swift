@@ -79,6 +79,8 @@ public final class SiteMetrics: Sendable {
             let response = try next(request, context)
             record(request, status: response.status.code, started: started)
             return response
+        } catch let moved as Lane.Moved {
+            throw moved // counted once, when the main lane answers
         } catch {
             record(request, status: (error as? HTTPError)?.status.code ?? 500, started: started)
             throw error

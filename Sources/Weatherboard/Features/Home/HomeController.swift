@@ -20,6 +20,7 @@ struct HomeController {
         if let elsewhere = try PageCache.canonicalRedirect(request, path: "/") { return elsewhere }
         let selection = try shownCities(context)
         guard context.user == nil && context.flash == nil else {
+            try Lane.waitsAllowed()
             return .html(try render(context, selection), for: context.request)
         }
         // The key is the whole selection the render reads: the same cities as bookmarks or as
