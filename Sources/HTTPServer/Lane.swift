@@ -20,3 +20,13 @@ public enum Lane: String, Sendable {
         if current == .quick { throw Moved() }
     }
 }
+
+/// What a `lane` function may weigh besides the request, read only when asked.
+public struct LaneConditions: Sendable {
+    let main: ThreadPool
+    let stallAfter: UInt64
+
+    /// Every main-lane worker is busy and none has finished a request for the configuration's
+    /// `mainLaneStall`: they wait on something that stopped answering (a database).
+    public var mainLaneStalled: Bool { main.isStalled(after: stallAfter) }
+}

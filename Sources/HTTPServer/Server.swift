@@ -15,6 +15,9 @@ public struct ServerConfiguration: Sendable {
     public var workerThreads = max(4, Socket.availableCPUs() * 2)
     /// Threads for the quick lane (`Lane`), when the server is given a `lane` function.
     public var quickWorkerThreads = max(2, Socket.availableCPUs())
+    /// How long every main worker must have been busy with no request finished before the main
+    /// lane counts as stalled (`LaneConditions.mainLaneStalled`).
+    public var mainLaneStall: Duration = .milliseconds(200)
     public var limits = ParserLimits()
     /// From the first byte of a request's head to its end; then 408 and close.
     public var headerTimeout: Duration = .seconds(10)
@@ -81,7 +84,7 @@ public final class Server: Sendable {
     let pool: ThreadPool
     /// The quick lane's workers, and the function that sends requests to them.
     let quickPool: ThreadPool?
-    let lane: (@Sendable (Request) -> Lane)?
+    let lane: (@Sendable (Request, LaneConditions) -> Lane)?
     let connectionCount = Atomic<Int>(0)
     /// What every connection's buffers hold now, against `maxBufferedBytes`.
     let bufferedBytes = Atomic<Int>(0)
@@ -127,7 +130,7 @@ public final class Server: Sendable {
 
     /// - Parameter lane: which workers run each request (`Lane`); nil: all run on one pool.
     public init(configuration: ServerConfiguration = ServerConfiguration(), logger: Logger = Logger(label: "http"),
-                immediate: ImmediateResponder? = nil, lane: (@Sendable (Request) -> Lane)? = nil, responder: @escaping Responder) {
+                immediate: ImmediateResponder? = nil, lane: (@Sendable (Request, LaneConditions) -> Lane)? = nil, responder: @escaping Responder) {
         self.configuration = configuration
         self.responder = responder
         self.immediate = immediate
@@ -203,7 +206,9 @@ public final class Server: Sendable {
     }
 
     /// The lane `request` runs on.
-    func lane(of request: Request) -> Lane { lane?(request) ?? .main }
+    func lane(of request: Request) -> Lane {
+        lane?(request, LaneConditions(main: pool, stallAfter: configuration.mainLaneStall.milliseconds)) ?? .main
+    }
 
     /// A parsed request answered as a loop answers it (the immediate responder, then the
     /// workers' responder), on the caller's thread, serialised as for the socket; a streamed

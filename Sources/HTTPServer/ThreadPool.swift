@@ -31,6 +31,8 @@ public final class ThreadPool: Sendable {
         let running = Atomic<Int>(0)
         /// Jobs that were queued while every thread was busy, since the start (they waited).
         let queuedBehindBusy = Atomic<Int>(0)
+        /// When a job last finished (or the pool started), in `monotonicMilliseconds`.
+        let lastFinished = Atomic<UInt64>(monotonicMilliseconds())
     }
     private let counters = Counters()
 
@@ -38,6 +40,13 @@ public final class ThreadPool: Sendable {
     /// jobs so far found every thread busy.
     public var status: (threads: Int, busy: Int, queued: Int, waitedTotal: Int) {
         (threadCount, counters.running.load(ordering: .relaxed), queue.withLock { $0.waiting }, counters.queuedBehindBusy.load(ordering: .relaxed))
+    }
+
+    /// Whether every thread is busy and none has finished a job for `milliseconds`: the jobs
+    /// wait on something that stopped answering. Two atomic loads, no lock.
+    public func isStalled(after milliseconds: UInt64) -> Bool {
+        counters.running.load(ordering: .relaxed) >= threadCount
+            && monotonicMilliseconds() &- counters.lastFinished.load(ordering: .relaxed) >= milliseconds
     }
 
     public init(name: String, threads count: Int, stackSize: Int = 1 << 20, queueLimit: Int? = nil) {
@@ -50,6 +59,7 @@ public final class ThreadPool: Sendable {
                 while let job = Self.next(from: queue) {
                     counters.running.add(1, ordering: .relaxed)
                     job()
+                    counters.lastFinished.store(monotonicMilliseconds(), ordering: .relaxed)
                     counters.running.subtract(1, ordering: .relaxed)
                 }
                 exited.leave()

@@ -336,7 +336,7 @@ final class TestServer {
             try Lane.waitsAllowed()
             return .text("rendered on \(Lane.current.rawValue)")
         }
-        let server = Server(configuration: configuration, lane: { $0.path == "/held" ? .main : .quick }, responder: router.responder)
+        let server = Server(configuration: configuration, lane: { request, _ in request.path == "/held" ? .main : .quick }, responder: router.responder)
         try server.start()
         defer {
             server.shutdown()
@@ -361,6 +361,44 @@ final class TestServer {
         #expect(try held.readResponse().text == "held")
         #expect(try moved.readResponse().text == "rendered on main")
         #expect(runs.value == 2)
+    }
+
+    /// `LaneConditions.mainLaneStalled`: every main worker busy and none finishing for the
+    /// configured time; not while idle, nor once they finish again.
+    @Test func theMainLaneCountsAsStalledOnlyWhileEveryWorkerIsHeld() throws {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.workerThreads = 1
+        configuration.quickWorkerThreads = 1
+        configuration.mainLaneStall = .milliseconds(100)
+        let router = Router<EmptyContext>()
+        let release = DispatchSemaphore(value: 0)
+        router.get("/held") { _, _ in
+            release.wait()
+            return .text("held")
+        }
+        router.get("/where") { _, _ in .text(Lane.current.rawValue) }
+        let server = Server(configuration: configuration, lane: { request, conditions in
+            request.path == "/where" && conditions.mainLaneStalled ? .quick : .main
+        }, responder: router.responder)
+        try server.start()
+        defer {
+            server.shutdown()
+            server.wait()
+        }
+        func whereServed() throws -> String {
+            let client = try TestClient(port: server.port)
+            try client.send("GET /where HTTP/1.1\r\nHost: x\r\n\r\n")
+            return try client.readResponse().text
+        }
+        #expect(try whereServed() == "main")
+        let held = try TestClient(port: server.port)
+        try held.send("GET /held HTTP/1.1\r\nHost: x\r\n\r\n")
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(try whereServed() == "quick")
+        release.signal()
+        #expect(try held.readResponse().text == "held")
+        #expect(try whereServed() == "main")
     }
 
     @Test func aProxyInFrontIsNotCappedAsOneClient() throws {
