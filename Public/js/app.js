@@ -22,3 +22,19 @@ if ("serviceWorker" in navigator) {
   field.value = zone;
   if (shown) shown.textContent = zone;
 })();
+
+// A post by someone the reader muted comes collapsed; its Show button (hidden without scripts,
+// where the line says whose post it is) opens it and moves focus to it.
+(function () {
+  document.querySelectorAll("[data-show-muted][hidden]").forEach(function (button) { button.hidden = false; });
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest ? event.target.closest("[data-show-muted]") : null;
+    var content = button && document.getElementById(button.getAttribute("aria-controls"));
+    if (!content) return;
+    content.hidden = false;
+    button.setAttribute("aria-expanded", "true");
+    button.closest(".muted-placeholder").hidden = true;
+    content.tabIndex = -1;
+    content.focus();
+  });
+})();

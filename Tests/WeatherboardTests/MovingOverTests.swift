@@ -225,6 +225,8 @@ extension AppHarness {
         try loud.signUp("loud")
         try scene.reporter.get("/users/loud")
         #expect(try scene.reporter.post("/users/loud/block", []).0.status == 303)
+        try scene.author.get("/users/loud")
+        #expect(try scene.author.post("/users/loud/mute", [("duration", "week")]).0.status == 303)
 
         try loud.get("/settings/notifications")
         #expect(try loud.post("/settings/notifications", [("replies_site", "on"), ("mentions_site", "on")]).0.status == 303)

@@ -53,6 +53,7 @@ import Testing
             "rain_days_": RainWindow.Days.allCases.map(\.rawValue),
             "choices_": NotificationChoices.Channel.allCases.map(\.rawValue),
             "same_hour_": ["compare_warmer", "compare_colder", "compare_same"],
+            "mute_for_": MuteDuration.allCases.map(\.rawValue),
             // named through `key` properties and `compassKey`, checked here all the same
             "air_": AirQualityBand.allCases.map(\.rawValue), "uv_": UVBand.allCases.map(\.rawValue),
             "wind_": ["n", "ne", "e", "se", "s", "sw", "w", "nw"],

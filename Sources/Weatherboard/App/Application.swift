@@ -279,7 +279,8 @@ public final class Application: Sendable {
         ConversationController(pages: pages, store: BoardStore(database: database, effects: BoardNotices()), board: board, rules: postingRules,
                                reactionLimit: RateLimit(limit: configuration.limits.reactionsPerHour, window: 3600),
                                clock: clock, logger: logger).addRoutes(to: router)
-        LiveController(live: live, store: BoardStore(database: database, effects: BoardNotices()), index: cities, clientAddress: clientAddress).addRoutes(to: router)
+        LiveController(live: live, store: BoardStore(database: database, effects: BoardNotices()), index: cities, clientAddress: clientAddress,
+                       clock: configuration.clock).addRoutes(to: router)
         NotificationsController(pages: pages, store: NotificationStore(database: database), board: board, clock: clock).addRoutes(to: router)
         SafetyController(pages: pages, store: BoardStore(database: database, effects: BoardNotices()), database: database, board: board, limits: configuration.limits,
                          clock: clock).addRoutes(to: router)

@@ -30,7 +30,8 @@ struct LayoutView {
     var languages: [LanguageOption]
     /// A one-time confirmation of the last action, and its Undo (a form) where there is one.
     var flash: String?
-    var undoUnblock: String?
+    /// The address Undo posts to (unblock, unmute).
+    var undoAction: String?
     /// The page's own address: where Undo comes back to (the page the action was taken on).
     var here = "/"
     /// The footer credits the weather sources this site can show, and no other.

@@ -27,8 +27,9 @@ public struct Pages: Sendable {
             })
         if let flash = context.flash {
             view.flash = string(flash.key, language, ["user": flash.username ?? ""])
-            if flash.kind == .blocked {
-                view.undoUnblock = flash.username
+            let undo: [Flash.Kind: String] = [.blocked: "unblock", .muted: "unmute"]
+            if let action = undo[flash.kind], let username = flash.username {
+                view.undoAction = "/users/\(username)/\(action)"
                 if context.request.method == "GET" { view.here = context.request.target }
             }
         }

@@ -397,6 +397,37 @@ final class OtherOriginContext: RequestContext {
         try Self.expectCleanConsole(browser)
     }
 
+    /// Issue 45 #3: a muted person's post comes collapsed with Show, which opens it in place
+    /// and moves the focus to it; unmuting from the profile shows it as before.
+    @Test func mutingCollapsesSomeonesPostsAndShowOpensOne() throws {
+        guard let site = try Self.start() else { return }
+        defer { withExtendedLifetime(site) {} }
+        let (browser, base) = (site.browser, site.base)
+        try Self.signUp(browser, base, "loud")
+        try Self.post(browser, base, city: "tokyo", "LOUD OPINION")
+        try Self.signOut(browser)
+        try Self.signUp(browser, base, "calm")
+        try browser.go(base + "/users/loud")
+        try browser.click("form.mute-form button")
+        try browser.wait("muted") { try browser.findAll("form[action='/users/loud/unmute']").count >= 1 }
+        try browser.go(base + "/city/tokyo")
+        let collapsed = "article.post[data-author=loud][data-muted]"
+        #expect(try browser.findAll(collapsed).count == 1)
+        #expect(try browser.script("return document.querySelector('\(collapsed) .post-body').offsetParent === null") as? Bool == true,
+                "the text is not shown")
+        try browser.click("\(collapsed) button[data-show-muted]")
+        try browser.wait("shown") { try browser.script("return document.querySelector('\(collapsed) .post-body').offsetParent !== null") as? Bool == true }
+        #expect(try browser.script("return document.activeElement.classList.contains('muted-content')") as? Bool == true)
+        #expect(try browser.script("return document.querySelector('\(collapsed) [data-show-muted]').getAttribute('aria-expanded')") as? String == "true")
+        try browser.go(base + "/users/loud")
+        try browser.click("section.profile form[action='/users/loud/unmute'] button")
+        try browser.wait("unmuted") { try browser.findAll("form.mute-form").count == 1 }
+        try browser.go(base + "/city/tokyo")
+        #expect(try browser.findAll("article.post[data-author=loud]").count == 1)
+        #expect(try browser.findAll(collapsed).isEmpty)
+        try Self.expectCleanConsole(browser)
+    }
+
     /// Issue 38 #1: a page on another origin (another port of the same host, so the session
     /// cookie goes along) submits a form to the post route and `fetch`es the block route: both
     /// refused, nothing written. The site's own forms, which carry no token, keep working.

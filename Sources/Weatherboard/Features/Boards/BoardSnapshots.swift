@@ -93,17 +93,22 @@ final class BoardSnapshots: Sendable {
 }
 
 /// What a signed-in reader adds to a board as everyone sees it: the posts they reported and
-/// agreed with, and whether they see it otherwise (they blocked someone or hid posts, or a post
-/// of theirs in the city is hidden by reports: then the board is read for them alone).
+/// agreed with, the people they muted among its authors, and whether they see it otherwise
+/// (they blocked someone or hid posts, or a post of theirs in the city is hidden by reports:
+/// then the board is read for them alone).
 struct ViewerMarks: Sendable, Hashable {
     var seesOtherwise = false
     var reported: [Int64: Date] = [:]
     var agreed: Set<Int64> = []
+    var muted: Set<Int64> = []
 
     /// The rows as this reader sees them.
     func applied(to rows: BoardView.Rows) -> BoardView.Rows {
         var rows = rows
-        rows.shared?.marks = self
+        var marks = self
+        marks.muted = muted.isEmpty ? [] : muted.intersection(rows.authors)
+        rows.muted = marks.muted
+        rows.shared?.marks = marks
         guard !reported.isEmpty || !agreed.isEmpty else { return rows }
         func marked(_ row: PostRow) -> PostRow {
             var row = row

@@ -207,17 +207,37 @@ struct BoardStore: Sendable {
         }
     }
 
-    /// Everyone `blockerID` blocked.
-    func blockedIDs(by blockerID: Int64) throws -> Set<Int64> {
-        Set(try database.readStatement { try $0.all("SELECT blocked_id FROM blocks WHERE blocker_id = ?", [blockerID]) { $0.int64(0) } })
+    /// Everyone `userID` blocked, and everyone they have muted now.
+    func silencedIDs(by userID: Int64, now: Date) throws -> (blocked: Set<Int64>, muted: Set<Int64>) {
+        try database.read { db in
+            (Set(try db.all("SELECT blocked_id FROM blocks WHERE blocker_id = ?", [userID]) { $0.int64(0) }),
+             try Mutes.mutedIDs(by: userID, now: now, db))
+        }
     }
 
-    /// A person's recent posts as the viewer may see them, and whether the viewer blocked them.
-    func profile(of personID: Int64, viewer: User?) throws -> (posts: [PostRow], blockedByViewer: Bool) {
+    /// The people `userID` has muted now.
+    func mutedIDs(by userID: Int64?, now: Date) throws -> Set<Int64> {
+        guard let userID else { return [] }
+        return try database.readStatement { try Mutes.mutedIDs(by: userID, now: now, $0) }
+    }
+
+    /// A person's recent posts as the viewer may see them, whether the viewer blocked them, and
+    /// the viewer's mute of them in force.
+    func profile(of personID: Int64, viewer: User?, now: Date) throws -> (posts: [PostRow], blockedByViewer: Bool, mute: Mute?) {
         try database.read { db in
             (try BoardQueries.byAuthor(userID: personID, viewer: viewer, db),
-             try db.exists("SELECT 1 FROM blocks WHERE blocker_id = ? AND blocked_id = ?", viewer?.id, personID))
+             try db.exists("SELECT 1 FROM blocks WHERE blocker_id = ? AND blocked_id = ?", viewer?.id, personID),
+             try viewer.map { try Mutes.mute(of: personID, by: $0.id, now: now, db) } ?? nil)
         }
+    }
+
+    /// Mutes `mutedID` for `muterID` for `duration` (muting again sets the new end).
+    func mute(_ mutedID: Int64, by muterID: Int64, for duration: MuteDuration, now: Date) throws {
+        try database.write { try Mutes.set(mutedID, by: muterID, until: duration.until(now), now: now, $0) }
+    }
+
+    func unmute(_ mutedID: Int64, by muterID: Int64) throws {
+        try database.write { try Mutes.remove(mutedID, by: muterID, $0) }
     }
 
     /// Blocking twice is blocking once. What the blocked person caused to be told goes too.
@@ -395,8 +415,9 @@ enum BoardQueries {
     }
 
     /// What `viewer` adds to a board page of `cityID` whose posts and replies have ids in
-    /// `lowest...highest` (`ViewerMarks`): one statement, walking the reader's own rows only.
-    static func viewerMarks(cityID: Int64, viewer: User, ids lowest: Int64, _ highest: Int64, _ db: any SQLConnection) throws -> ViewerMarks {
+    /// `lowest...highest` (`ViewerMarks`) at `now`: one statement, walking the reader's own rows only.
+    static func viewerMarks(cityID: Int64, viewer: User, ids lowest: Int64, _ highest: Int64, now: Date,
+                            _ db: any SQLConnection) throws -> ViewerMarks {
         var marks = ViewerMarks()
         try db.forEachRow("""
             SELECT 0, CASE WHEN EXISTS (SELECT 1 FROM blocks WHERE blocker_id = ?1)
@@ -406,11 +427,13 @@ enum BoardQueries {
                           THEN 1 ELSE 0 END, NULL
             UNION ALL SELECT 1, post_id, created_at FROM reports WHERE reporter_id = ?1 AND post_id BETWEEN ?3 AND ?4
             UNION ALL SELECT 2, post_id, NULL FROM reactions WHERE user_id = ?1 AND post_id BETWEEN ?3 AND ?4
-            """, [viewer.id, cityID, lowest, highest].map { $0.sqlValue }) { row in
+            UNION ALL SELECT 3, m.muted_id, NULL FROM mutes m WHERE m.muter_id = ?1 AND \(Mutes.active("m", at: "?5"))
+            """, [viewer.id.sqlValue, cityID.sqlValue, lowest.sqlValue, highest.sqlValue, now.sqlValue]) { row in
             switch row.int(0) {
             case 0: marks.seesOtherwise = row.int64(1) != 0
             case 1: marks.reported[row.int64(1)] = row.date(2)
-            default: marks.agreed.insert(row.int64(1))
+            case 2: marks.agreed.insert(row.int64(1))
+            default: marks.muted.insert(row.int64(1))
             }
         }
         return marks
@@ -483,7 +506,7 @@ enum BoardQueries {
     /// SQLite's trigram table finds nothing for a pattern under three characters ("우산"), so
     /// such a term is looked for in the posts themselves.
     static func search(_ query: PostQuery, cityID: Int64?, viewer: User?, order: SearchOrder, after cursor: (length: Int, id: Int64)?,
-                       limit: Int, _ db: any SQLConnection) throws -> [(post: PostRow, length: Int)] {
+                       limit: Int, now: Date, _ db: any SQLConnection) throws -> [(post: PostRow, length: Int)] {
         var sql = "SELECT \(columnsSQL), length(p.body) FROM posts p \(joinsSQL) WHERE \(visibleWhere) AND p.removed_at IS NULL"
             + " AND (?4 < 0 OR p.city_id = ?4)"
         var values = arguments(viewer, cityID ?? -1, limit)
@@ -495,6 +518,9 @@ enum BoardQueries {
             sql += " AND (length(p.body) > ?6 OR (length(p.body) = ?6 AND p.id < ?7))"
             values += [cursor?.length ?? -1, cursor?.id ?? Int64.max]
         }
+        // Nothing by people the reader has muted (a guest, -1, has muted nobody).
+        values.append(now)
+        sql += " AND NOT EXISTS (SELECT 1 FROM mutes m WHERE m.muter_id = ?1 AND m.muted_id = p.user_id AND \(Mutes.active("m", at: "?\(values.count)")))"
         let first = values.count + 1
         let patterns = query.likePatterns.enumerated().map { (placeholder: "?\(first + $0)", indexed: $1.unicodeScalars.count >= 5) }
         switch db.dialect {

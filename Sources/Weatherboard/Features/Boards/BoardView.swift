@@ -74,6 +74,15 @@ struct BoardView {
         /// Which kept read these rows are and the marks the reader added: the same two are the
         /// same rows (nil: read for this reader alone).
         var shared: SharedRead?
+        /// The authors shown whom the reader has muted (their posts and replies come collapsed).
+        var muted: Set<Int64> = []
+
+        /// Everyone whose post or reply the page shows.
+        var authors: Set<Int64> {
+            var authors = Set(posts.prefix(BoardQueries.pageSize).compactMap(\.userID))
+            for replies in self.replies.values { authors.formUnion(replies.shown.compactMap(\.userID)) }
+            return authors
+        }
     }
 
     struct SharedRead: Hashable, Sendable {
@@ -106,7 +115,7 @@ struct BoardView {
         }
         guard let viewer = context.user else { return shared.rows }
         let ids = shared.rows.posts.map(\.id) + shared.rows.replies.values.flatMap { $0.shown.map(\.id) }
-        let marks = try BoardQueries.viewerMarks(cityID: city.id, viewer: viewer, ids: ids.min() ?? 1, ids.max() ?? 0, db)
+        let marks = try BoardQueries.viewerMarks(cityID: city.id, viewer: viewer, ids: ids.min() ?? 1, ids.max() ?? 0, now: now, db)
         if marks.seesOtherwise { return try read(city: city, viewer: viewer, before: before, db) }
         return marks.applied(to: shared.rows)
     }
@@ -126,7 +135,12 @@ struct BoardView {
         if let newest = ordered.first?.id, let oldest = ordered.last?.id {
             replies.merge(try BoardQueries.newestReplies(cityID: city.id, posts: oldest, newest, viewer: viewer, db)) { a, _ in a }
         }
-        return Rows(posts: posts, replies: replies, observations: observations)
+        var rows = Rows(posts: posts, replies: replies, observations: observations)
+        if let viewer {
+            let muted = try Mutes.mutedIDs(by: viewer.id, now: now, db)
+            if !muted.isEmpty { rows.muted = muted.intersection(rows.authors) }
+        }
+        return rows
     }
 
     /// What this reader's board page reads (`BoardRender`): the reader as the presenter sees
@@ -142,7 +156,8 @@ struct BoardView {
                 rows.replies[post.id].map { BoardRender.Replies(post: post.id, shown: $0.shown, count: $0.count) }
             })
         return BoardRender(city: city.id, slug: city.slug, before: before, language: context.language,
-                           minute: Int64(Int(clampedSeconds: clock().timeIntervalSince1970) / 60), reader: Reader(context, owns: owns),
+                           minute: Int64(Int(clampedSeconds: clock().timeIntervalSince1970) / 60),
+                           reader: Reader(context, owns: owns, muted: rows.muted),
                            signInHref: signInHref, rows: named)
     }
 
@@ -206,9 +221,10 @@ struct BoardView {
         relativeTimes[language] ?? PostPresenter.RelativeTimes { pages.string($0, language) }
     }
 
-    /// The presenter for a page that shows `context`'s reader everything of theirs as theirs.
-    func presenter(_ context: AppContext) -> PostPresenter {
-        presenter(Reader(context, owns: true), context.language)
+    /// The presenter for a page that shows `context`'s reader everything of theirs as theirs, and
+    /// the posts of the people in `muted` collapsed.
+    func presenter(_ context: AppContext, muted: Set<Int64>) -> PostPresenter {
+        presenter(Reader(context, owns: true, muted: muted), context.language)
     }
 
     func presenter(_ reader: Reader, _ language: Language) -> PostPresenter {

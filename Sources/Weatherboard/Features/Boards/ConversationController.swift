@@ -33,7 +33,7 @@ struct ConversationController {
         if found.post.parentID != nil { return .redirect(to: found.post.href, status: .found) }
         let post = found.post
         let language = context.language
-        let presenter = board.presenter(context)
+        let presenter = board.presenter(context, muted: try store.mutedIDs(by: context.user?.id, now: clock()))
         let returnTo = HTMLFragment(escaping: "/posts/\(postID)" + (after.map { "?after=\($0)" } ?? ""))
         let shown = found.replies.prefix(BoardQueries.repliesPageSize)
         let view = presenter.view(post, replies: [], count: found.count, returnTo: returnTo)

@@ -7,8 +7,8 @@ import Synchronization
 ///
 /// An event is encoded once and the same bytes go to everyone who may see it: its type, its id
 /// and the few fields a page needs (`{"type":"post","id":123}`); the page fetches whatever is
-/// personal. A reader is sent nothing by a person they blocked, nor about replies under such a
-/// person's post (as of when their stream opened: blocking someone reloads the page), nothing
+/// personal. A reader is sent nothing by a person they blocked or muted, nor about replies under
+/// a blocked person's post (as of when their stream opened: blocking someone reloads the page), nothing
 /// hidden by reports except their own posts (and the replies under a hidden post only to its
 /// author), nothing under a removed post. Agreement counts are sent at most once a second per post.
 ///
@@ -49,9 +49,12 @@ final class LiveBoards: Sendable {
         let stream: ResponseStream
         let viewer: Int64?
         let blocked: Set<Int64>
+        /// People the reader has muted: their own posts and replies are not announced (others'
+        /// replies under them are; the page shows the muted post collapsed).
+        var muted: Set<Int64> = []
 
         func mayHear(_ event: Sent) -> Bool {
-            if let author = event.author, blocked.contains(author) { return false }
+            if let author = event.author, blocked.contains(author) || muted.contains(author) { return false }
             if let author = event.conversationAuthor, blocked.contains(author) { return false }
             if let hidden = event.onlyNotTo, hidden == viewer { return false }
             if let only = event.onlyTo, only != viewer { return false }
@@ -95,8 +98,8 @@ final class LiveBoards: Sendable {
 
     /// Adds a page's stream: first what it missed since `lastEventID` (or `reload`), then
     /// everything new, until the stream ends.
-    func listen(_ topic: Topic, stream: ResponseStream, viewer: Int64?, blocked: Set<Int64>, lastEventID: String?) {
-        let listener = Listener(stream: stream, viewer: viewer, blocked: blocked)
+    func listen(_ topic: Topic, stream: ResponseStream, viewer: Int64?, blocked: Set<Int64>, muted: Set<Int64> = [], lastEventID: String?) {
+        let listener = Listener(stream: stream, viewer: viewer, blocked: blocked, muted: muted)
         var opening = Array("retry: 3000\n: open\n\n".utf8)
         let key = state.withLock { state -> UInt64 in
             if let lastEventID {

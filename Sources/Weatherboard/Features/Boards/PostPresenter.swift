@@ -12,13 +12,16 @@ struct Reader: Hashable, Sendable {
     var csrfToken: String
     /// An admin: posts get Pin and Unpin.
     var moderates = false
+    /// Authors shown whom the reader has muted: their posts come collapsed.
+    var muted: Set<Int64> = []
 
     /// `context`'s reader, owning what is shown when `owns` says something shown is theirs.
-    init(_ context: AppContext, owns: Bool) {
+    init(_ context: AppContext, owns: Bool, muted: Set<Int64> = []) {
         signedIn = context.user != nil
         owner = owns ? context.user?.id : nil
         csrfToken = context.csrfToken
         moderates = context.user?.isAdmin == true
+        self.muted = muted
     }
 }
 
@@ -51,6 +54,7 @@ struct PostPresenter {
         view.reactions = post.reactions
         view.reacted = post.reactedByViewer
         view.pinned = post.pinnedUntil.map { $0 > now } ?? false
+        view.muted = post.userID.map(reader.muted.contains) ?? false
         if reader.moderates && post.parentID == nil && post.removedAt == nil {
             view.canPin = !view.pinned
             view.canUnpin = view.pinned

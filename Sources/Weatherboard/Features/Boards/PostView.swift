@@ -45,6 +45,8 @@ final class PostView {
     var pinned = false
     var canPin = false
     var canUnpin = false
+    /// By someone the reader muted: collapsed, shown on request (`data-muted`).
+    var muted = false
     /// Its own address (`/posts/{id}`, or a reply's place on its post's page).
     var href = ""
     /// For a reply, the post it answers (`data-parent-id`); nil for a post.

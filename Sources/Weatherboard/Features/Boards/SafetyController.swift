@@ -14,6 +14,8 @@ struct SafetyController {
         router.get("/users/{username}", profile)
         router.post("/users/{username}/block", block)
         router.post("/users/{username}/unblock", unblock)
+        router.post("/users/{username}/mute", mute)
+        router.post("/users/{username}/unmute", unmute)
         router.get("/posts/{id}/report", showReport)
         router.post("/posts/{id}/report", report)
         router.post("/posts/{id}/report/withdraw", withdraw)
@@ -24,16 +26,49 @@ struct SafetyController {
     func profile(_ request: Request, _ context: AppContext) throws -> Response {
         let person = try User.named(request, in: database)
         let viewer = context.user
-        let (posts, blockedByMe) = try store.profile(of: person.id, viewer: viewer)
-        let presenter = board.presenter(context)
+        let (posts, blockedByMe, mute) = try store.profile(of: person.id, viewer: viewer, now: clock())
+        let presenter = board.presenter(context, muted: mute == nil ? [] : [person.id])
         let isMe = viewer?.id == person.id
         let returnTo = HTMLFragment(escaping: "/users/\(person.username)")
-        let view = ProfilePage(
+        let language = context.language
+        var view = ProfilePage(
             layout: pages.layout(context, title: person.displayName), username: person.username, displayName: person.displayName,
-            joined: DateFormatting.string(person.createdAt, style: .long, language: context.language), blockedByMe: blockedByMe,
+            joined: DateFormatting.string(person.createdAt, style: .long, language: language), blockedByMe: blockedByMe,
             canBlock: viewer != nil && !isMe && !person.isAdmin && !blockedByMe,
             posts: blockedByMe ? [] : posts.map { presenter.view($0, returnTo: returnTo) })
+        if let mute {
+            view.mutedNotice = mute.until.map {
+                pages.string("you_muted_until", language, ["date": DateFormatting.string($0, style: .long, language: language)])
+            } ?? pages.string("you_muted", language)
+        } else if viewer != nil && !isMe && !person.isAdmin && !blockedByMe {
+            view.muteDurations = MuteDuration.allCases.map {
+                SelectOption(value: $0.rawValue, label: pages.string("mute_for_\($0.rawValue)", language))
+            }
+        }
         return pages.html(context) { Templates.profile(view, &$0, $1) }
+    }
+
+    /// `POST /users/{username}/mute` (`duration`: `day`, `week`, `always`): their posts and
+    /// replies come collapsed to the reader, who hears nothing from them, for that long.
+    func mute(_ request: Request, _ context: AppContext) throws -> Response {
+        let user = try context.requireActiveUser()
+        let target = try User.named(request, in: database)
+        guard target.id != user.id else { throw HTTPError(.badRequest, message: "You cannot mute yourself.") }
+        guard !target.isAdmin else { throw HTTPError(.forbidden, message: "Moderators cannot be muted.") }
+        guard let duration = MuteDuration(rawValue: context.form["duration"] ?? "") else {
+            throw HTTPError(.unprocessableContent, message: "Choose how long: a day, a week, or until you unmute.")
+        }
+        try store.mute(target.id, by: user.id, for: duration, now: clock())
+        context.nextFlash = Flash(.muted, username: target.username)
+        return .redirect(to: context.returnPath(or: "/users/\(target.username)"))
+    }
+
+    func unmute(_ request: Request, _ context: AppContext) throws -> Response {
+        let user = try context.requireUser()
+        let target = try User.named(request, in: database)
+        try store.unmute(target.id, by: user.id)
+        context.nextFlash = Flash(.unmuted, username: target.username)
+        return .redirect(to: context.returnPath(or: "/users/\(target.username)"))
     }
 
     func block(_ request: Request, _ context: AppContext) throws -> Response {
@@ -167,6 +202,10 @@ struct ProfilePage {
     var canBlock: Bool
     var posts: [PostView]
     var hasPosts: Bool { !posts.isEmpty }
+    /// "You muted them until 3 December" (with Unmute), or the durations to mute them for.
+    var mutedNotice: String?
+    var muteDurations: [SelectOption] = []
+    var canMute: Bool { !muteDurations.isEmpty }
 }
 
 /// What the signed-in person reported, and what became of it.

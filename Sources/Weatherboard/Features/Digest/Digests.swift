@@ -75,7 +75,7 @@ final class Digests: Sendable {
                         UPDATE users SET digest_handled_at = ? WHERE id = ? AND digest <> 'off' AND coalesce(digest_handled_at, 0) < ?
                         """, now, member.id, start) == 1 else { return false } // another node has it
                     guard try !db.exists("SELECT 1 FROM sessions WHERE user_id = ? AND last_seen_at >= ?", member.id, midnight),
-                          try DigestContent.hasNews(for: member.id, since: since, db) else { return false }
+                          try DigestContent.hasNews(for: member.id, since: since, now: now, db) else { return false }
                     try MailQueue.enqueue(.digest, userID: member.id, to: address, detail: String(since.timeIntervalSince1970),
                                           language: member.language, now: now, db)
                     return true
@@ -105,20 +105,22 @@ struct DigestContent {
     static let agreedShown = 3
 
     /// The most agreed top-level posts and replies in the member's bookmarked cities since
-    /// `since`, readable by anyone and by nobody they blocked: (id, parent, city, excerpt, agreement).
+    /// `since` (?2), readable by anyone and by nobody they blocked or have muted at ?4: (id, parent,
+    /// city, excerpt, agreement).
     static let agreedSQL = """
         SELECT p.id, p.parent_id, p.city_id, p.body, count(*) AS n FROM posts p
         JOIN bookmarks b ON b.city_id = p.city_id AND b.user_id = ?1
         JOIN reactions x ON x.post_id = p.id
         WHERE p.created_at > ?2 AND p.removed_at IS NULL AND p.hidden_at IS NULL AND (p.user_id IS NULL OR p.user_id <> ?1)
           AND NOT EXISTS (SELECT 1 FROM blocks k WHERE k.blocker_id = ?1 AND k.blocked_id = p.user_id)
+          AND NOT EXISTS (SELECT 1 FROM mutes m WHERE m.muter_id = ?1 AND m.muted_id = p.user_id AND \(Mutes.active("m", at: "?4")))
           AND NOT EXISTS (SELECT 1 FROM hidden_posts h WHERE h.viewer_id = ?1 AND h.post_id = p.id)
         GROUP BY p.id, p.parent_id, p.city_id, p.body ORDER BY n DESC, p.id DESC LIMIT ?3
         """
 
-    static func hasNews(for userID: Int64, since: Date, _ db: any SQLConnection) throws -> Bool {
+    static func hasNews(for userID: Int64, since: Date, now: Date, _ db: any SQLConnection) throws -> Bool {
         try db.exists("SELECT 1 FROM notifications WHERE user_id = ? AND read_at IS NULL", userID)
-            || !(try db.all(agreedSQL, [userID, since, 1]) { $0.int64(0) }).isEmpty
+            || !(try db.all(agreedSQL, [userID, since, 1, now]) { $0.int64(0) }).isEmpty
     }
 
     /// The digest for `userID` in `language`, links made absolute with `site`. The weather is
@@ -132,7 +134,7 @@ struct DigestContent {
                                          [userID, noticesShown], NotificationStore.Notice.init(row:)).map {
                 Line(text: $0.text(pages, language), href: site + $0.href)
             }
-            content.agreed = try db.all(agreedSQL, [userID, since, agreedShown]) { row in
+            content.agreed = try db.all(agreedSQL, [userID, since, agreedShown, now]) { row in
                 let city = index.city(id: row.int64(2))
                 return Line(text: pages.string("digest_agreed", language, [
                     "city": city?.name(language) ?? "", "n": String(row.int(4)), "excerpt": String(row.string(3).prefix(80)),

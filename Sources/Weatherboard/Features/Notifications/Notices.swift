@@ -11,12 +11,12 @@ enum NoticeKind: String, CaseIterable {
 /// Writing notices, always inside the transaction of what caused them (a reply, a reaction, a
 /// decision), so that nobody is told of something that was not saved; each one told is a change
 /// (`.notice`), so that their open pages' counts follow. Nobody is told of their own doing, nor
-/// of anything by a person they blocked.
+/// of anything by a person they blocked or have muted.
 enum Notices {
     /// Tells `recipient` of `kind` about `postID`, done by `actor` (nil: a moderator, unnamed).
     static func tell(_ recipient: Int64?, _ kind: NoticeKind, post postID: Int64, actor: Int64?, now: Double,
                      _ db: any SQLConnection, _ changes: ChangeLog) throws {
-        guard let recipient, recipient != actor, try !blocks(recipient, actor, db) else { return }
+        guard let recipient, recipient != actor, try !silences(recipient, actor, now: now, db) else { return }
         try write(recipient, kind, post: postID, alert: nil, actor: actor, now: now, pushUntil: nil, db, changes)
     }
 
@@ -56,7 +56,7 @@ enum Notices {
     /// post in Seoul", counted when the list is read, as agreement stands then); it never names them.
     static func agreed(with postID: Int64, author: Int64?, by actor: Int64, now: Double, _ db: any SQLConnection,
                        _ changes: ChangeLog) throws {
-        guard let author, author != actor, try !blocks(author, actor, db) else { return }
+        guard let author, author != actor, try !silences(author, actor, now: now, db) else { return }
         let counted = try db.execute("""
             UPDATE notifications SET people = people + 1, created_at = ?
             WHERE user_id = ? AND kind = 'reaction' AND post_id = ? AND read_at IS NULL
@@ -89,9 +89,11 @@ enum Notices {
     /// How long notices are kept.
     static let keptFor: TimeInterval = 90 * 86_400
 
-    private static func blocks(_ person: Int64, _ other: Int64?, _ db: any SQLConnection) throws -> Bool {
+    /// Whether `person` blocked `other`, or has them muted at `now`.
+    private static func silences(_ person: Int64, _ other: Int64?, now: Double, _ db: any SQLConnection) throws -> Bool {
         guard let other else { return false }
         return try BoardStore.blocks(person, other, db)
+            || Mutes.mute(of: other, by: person, now: Date(timeIntervalSince1970: now), db) != nil
     }
 }
 

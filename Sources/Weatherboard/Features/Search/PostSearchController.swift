@@ -28,10 +28,10 @@ struct PostSearchController {
         let cursor = Self.cursor(items["after"])
         let language = context.language, viewer = context.user
         let wait = query.isEmpty ? nil : searches.admit(clientAddress.of(request), now: clock())
-        let found = query.isEmpty || wait != nil ? [] : try database.readStatement { db in
-            try BoardQueries.search(query, cityID: city?.id, viewer: viewer, order: order, after: cursor, limit: Self.pageSize + 1, db)
-        }
         let now = clock()
+        let found = query.isEmpty || wait != nil ? [] : try database.readStatement { db in
+            try BoardQueries.search(query, cityID: city?.id, viewer: viewer, order: order, after: cursor, limit: Self.pageSize + 1, now: now, db)
+        }
         let times = PostPresenter.RelativeTimes { pages.string($0, language) }
         let shown = found.prefix(Self.pageSize)
         var layout = pages.layout(context, title: pages.string("post_search_title", language))
