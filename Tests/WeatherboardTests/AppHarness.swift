@@ -105,6 +105,12 @@ final class AppHarness: Sendable {
         try execute("UPDATE users SET role = 'admin' WHERE username = ?", [username])
     }
 
+    /// Given members in good standing (`Standing` level 1, as a moderator sets it): what a test
+    /// about something else needs of people who post quickly or report.
+    func inGoodStanding(_ usernames: String...) throws {
+        for username in usernames { try execute("UPDATE users SET level = 1, level_set = 1 WHERE username = ?", [username]) }
+    }
+
     /// Given an admin ("chief"), an author ("author") with one post on Seoul's board saying
     /// `text`, and a reader ("reporter") who reported it as spam.
     func reportedPost(_ text: String) throws -> (admin: Browser, author: Browser, reporter: Browser, postID: Int64) {

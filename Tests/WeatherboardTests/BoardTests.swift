@@ -36,6 +36,7 @@ import HTTPTestSupport
         let app = try AppHarness()
         let ivan = app.browser()
         try ivan.signUp("ivan", displayName: "Ivan <The Terrible>")
+        try app.inGoodStanding("ivan") // posts a link, and again after the site's pause
         try ivan.postOnBoard("seoul", "first")
         app.clock.advance(11)
         let (response, _) = try ivan.postOnBoard("seoul", "line one\nsee https://example.com/a?b=1&c=2.\n<script>alert(1)</script>")
@@ -83,6 +84,7 @@ import HTTPTestSupport
         let app = try AppHarness()
         let judy = app.browser()
         try judy.signUp("judy")
+        try app.inGoodStanding("judy")
         let (empty, emptyPage) = try judy.postOnBoard("seoul", "   \n ")
         #expect(empty.status == 422)
         #expect(emptyPage?.text("//p[@id='post-error']") == "Write something first.")
@@ -156,6 +158,7 @@ import HTTPTestSupport
         let app = try AppHarness()
         let kim = app.browser()
         try kim.signUp("kim")
+        try app.inGoodStanding("kim")
         for i in 0..<50 {
             #expect(try kim.postOnBoard("busan", "post number \(i)").0.status == 303)
             app.clock.advance(11)
@@ -298,6 +301,7 @@ import HTTPTestSupport
         let reporters = try (1...3).map { n -> Browser in
             let browser = app.browser()
             try browser.signUp("reporter\(n)")
+            try app.inGoodStanding("reporter\(n)") // three members' reports hide it
             return browser
         }
         let bystander = app.browser()

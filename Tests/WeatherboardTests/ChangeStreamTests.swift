@@ -59,6 +59,8 @@ import Testing
         // A report that hides the post (threshold 1 here), and its withdrawal that shows it again.
         let bob = app.browser()
         try bob.signUp("bob")
+        try app.inGoodStanding("bob")
+        _ = heard.take() // the Given step's own announcement
         try bob.get("/city/seoul")
         #expect(try bob.post("/posts/\(postID)/report", [("reason", "spam")]).0.status == 303)
         #expect(heard.take() == [.city(seoul)])

@@ -38,6 +38,7 @@ import Testing
         for name in ["reporter1", "reporter2", "reporter3"] {
             let reporter = app.browser()
             try reporter.signUp(name)
+            try app.inGoodStanding(name)
             try reporter.get("/city/seoul")
             #expect(try reporter.post("/posts/\(postID)/report", [("reason", "spam")]).0.status == 303)
         }
@@ -133,6 +134,7 @@ import Testing
         let (asker, postID) = try Self.question(app, "Hidden by a report")
         let reporter = app.browser()
         try reporter.signUp("reporter")
+        try app.inGoodStanding("reporter")
         try Self.reply(reporter, to: postID, "A reply under it")
         try reporter.get("/city/seoul")
         #expect(try reporter.post("/posts/\(postID)/report", [("reason", "spam")]).0.status == 303)
@@ -246,6 +248,7 @@ import Testing
         // Reported to the threshold: hidden from others pending review, in the moderators' queue.
         let reporter = app.browser()
         try reporter.signUp("reporter")
+        try app.inGoodStanding("reporter")
         try reporter.get("/posts/\(postID)")
         #expect(try reporter.post("/posts/\(replyID)/report", [("reason", "spam")]).0.status == 303)
         #expect(try app.page("/posts/\(postID)").1.nodes("//article[@data-post-id='\(replyID)']").isEmpty)

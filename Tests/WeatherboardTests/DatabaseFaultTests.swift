@@ -34,6 +34,7 @@ import Testing
             let app = try AppHarness { $0.databasePath = database }
             let writer = app.browser(overSocket: true)
             try writer.signUp("writer")
+            try app.inGoodStanding("writer")
             #expect(try writer.postOnBoard("seoul", "Before the disk filled").0.status == 303)
             app.clock.advance(11)
 

@@ -135,6 +135,7 @@ import Testing
         let app = try AppHarness()
         let person = app.browser(sendsFetchMetadata: false)
         try person.signUp("masked")
+        try app.inGoodStanding("masked")
         try person.get("/search?q=reflected")
         let first = try #require(person.csrfToken)
         try person.get("/search?q=reflected")

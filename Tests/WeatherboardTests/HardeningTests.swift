@@ -211,6 +211,7 @@ import Testing
         for index in 1...3 {
             let reporter = app.browser()
             try reporter.signUp("throwaway\(index)")
+            try app.inGoodStanding("throwaway\(index)")
             try reporter.get("/city/seoul")
             try reporter.post("/posts/\(postID)/report", [("reason", "spam")])
             reporters.append(reporter)

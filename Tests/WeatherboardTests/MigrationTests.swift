@@ -102,6 +102,31 @@ import Testing
         #expect(try database.read { try $0.integer("SELECT count(*) FROM push_queue") } == 0, "the cascade still runs from posts to pushes")
     }
 
+    /// Migration 0027 rebuilds the moderation log on SQLite (a CHECK changes): every entry is
+    /// kept, it stays append-only, and it takes the levels a moderator sets.
+    @Test func standingMigrationKeepsTheLogAppendOnly() throws {
+        let shipped = AppConfiguration.repositoryFolder("Migrations")
+        let before = folder + "/upto26/" + engine.rawValue
+        try FileManager.default.createDirectory(atPath: before, withIntermediateDirectories: true)
+        for file in try Migrations.files(in: shipped + "/" + engine.rawValue) where file < "0027" {
+            try FileManager.default.copyItem(atPath: shipped + "/\(engine.rawValue)/" + file, toPath: before + "/" + file)
+        }
+        let (old, _) = try AppDatabase.open(location, migrationsDirectory: folder + "/upto26")
+        try old.write { db in
+            try db.execute("INSERT INTO users (id, username, username_key, display_name, password_hash, created_at) VALUES (1, 'ann', 'ann', 'Ann', 'h', 0)")
+            try db.execute("INSERT INTO moderation_log (id, admin_id, admin_username, action, user_id, username, reason, created_at) VALUES (5, 1, 'ann', 'ban', 1, 'ann', 'Spam', 0)")
+        }
+        try old.close()
+        let (database, applied) = try AppDatabase.open(location, migrationsDirectory: shipped)
+        #expect(applied.contains("0027_standing"))
+        #expect(try database.read { try $0.integer("SELECT count(*) FROM moderation_log WHERE id = 5 AND action = 'ban' AND reason = 'Spam'") } == 1)
+        #expect(try database.read { try $0.integer("SELECT level FROM users WHERE id = 1") } == 0)
+        try database.write { try $0.execute("INSERT INTO moderation_log (admin_username, action, user_id, reason, created_at) VALUES ('ann', 'level_2', 1, 'x', 1)") }
+        #expect(throws: (any Error).self) { try database.write { try $0.execute("UPDATE moderation_log SET reason = 'changed' WHERE id = 5") } }
+        #expect(throws: (any Error).self) { try database.write { try $0.execute("DELETE FROM moderation_log WHERE id = 5") } }
+        #expect(throws: (any Error).self) { try database.write { try $0.execute("INSERT INTO moderation_log (admin_username, action, reason, created_at) VALUES ('a', 'level_9', '', 1)") } }
+    }
+
     /// Both engines' migrations are numbered alike: the same files, the same meaning.
     @Test func bothEnginesHaveTheSameMigrations() throws {
         let sqlite = try Migrations.files(in: AppConfiguration.repositoryFolder("Migrations/sqlite"))

@@ -26,6 +26,7 @@ struct ModerationScene {
         for n in 1...3 {
             let reporter = app.browser()
             try reporter.signUp("witness\(n)")
+            try app.inGoodStanding("witness\(n)")
             try reporter.get("/city/seoul")
             try reporter.post("/posts/\(id)/report", [("reason", "spam")])
             reporters.append(reporter)

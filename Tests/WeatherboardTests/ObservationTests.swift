@@ -24,6 +24,7 @@ import Testing
         let app = try AppHarness()
         let rainy = app.browser()
         try rainy.signUp("rainy")
+        try app.inGoodStanding("rainy")
         let (_, form) = try rainy.get("/city/seoul")
         #expect(form.nodes("//form[@action='/city/seoul/posts']//input[@type='radio'][@name='sky']").compactMap { $0["value"] }
                 == ["clear", "clouds", "fog", "rain", "snow", "storm"])
@@ -69,6 +70,7 @@ import Testing
         // Someone who blocked the first person counts only the second's.
         let reader = app.browser()
         try reader.signUp("reader")
+        try app.inGoodStanding("reader")
         try reader.get("/users/first")
         #expect(try reader.post("/users/first/block", []).0.status == 303)
         #expect(Self.tally(try reader.get("/city/seoul").1) == ["fog": "1"])

@@ -61,6 +61,7 @@ import HTTPTestSupport
         let app = try AppHarness()
         let author = app.browser()
         try author.signUp("talker")
+        try app.inGoodStanding("talker")
         for n in 0..<22 {
             try author.postOnBoard("seoul", "post number \(n)")
             app.clock.advance(11)

@@ -42,7 +42,8 @@ import Testing
         let literal = try Regex(#"(?:string|strings)\("([a-z0-9_]+)"(?! \+)|(?:key|lengthKey): "([a-z0-9_]+)""#)
         let built = try Regex(#"strings?\("([a-z0-9_]*)(?:\\\(|" \+)"#)
         let families: [String: [String]] = [
-            "reason_": ReportReason.allCases.map(\.rawValue), "action_": ["restore", "remove", "ban", "unban"],
+            "reason_": ReportReason.allCases.map(\.rawValue), "action_": ["restore", "remove", "ban", "unban", "level_0", "level_1", "level_2", "level_earned"],
+            "level_": ["0", "1", "2"],
             "duration_": ["1d", "7d", "30d", "permanent"], "language_name_": Language.allCases.map(\.rawValue),
             "outcome_": ["pending", "no_violation", "removed"],
             "sky_": Observation.Sky.allCases.map(\.rawValue), "feels_": Observation.Feels.allCases.map(\.rawValue),

@@ -131,7 +131,7 @@ public struct AppConfiguration: Sendable {
         public var postsPerDay = 50
         /// Reports per person per day.
         public var reportsPerDay = 20
-        /// Distinct reporters that hide a post pending review.
+        /// Members' reports that hide a post pending review (weighed by `Standing`).
         public var reportThreshold = 3
         /// Display-name changes per person per hour (each re-renders the boards with their posts).
         public var profileChangesPerHour = 10

@@ -14,7 +14,7 @@ struct Flash: Equatable {
         case passkeyAdded = "passkey_added", passkeyRemoved = "passkey_removed", pushRemoved = "push_removed"
         case rainWindowAdded = "rain_window_added", rainWindowRemoved = "rain_window_removed"
         case banUndone = "ban_undone", nothingToUndo = "nothing_to_undo"
-        case muted, unmuted
+        case muted, unmuted, levelSet = "level_set"
     }
 
     let kind: Kind

@@ -165,8 +165,8 @@ struct Setting {
             .number("searches-per-minute", "Searches in posts allowed per address each minute (per node).", \.limits.searchesPerMinute),
             .number("seconds-between-posts", "Seconds between two posts or replies by one person.", atLeast: 0, \.limits.secondsBetweenPosts),
             .number("posts-per-day", "Posts and replies per person per day.", \.limits.postsPerDay),
-            .number("reports-per-day", "Reports per person per day.", \.limits.reportsPerDay),
-            .number("report-threshold", "Distinct reporters that hide a post pending review.", \.limits.reportThreshold),
+            .number("reports-per-day", "Reports per person per day (a new member: a third).", \.limits.reportsPerDay),
+            .number("report-threshold", "Members' reports that hide a post pending review (weighed by standing: docs/standing.md).", \.limits.reportThreshold),
             .number("reactions-per-hour", "\"Agree\" toggles per person per hour.", \.limits.reactionsPerHour),
         ]
     }

@@ -125,6 +125,14 @@ public final class ChangeLog {
             try connection.execute("SELECT pg_notify(?, ?)", ChangeStream.channel, "\(node) \(change.payload)")
         }
     }
+
+    /// Records that every board showing a post of `userID`'s changes (what a post says of its
+    /// author: their name, their standing).
+    func emitBoards(showingPostsOf userID: Int64) throws {
+        for city in try connection.all("SELECT DISTINCT city_id FROM posts WHERE user_id = ?", [userID], { $0.int64(0) }) {
+            try emit(.city(city))
+        }
+    }
 }
 
 /// Where committed changes go: every consumer subscribes here, and hears this node's changes

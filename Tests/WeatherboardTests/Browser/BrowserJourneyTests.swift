@@ -496,6 +496,7 @@ final class OtherOriginContext: RequestContext {
         try Self.signOut(browser)
         for n in 1...3 {
             try Self.signUp(browser, base, "reporter\(n)")
+            try app.inGoodStanding("reporter\(n)") // three members' reports hide it
             try browser.go(base + "/city/london")
             try browser.click("article[data-post-id='\(id)'] details.post-menu summary")
             try browser.click("article[data-post-id='\(id)'] details.report-menu summary")

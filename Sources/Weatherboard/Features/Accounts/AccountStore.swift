@@ -134,9 +134,7 @@ struct AccountStore: Sendable {
     func rename(userID: Int64, to displayName: String) throws {
         try database.write { db, changes in
             try db.execute("UPDATE users SET display_name = ? WHERE id = ?", displayName, userID)
-            for city in try db.all("SELECT DISTINCT city_id FROM posts WHERE user_id = ?", [userID], { $0.int64(0) }) {
-                try changes.emit(.city(city))
-            }
+            try changes.emitBoards(showingPostsOf: userID)
         }
     }
 

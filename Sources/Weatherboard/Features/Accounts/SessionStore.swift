@@ -26,6 +26,7 @@ struct SessionStore: Sendable {
         let token = Tokens.random()
         try db.execute("INSERT INTO sessions (token_hash, user_id, csrf_secret, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)",
                        Tokens.digest(token), userID, Tokens.random(), now, now)
+        try Standing.visited(userID, now: now, db, nil)
         return token
     }
 
@@ -84,10 +85,11 @@ struct SessionStore: Sendable {
             try revoke(tokenHash: hash)
             return nil
         }
-        if now.timeIntervalSince1970 - lastSeen > 3600 {
+        if now.timeIntervalSince1970 - lastSeen > 3600 || Standing.differentDays(now.timeIntervalSince1970, lastSeen) {
             do {
-                try database.write { db in
+                try database.write { db, changes in
                     try db.execute("UPDATE sessions SET last_seen_at = ? WHERE token_hash = ?", now, hash)
+                    try Standing.visited(user.id, now: now, db, changes)
                 }
             } catch let error as SQLError where error.isTemporary {
                 // The touch can wait an hour (a full disk, a busy database): reading goes on.

@@ -84,7 +84,10 @@ struct BoardStore: Sendable {
         let today = try db.integer("SELECT count(*) FROM posts WHERE user_id = ? AND created_at > ?", userID, now - 86400)
         let recent = try db.all("SELECT id, body FROM posts WHERE user_id = ? AND created_at > ?",
                                 [userID, now - PostingRules.duplicateWindow]) { (id: $0.int64(0), body: $0.string(1)) }
-        if let refusal = rules.refusal(of: body, now: now, lastPostAt: last, postsToday: today, recent: recent) { return .failure(refusal) }
+        let level = try Standing.refresh(userID, now: Date(timeIntervalSince1970: now), db, changes)
+        if let refusal = rules.refusal(of: body, now: now, lastPostAt: last, postsToday: today, recent: recent, level: level) {
+            return .failure(refusal)
+        }
         let id = try db.one("""
             INSERT INTO posts (city_id, user_id, body, created_at, parent_id, sky, feels) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id
             """, [cityID, userID, body, now, parentID, observation?.sky?.rawValue, observation?.feels?.rawValue]) { $0.int64(0) } ?? 0
@@ -132,6 +135,7 @@ struct BoardStore: Sendable {
             } else {
                 try db.execute("INSERT INTO reactions (post_id, user_id, created_at) VALUES (?, ?, ?)", postID, userID, now)
                 try effects.agreed(with: postID, author: post.authorID, by: userID, now: now.timeIntervalSince1970, db, changes)
+                if let author = post.authorID { try Standing.refresh(author, now: now, db, changes) }
                 agrees = true
             }
             let count = try db.integer("SELECT count(*) FROM reactions WHERE post_id = ?", postID)
@@ -223,11 +227,12 @@ struct BoardStore: Sendable {
 
     /// A person's recent posts as the viewer may see them, whether the viewer blocked them, and
     /// the viewer's mute of them in force.
-    func profile(of personID: Int64, viewer: User?, now: Date) throws -> (posts: [PostRow], blockedByViewer: Bool, mute: Mute?) {
+    func profile(of personID: Int64, viewer: User?, now: Date) throws -> (posts: [PostRow], blockedByViewer: Bool, mute: Mute?, level: Int) {
         try database.read { db in
             (try BoardQueries.byAuthor(userID: personID, viewer: viewer, db),
              try db.exists("SELECT 1 FROM blocks WHERE blocker_id = ? AND blocked_id = ?", viewer?.id, personID),
-             try viewer.map { try Mutes.mute(of: personID, by: $0.id, now: now, db) } ?? nil)
+             try viewer.map { try Mutes.mute(of: personID, by: $0.id, now: now, db) } ?? nil,
+             try Standing.stored(personID, db).level)
         }
     }
 
@@ -264,7 +269,10 @@ struct BoardStore: Sendable {
     }
 
     /// Why a report may not be made: too many today.
-    struct TooManyReports: Error {}
+    struct TooManyReports: Error {
+        /// The reporter's allowance (fewer for a new member: `Standing`).
+        let perDay: Int
+    }
 
     /// Records the report (a second one by the same person is a no-op) and hides the post if it
     /// reaches `threshold` distinct reporters.
@@ -274,12 +282,13 @@ struct BoardStore: Sendable {
             // Read again in this transaction: a post deleted since the form was shown is gone (404),
             // not a foreign-key failure.
             guard try db.exists("SELECT 1 FROM posts WHERE id = ?", post.id) else { throw HTTPError(.notFound) }
+            let level = try Standing.refresh(reporterID, now: Date(timeIntervalSince1970: now), db, changes)
             let today = try db.integer("SELECT count(*) FROM reports WHERE reporter_id = ? AND created_at > ?", reporterID, now - 86400)
-            if today >= perDay { throw TooManyReports() }
+            if today >= level.reportsPerDay(perDay) { throw TooManyReports(perDay: level.reportsPerDay(perDay)) }
             try db.execute("""
-                INSERT INTO reports (post_id, reporter_id, reason, detail, created_at, reported_body) VALUES (?, ?, ?, ?, ?, ?)
+                INSERT INTO reports (post_id, reporter_id, reason, detail, created_at, reported_body, weight) VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (post_id, reporter_id) DO NOTHING
-                """, post.id, reporterID, reason, detail, now, post.body)
+                """, post.id, reporterID, reason, detail, now, post.body, level.reportWeight)
             try Self.applyThreshold(postID: post.id, threshold: threshold, now: now, db, changes)
         }
     }
@@ -309,9 +318,11 @@ struct BoardStore: Sendable {
     private static func applyThreshold(postID: Int64, threshold: Int, now: Double, _ db: any SQLConnection, _ changes: ChangeLog) throws {
         // One report per person (a unique index); a report whose author has since deleted their
         // account still counts.
-        let reporters = try db.integer("SELECT count(*) FROM reports WHERE post_id = ? AND outcome = 'pending'", postID)
+        // Weighed by each reporter's standing when they reported (`Standing.Level.reportWeight`,
+        // in halves of a member's).
+        let weight = try db.integer("SELECT coalesce(sum(weight), 0) FROM reports WHERE post_id = ? AND outcome = 'pending'", postID)
         let returning = "RETURNING id, city_id, parent_id, user_id"
-        if reporters >= threshold {
+        if weight >= threshold * Standing.Level(value: 1).reportWeight {
             try changed(.hidden, on: changes, try db.one("UPDATE posts SET hidden_at = ? WHERE id = ? AND hidden_at IS NULL \(returning)",
                                                          [now, postID], PostEvent.read))
         } else {

@@ -48,6 +48,7 @@ struct PostPresenter {
             isHidden: post.hiddenAt != nil, csrfToken: reader.csrfToken, citySlug: post.citySlug,
             cityName: language == .ko ? (post.cityNameKo ?? post.cityNameEn) : post.cityNameEn, returnTo: returnTo)
         view.isAdminAuthor = post.authorIsAdmin
+        view.authorLevel = post.authorLevel
         view.isMine = mine
         view.href = post.href
         view.parentID = post.parentID.map { String($0) }

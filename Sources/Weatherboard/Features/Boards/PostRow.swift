@@ -8,6 +8,8 @@ struct PostRow: Sendable, Hashable {
     var username: String?
     var displayName: String?
     var authorIsAdmin: Bool
+    /// The author's standing (`Standing`), as kept on their account.
+    var authorLevel: Int
     var body: String
     var createdAt: Date
     var editedAt: Date?
@@ -35,7 +37,7 @@ struct PostRow: Sendable, Hashable {
     enum Column: Int, CaseIterable {
         case id, cityID, userID, body, createdAt, editedAt, hiddenAt, removedAt, removedReason
         case username, displayName, role, citySlug, cityNameEn, cityNameKo
-        case reportedAt, parentID, reactions, reacted, sky, feels, pinnedUntil
+        case reportedAt, parentID, reactions, reacted, sky, feels, pinnedUntil, authorLevel
 
         var sql: String {
             switch self {
@@ -61,6 +63,7 @@ struct PostRow: Sendable, Hashable {
             case .sky: "p.sky"
             case .feels: "p.feels"
             case .pinnedUntil: "p.pinned_until"
+            case .authorLevel: "u.level"
             }
         }
     }
@@ -106,5 +109,6 @@ struct PostRow: Sendable, Hashable {
         observation = Observation(sky: row.optionalString(Column.sky.rawValue).flatMap(Observation.Sky.init(rawValue:)),
                                   feels: row.optionalString(Column.feels.rawValue).flatMap(Observation.Feels.init(rawValue:)))
         pinnedUntil = row.optionalDate(Column.pinnedUntil.rawValue)
+        authorLevel = row.int(Column.authorLevel.rawValue)
     }
 }

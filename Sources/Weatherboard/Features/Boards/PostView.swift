@@ -45,6 +45,9 @@ final class PostView {
     var pinned = false
     var canPin = false
     var canUnpin = false
+    /// The author's standing (`data-level` on the author), and whether they are new here.
+    var authorLevel = 1
+    var isNewMember: Bool { authorLevel == 0 }
     /// By someone the reader muted: collapsed, shown on request (`data-muted`).
     var muted = false
     /// Its own address (`/posts/{id}`, or a reply's place on its post's page).

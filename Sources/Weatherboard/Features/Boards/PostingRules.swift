@@ -50,6 +50,9 @@ struct PostingRules: Sendable {
         }
     }
 
+    /// A web link among a post's parts (a mention links to a profile, and is no link here).
+    static func isLink(_ href: String) -> Bool { href.hasPrefix("http://") || href.hasPrefix("https://") }
+
     /// The form of a body the duplicate rule compares: case and runs of white space do not make
     /// two posts different.
     static func duplicateKey(_ body: String) -> String {
@@ -61,14 +64,19 @@ struct PostingRules: Sendable {
     /// window (the same text again, first: it is already there; then too soon, too many), or nil.
     /// The store reads those in the transaction that inserts the post, so that two posts sent at
     /// once cannot both pass.
+    /// A new member (`Standing`) posts no links and waits longer between posts.
     func refusal(of body: String, now: TimeInterval, lastPostAt: Double?, postsToday: Int,
-                 recent: [(id: Int64, body: String)]) -> Refusal? {
+                 recent: [(id: Int64, body: String)], level: Standing.Level = Standing.Level(value: 1)) -> Refusal? {
         let key = Self.duplicateKey(body)
         if let same = recent.first(where: { Self.duplicateKey($0.body) == key }) {
             return Refusal(key: "error_post_duplicate", duplicateOf: same.id)
         }
-        if let last = lastPostAt, now - last < Double(secondsBetweenPosts) {
-            let wait = Int(clampedSeconds: (Double(secondsBetweenPosts) - (now - last)).rounded(.up))
+        if !level.mayPostLinks && PostPresenter.parts(of: body).contains(where: { $0.href.map(Self.isLink) ?? false }) {
+            return Refusal(key: "error_post_link_new_member")
+        }
+        let pause = Double(secondsBetweenPosts * level.paceFactor)
+        if let last = lastPostAt, now - last < pause {
+            let wait = Int(clampedSeconds: (pause - (now - last)).rounded(.up))
             return Refusal(key: "error_post_too_fast", arguments: ["n": String(wait)], status: .tooManyRequests)
         }
         if postsToday >= postsPerDay { return Refusal(key: "error_post_daily", arguments: ["n": String(postsPerDay)], status: .tooManyRequests) }

@@ -26,7 +26,7 @@ struct SafetyController {
     func profile(_ request: Request, _ context: AppContext) throws -> Response {
         let person = try User.named(request, in: database)
         let viewer = context.user
-        let (posts, blockedByMe, mute) = try store.profile(of: person.id, viewer: viewer, now: clock())
+        let (posts, blockedByMe, mute, level) = try store.profile(of: person.id, viewer: viewer, now: clock())
         let presenter = board.presenter(context, muted: mute == nil ? [] : [person.id])
         let isMe = viewer?.id == person.id
         let returnTo = HTMLFragment(escaping: "/users/\(person.username)")
@@ -36,6 +36,8 @@ struct SafetyController {
             joined: DateFormatting.string(person.createdAt, style: .long, language: language), blockedByMe: blockedByMe,
             canBlock: viewer != nil && !isMe && !person.isAdmin && !blockedByMe,
             posts: blockedByMe ? [] : posts.map { presenter.view($0, returnTo: returnTo) })
+        view.level = level
+        view.levelText = pages.string("profile_level", language, ["n": String(level), "name": pages.string("level_\(level)", language)])
         if let mute {
             view.mutedNotice = mute.until.map {
                 pages.string("you_muted_until", language, ["date": DateFormatting.string($0, style: .long, language: language)])
@@ -119,8 +121,8 @@ struct SafetyController {
         do {
             try store.report(post, by: user.id, reason: reason.rawValue, detail: detail, now: now,
                              perDay: limits.reportsPerDay, threshold: limits.reportThreshold)
-        } catch is BoardStore.TooManyReports {
-            throw HTTPError(.tooManyRequests, message: "At most \(limits.reportsPerDay) reports a day.",
+        } catch let refused as BoardStore.TooManyReports {
+            throw HTTPError(.tooManyRequests, message: "At most \(refused.perDay) reports a day.",
                             headers: HTTPHeaders([("Retry-After", "3600")]))
         }
         context.nextFlash = Flash(.reported)
@@ -202,6 +204,9 @@ struct ProfilePage {
     var canBlock: Bool
     var posts: [PostView]
     var hasPosts: Bool { !posts.isEmpty }
+    /// Their standing (`Standing`): `data-level`, and "Level 1 · Member".
+    var level = 0
+    var levelText = ""
     /// "You muted them until 3 December" (with Unmute), or the durations to mute them for.
     var mutedNotice: String?
     var muteDurations: [SelectOption] = []

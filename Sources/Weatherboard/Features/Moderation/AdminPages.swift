@@ -124,4 +124,10 @@ struct AdminUserPage {
     var posts: [ModerationStore.Person.Post]
     var made: [Report]
     var received: [Report]
+    /// Their standing (`data-level`), how it came ("earned" or set by a moderator), and the
+    /// choices of the form that sets it.
+    var level = 0
+    var levelText = ""
+    var levelChoices: [SelectOption] = []
+    var canSetLevel: Bool { !levelChoices.isEmpty }
 }

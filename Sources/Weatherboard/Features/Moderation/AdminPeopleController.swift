@@ -17,6 +17,7 @@ struct AdminPeopleController {
         admin.get("/users/{username}/ban", confirmBan)
         admin.post("/users/{username}/ban", ban)
         admin.post("/users/{username}/unban", unban)
+        admin.post("/users/{username}/level", setLevel)
         admin.get("/users/{username}/purge", confirmPurge)
         admin.post("/users/{username}/purge", purge)
     }
@@ -178,6 +179,31 @@ struct AdminPeopleController {
         view.problem = problem
         view.formProof = AdminArea.formProof(context)
         view.reasonPresets = AdminArea.removalPresets(pages, language)
+        let standing = try database.readStatement { try Standing.stored(id, $0) }
+        view.level = standing.level
+        view.levelText = pages.string("profile_level", language, ["n": String(standing.level), "name": pages.string("level_\(standing.level)", language)])
+            + " · " + pages.string(standing.set == nil ? "admin_level_earned" : "admin_level_set", language)
+        if !person.isAdmin {
+            view.levelChoices = [SelectOption(value: "earned", label: pages.string("admin_level_as_earned", language), selected: standing.set == nil)]
+                + (0...2).map { SelectOption(value: String($0), label: pages.string("level_\($0)", language), selected: standing.set == $0) }
+        }
         return pages.html(context, status: status) { Templates.admin_user(view, &$0, $1) }
+    }
+
+    /// `POST /admin/users/{username}/level` (`level`: 0, 1, 2 or `earned`; `reason`): a level set
+    /// by hand holds until a moderator gives it back to what is earned; logged.
+    func setLevel(_ request: Request, _ context: AppContext) throws -> Response {
+        let admin = try context.requireUser()
+        let target = try User.named(request, in: database)
+        let typed = context.form["level"] ?? ""
+        let level = Int(typed).flatMap { (0...2).contains($0) ? $0 : nil }
+        let reason = area.reason(context, required: true)
+        let problem = target.isAdmin ? "error_level_admin" : (level == nil && typed != "earned") ? "error_level_choice" : reason.problem
+        if let problem {
+            return try lookUpPage(target, context, problem: pages.string(problem, context.language), status: .unprocessableContent)
+        }
+        try store.setLevel(of: target, to: level, by: admin, reason: reason.text, now: clock())
+        context.nextFlash = Flash(.levelSet, username: target.username)
+        return .redirect(to: "/admin/users/\(target.username)")
     }
 }

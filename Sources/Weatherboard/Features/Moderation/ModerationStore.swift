@@ -155,6 +155,7 @@ struct ModerationStore: Sendable {
         try Self.tellDecision(.restored, post, now: now, db, changes)
         try db.execute("UPDATE reports SET outcome = 'no_violation', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'", now, post.id)
         try db.execute("UPDATE posts SET hidden_at = NULL, removed_at = NULL, removed_reason = NULL WHERE id = ?", post.id)
+        if let author = post.userID { try Standing.refresh(author, now: now, db, changes) }
         try log(db, admin: admin, action: "restore", postID: post.id, userID: post.userID, username: post.username,
                 cityID: post.cityID, reason: reason, now: now)
     }
@@ -166,8 +167,19 @@ struct ModerationStore: Sendable {
             try Self.tellDecision(.removed, post, now: now, db, changes)
             try db.execute("UPDATE posts SET removed_at = ?, removed_reason = ? WHERE id = ?", now, reason, post.id)
             try db.execute("UPDATE reports SET outcome = 'removed', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'", now, post.id)
+            if let author = post.userID { try Standing.refresh(author, now: now, db, changes) }
             try log(db, admin: admin, action: "remove", postID: post.id, userID: post.userID, username: post.username,
                     cityID: post.cityID, reason: reason, now: now)
+        }
+    }
+
+    /// A moderator sets `target`'s level by hand (nil: back to what they earn), logged with the
+    /// reason; the level holds until a moderator changes it again.
+    func setLevel(of target: User, to level: Int?, by admin: User, reason: String, now: Date) throws {
+        try database.write { db, changes in
+            try Standing.set(target.id, to: level, now: now, db, changes)
+            try log(db, admin: admin, action: level.map { "level_\($0)" } ?? "level_earned", userID: target.id, username: target.username,
+                    reason: reason, now: now)
         }
     }
 
