@@ -95,6 +95,35 @@
       if (again) again.focus({ preventScroll: true });
     });
   }, true);
+  // Drafts (issue 45 #7): what is typed in the post form is kept in this browser as it is typed,
+  // for that board, until the post shows on it: a post sent while offline, or a page left by
+  // mistake, finds its text again. A post the server refused comes back with its text anyway.
+  var composer = document.getElementById("post-body");
+  if (composer && window.localStorage) {
+    var draftKey = "draft " + composer.form.getAttribute("action");
+    var draft = null;
+    try { draft = JSON.parse(localStorage.getItem(draftKey) || "null"); } catch (e) { draft = null; }
+    if (draft && draft.sent) {
+      // Sent from here: posted once a post of this board says it (the newest page shows it first).
+      // Compared as the server keeps text (NFC; white space may differ).
+      var same = function (text) { return text.normalize("NFC").replace(/\s+/g, " ").trim(); };
+      var shown = Array.from(document.querySelectorAll("article.post:not([data-parent-id]) .post-body")).some(function (body) {
+        return same(body.textContent) === same(draft.text);
+      });
+      if (shown) { localStorage.removeItem(draftKey); draft = null; }
+    }
+    if (draft && !composer.value) {
+      composer.value = draft.text;
+      composer.dispatchEvent(new Event("input"));
+    }
+    composer.addEventListener("input", function () {
+      if (composer.value) localStorage.setItem(draftKey, JSON.stringify({ text: composer.value }));
+      else localStorage.removeItem(draftKey);
+    });
+    composer.form.addEventListener("submit", function () {
+      if (composer.value) localStorage.setItem(draftKey, JSON.stringify({ text: composer.value, sent: true }));
+    });
+  }
   // A form sends once: its button is disabled while the next page loads (a double tap on a slow
   // link sent the post twice), and enabled again when the page comes back from the cache.
   document.addEventListener("submit", function (event) {
@@ -136,9 +165,23 @@
   var place = null;
   try { place = JSON.parse(sessionStorage.getItem("place") || "null"); } catch (e) { place = null; }
   sessionStorage.removeItem("place");
-  if (place && (place.path === here || (place.anyQuery && place.path === location.pathname)) && !location.hash) window.scrollTo(0, place.y);
+  var placed = place && (place.path === here || (place.anyQuery && place.path === location.pathname)) && !location.hash;
+  if (placed) window.scrollTo(0, place.y);
   // The message an action left takes the focus (a screen reader reads it), without moving the page.
+  // Back at the reader's place, it sits there, in the page's flow before the first post in view
+  // (without scripts it heads the page): in view, covering nothing, left behind on scrolling.
   var flash = document.querySelector(".flash");
+  if (flash && placed && !place.anyQuery) {
+    var posts = document.querySelectorAll("article.post:not([data-parent-id])");
+    for (var i = 0; i < posts.length; i++) {
+      if (posts[i].getBoundingClientRect().bottom > 0) {
+        posts[i].before(flash);
+        var top = flash.getBoundingClientRect().top;
+        if (top < 0 || top > innerHeight / 2) window.scrollBy(0, top - 8);
+        break;
+      }
+    }
+  }
   if (flash) {
     flash.focus({ preventScroll: true });
     // Going to an anchor (#board) after the page loads leaves the focus on the page itself.

@@ -208,6 +208,18 @@ final class OtherOriginContext: RequestContext {
         #expect(try browser.script("const r = document.querySelector('.flash').getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight") as? Bool == true,
                 "the message is in view")
         #expect(try browser.script("return document.activeElement.classList.contains('flash')") as? Bool == true, "the message has the focus")
+        // Issue 45 #7: it covers nothing, now or after scrolling (it was pinned to the top of the
+        // screen, over the posts under it).
+        let covered = """
+            const f = document.querySelector('.flash').getBoundingClientRect();
+            return Array.from(document.querySelectorAll('article.post')).filter(a => {
+              const r = a.getBoundingClientRect(); return r.height > 0 && r.top < f.bottom && r.bottom > f.top && r.left < f.right && r.right > f.left
+            }).length
+            """
+        #expect(try browser.script(covered) as? Int == 0)
+        try browser.script("window.scrollBy(0, 300)")
+        #expect(try browser.script(covered) as? Int == 0)
+        try browser.script("window.scrollBy(0, -300)")
 
         try browser.click(".flash form button")
         try browser.wait("unblocked") { try browser.findAll(target).count == 1 }
@@ -394,6 +406,40 @@ final class OtherOriginContext: RequestContext {
         try browser.wait("the unblock to land") { try browser.findAll("ul.blocked-list li").isEmpty }
         try browser.go(base + "/city/tokyo")
         #expect(try browser.findAll("article.post[data-author=loud]").count == 1)
+        try Self.expectCleanConsole(browser)
+    }
+
+    /// Issue 45 #7: the composer keeps a draft in the browser until the post is accepted: a page
+    /// left by mistake, and a post sent while offline, find their text again; once posted it is gone.
+    @Test func theComposerKeepsADraftUntilThePostIsAccepted() throws {
+        guard let site = try Self.start() else { return }
+        defer { withExtendedLifetime(site) {} }
+        let (app, browser, base) = (site.app, site.browser, site.base)
+        try Self.signUp(browser, base, "writer")
+        let draft = "Fog so thick the bridge is gone"
+        try browser.go(base + "/city/tokyo")
+        try browser.type("#post-body", draft)
+        try browser.go(base + "/city/seoul")
+        #expect(try browser.script("return document.getElementById('post-body').value") as? String == "", "one board's draft stays on its board")
+        try browser.go(base + "/city/tokyo")
+        #expect(try browser.script("return document.getElementById('post-body').value") as? String == draft)
+        // Sent while offline: nothing arrives, and the text is there again once back.
+        try browser.devTools("Network.enable")
+        try browser.devTools("Network.emulateNetworkConditions", ["offline": true, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1])
+        try browser.click("form.composer button[type=submit]")
+        Thread.sleep(forTimeInterval: 1)
+        try browser.devTools("Network.emulateNetworkConditions", ["offline": false, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1])
+        #expect(try app.count("SELECT count(*) FROM posts") == 0)
+        _ = try browser.consoleErrors() // the failed submission's own, read and set aside
+        try browser.go(base + "/city/tokyo")
+        #expect(try browser.script("return document.getElementById('post-body').value") as? String == draft)
+        // Posted: on the board, and gone from the box (and from the browser) for good.
+        try browser.click("form.composer button[type=submit]")
+        try browser.wait("the board") { try browser.url.hasSuffix("#board") }
+        #expect(try app.count("SELECT count(*) FROM posts") == 1)
+        try browser.go(base + "/city/tokyo")
+        #expect(try browser.script("return document.getElementById('post-body').value") as? String == "")
+        #expect(try browser.script("return Object.keys(localStorage).filter(k => k.startsWith('draft ')).length") as? Int == 0)
         try Self.expectCleanConsole(browser)
     }
 
