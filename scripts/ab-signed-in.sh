@@ -38,7 +38,7 @@ trap 'stop; rm -rf "$WORK"' EXIT
 
 start "${BINS[0]}" "$WORK/seed.sqlite"
 source "$(dirname "$0")/seed-board.sh"
-seed_members 1
+BIN="${BINS[0]}" SEED_DB="$WORK/seed.sqlite" seed_members 1
 [[ $REPLIES != 1 ]] || seed_conversation
 shown() { # what the first member's page shows: replies and bytes
     local page

@@ -161,7 +161,7 @@ wait_healthy "$BASE" 300
 # Seoul's board through the forms: 20 people, 10 posts each (scripts/seed-board.sh).
 source scripts/seed-board.sh
 seed_board() {
-seed_members 10
+SEED_DB="$WORK/ours.sqlite" seed_members 10
 echo "seeded: $(curl -fsS "$BASE/city/seoul" | grep -c 'class="post') posts on the first page of Seoul's board"
 }
 seed_board

@@ -7,14 +7,23 @@ csrf_of() { grep -o 'name="csrf_token" value="[^"]*"' | sed -n '1{s/.*value="//;
 
 # seed_members POSTS_EACH: 20 members sign up and post POSTS_EACH posts each on Seoul's board;
 # their sessions and tokens go to $WORK/sessions.tsv (line N: member N), COOKIE is member 1's.
+# The posts carry a link, which a new member may not post (docs/standing.md): an admin made with
+# `$BIN create-admin` on SEED_DB (the serving database) first sets each one's level to a member's.
 seed_members() {
-    local posts=$1 person post jar token
+    local posts=$1 person post jar token admin="$WORK/admin.jar" admin_token
     : >"$WORK/sessions.tsv"
+    WEATHERBOARD_ADMIN_PASSWORD="a long bench admin password" "$BIN" create-admin benchadmin --db "$SEED_DB" >/dev/null
+    token=$(curl -fsS -c "$admin" -b "$admin" "$BASE/login" | csrf_of)
+    curl -fsS -o /dev/null -c "$admin" -b "$admin" --data-urlencode "csrf_token=$token" --data-urlencode "username=benchadmin" \
+        --data-urlencode "password=a long bench admin password" "$BASE/login"
+    admin_token=$(curl -fsS -c "$admin" -b "$admin" "$BASE/admin" | csrf_of)
     for person in $(seq 1 20); do
         jar="$WORK/person-$person.jar"
         token=$(curl -fsS -c "$jar" -b "$jar" "$BASE/signup" | csrf_of)
         curl -fsS -o /dev/null -c "$jar" -b "$jar" --data-urlencode "csrf_token=$token" --data-urlencode "username=bench$person" \
             --data-urlencode "display_name=Bench person $person" --data-urlencode "password=a long bench password $person" "$BASE/signup"
+        curl -fsS -o /dev/null -b "$admin" --data-urlencode "csrf_token=$admin_token" --data-urlencode "level=1" \
+            --data-urlencode "reason=A member of good standing (bench)" "$BASE/admin/users/bench$person/level"
         token=$(curl -fsS -c "$jar" -b "$jar" "$BASE/city/seoul" | csrf_of)
         for post in $(seq 1 "$posts"); do
             curl -fsS -o /dev/null -c "$jar" -b "$jar" --data-urlencode "csrf_token=$token" \
