@@ -95,6 +95,35 @@
       if (again) again.focus({ preventScroll: true });
     });
   }, true);
+  // Agree and bookmark change in place (issue 45 #7): the form is sent by fetch asking for JSON,
+  // and the button says the outcome; the page neither reloads nor moves. Anything else (a limit,
+  // an error, no network) sends the form itself, and the page that comes back says why.
+  function inPlace(form, changed) {
+    var body = new URLSearchParams(new FormData(form));
+    fetch(form.action, { method: "POST", body: body, credentials: "same-origin", headers: { "Accept": "application/json" } })
+      .then(function (answer) { return answer.ok ? answer.json() : Promise.reject(answer.status); })
+      .then(changed, function () { form.submit(); });
+  }
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!window.fetch || !window.FormData) return;
+    if (form.matches("form.react")) {
+      event.preventDefault();
+      inPlace(form, function (outcome) {
+        var button = form.querySelector("button"), count = form.querySelector(".reaction-count");
+        button.setAttribute("aria-pressed", outcome.agreed ? "true" : "false");
+        if (count) { count.textContent = outcome.count; count.dataset.reactions = outcome.count; }
+      });
+    } else if (form.matches("form.bookmark[data-add]")) {
+      event.preventDefault();
+      inPlace(form, function (outcome) {
+        var button = form.querySelector("button"), said = form.querySelector("[data-bookmark-said]");
+        form.action = outcome.bookmarked ? form.dataset.add + "/delete" : form.dataset.add;
+        button.textContent = outcome.bookmarked ? form.dataset.removeLabel : form.dataset.addLabel;
+        if (said) said.textContent = outcome.bookmarked ? form.dataset.added : form.dataset.removed;
+      });
+    }
+  });
   // Drafts (issue 45 #7): what is typed in the post form is kept in this browser as it is typed,
   // for that board, until the post shows on it: a post sent while offline, or a page left by
   // mistake, finds its text again. A post the server refused comes back with its text anyway.
@@ -127,6 +156,7 @@
   // A form sends once: its button is disabled while the next page loads (a double tap on a slow
   // link sent the post twice), and enabled again when the page comes back from the cache.
   document.addEventListener("submit", function (event) {
+    if (event.defaultPrevented) return; // sent in place: no page load to wait for
     var button = event.target.querySelector("button[type=submit]");
     if (button) setTimeout(function () { button.disabled = true; }, 0);
   });

@@ -409,6 +409,45 @@ final class OtherOriginContext: RequestContext {
         try Self.expectCleanConsole(browser)
     }
 
+    /// Issue 45 #7: with JavaScript, agreeing and bookmarking change in place: no reload (a mark
+    /// left on the window survives), the reader's place kept, the outcome stored and shown.
+    @Test func agreeAndBookmarkChangeInPlace() throws {
+        guard let site = try Self.start(configure: { $0.limits.secondsBetweenPosts = 0 }) else { return }
+        defer { withExtendedLifetime(site) {} }
+        let (app, browser, base) = (site.app, site.browser, site.base)
+        try Self.signUp(browser, base, "author")
+        try Self.post(browser, base, city: "seoul", "Umbrellas out at Gwanghwamun")
+        let id = try app.count("SELECT max(id) FROM posts")
+        try Self.signOut(browser)
+        try Self.signUp(browser, base, "reader")
+        try browser.go(base + "/city/seoul")
+        let post = "article[data-post-id='\(id)']"
+        try browser.script("window.sameDocument = true; document.querySelector(\"\(post)\").scrollIntoView({block: 'center'})")
+        let place = try #require(browser.script("return window.scrollY") as? Double)
+        func pressed() throws -> String? { try browser.script("return document.querySelector(\"\(post) form.react button\").getAttribute('aria-pressed')") as? String }
+        func count() throws -> String { try browser.text("\(post) form.react .reaction-count") }
+
+        try browser.click("\(post) form.react button")
+        try browser.wait("agreed in place") { try pressed() == "true" && count() == "1" }
+        #expect(try app.count("SELECT count(*) FROM reactions") == 1)
+        try browser.click("\(post) form.react button")
+        try browser.wait("taken back in place") { try pressed() == "false" && count() == "0" }
+        #expect(try app.count("SELECT count(*) FROM reactions") == 0)
+
+        // Clicked where the reader is (WebDriver's own click would first scroll the button into view).
+        try browser.script("document.querySelector('form.bookmark button').click()")
+        try browser.wait("bookmarked in place") { try browser.text("form.bookmark button") == "Remove bookmark" }
+        #expect(try app.count("SELECT count(*) FROM bookmarks") == 1)
+        #expect(try browser.script("return document.querySelector('[data-bookmark-said]').textContent") as? String == "Bookmarked.")
+        try browser.script("document.querySelector('form.bookmark button').click()")
+        try browser.wait("removed in place") { try browser.text("form.bookmark button") == "Bookmark this city" }
+        #expect(try app.count("SELECT count(*) FROM bookmarks") == 0)
+
+        #expect(try browser.script("return window.sameDocument === true") as? Bool == true, "no reload")
+        #expect(try browser.script("return window.scrollY") as? Double == place, "the reader's place")
+        try Self.expectCleanConsole(browser)
+    }
+
     /// Issue 45 #7: the composer keeps a draft in the browser until the post is accepted: a page
     /// left by mistake, and a post sent while offline, find their text again; once posted it is gone.
     @Test func theComposerKeepsADraftUntilThePostIsAccepted() throws {

@@ -115,7 +115,8 @@ struct BoardStore: Sendable {
     /// Agrees with a post or reply, or takes the agreement back; whether the person agrees now.
     /// Not with their own, and not with a removed or hidden one, nor a reply in a conversation
     /// closed by removal or reports (404, as it is not there for them), unless a `moderator`.
-    func toggleReaction(postID: Int64, userID: Int64, moderator: Bool = false, now: Date, limit: RateLimit) throws -> Bool {
+    /// Whether the person agrees now, and how many do.
+    func toggleReaction(postID: Int64, userID: Int64, moderator: Bool = false, now: Date, limit: RateLimit) throws -> (agrees: Bool, count: Int) {
         try database.write { db, changes in
             guard let post = try db.one("""
                 SELECT p.city_id, p.user_id, p.removed_at, p.parent_id, p.hidden_at, q.hidden_at, q.removed_at
@@ -140,7 +141,7 @@ struct BoardStore: Sendable {
             }
             let count = try db.integer("SELECT count(*) FROM reactions WHERE post_id = ?", postID)
             try changes.emit(.post(PostEvent(.agreed, id: postID, city: post.cityID, parent: post.parentID, author: post.authorID, count: count)))
-            return agrees
+            return (agrees, count)
         }
     }
 

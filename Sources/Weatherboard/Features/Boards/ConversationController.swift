@@ -103,11 +103,14 @@ struct ConversationController {
         let user = try context.requireActiveUser()
         let id = try request.idParameter()
         guard let post = try store.post(id: id, viewer: user) else { throw HTTPError(.notFound) }
+        let outcome: (agrees: Bool, count: Int)
         do {
-            _ = try store.toggleReaction(postID: id, userID: user.id, moderator: user.isAdmin, now: clock(), limit: reactionLimit)
+            outcome = try store.toggleReaction(postID: id, userID: user.id, moderator: user.isAdmin, now: clock(), limit: reactionLimit)
         } catch is BoardStore.OwnPost {
             throw HTTPError(.forbidden, message: pages.string("error_own_reaction", context.language))
         }
+        // board.js changes the button in place: no reload, the reader's place kept.
+        if request.asksForJSON { return .json(["agreed": outcome.agrees, "count": outcome.count]) }
         return .redirect(to: context.returnPath(or: post.parentID.map { "/posts/\($0)" } ?? "/posts/\(id)") + "#post-\(id)")
     }
 }

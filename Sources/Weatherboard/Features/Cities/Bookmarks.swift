@@ -64,25 +64,34 @@ struct Bookmarks {
 
     func add(_ request: Request, _ context: AppContext) throws -> Response {
         let city = try city(request)
-        var response = Response.redirect(to: context.returnPath(or: "/city/\(city.slug)"))
         let added: Bool
+        var cookie: SetCookie?
         if let user = context.user {
             added = try store.add(cityID: city.id, userID: user.id, limit: Self.limit, now: clock())
         } else {
             var slugs = guestSlugs(request)
             added = slugs.contains(city.slug) || slugs.count < Self.limit
             if !slugs.contains(city.slug) && added { slugs.append(city.slug) }
-            response.setCookie(cookie(slugs))
+            cookie = self.cookie(slugs)
         }
-        // Past the limit nothing is added, and the person is told so (never "bookmarked").
-        context.nextFlash = Flash(added ? .bookmarked : .bookmarkLimit)
+        var response: Response
+        if request.asksForJSON {
+            // board.js changes the button in place; past the limit, 409, and it sends the form
+            // itself to be told why on the page.
+            response = .json(["bookmarked": added], status: added ? .ok : .conflict)
+        } else {
+            // Past the limit nothing is added, and the person is told so (never "bookmarked").
+            context.nextFlash = Flash(added ? .bookmarked : .bookmarkLimit)
+            response = .redirect(to: context.returnPath(or: "/city/\(city.slug)"))
+        }
+        if let cookie { response.setCookie(cookie) }
         return response
     }
 
     func remove(_ request: Request, _ context: AppContext) throws -> Response {
         let city = try city(request)
-        context.nextFlash = Flash(.unbookmarked)
-        var response = Response.redirect(to: context.returnPath(or: "/"))
+        var response = request.asksForJSON ? Response.json(["bookmarked": false]) : Response.redirect(to: context.returnPath(or: "/"))
+        if !request.asksForJSON { context.nextFlash = Flash(.unbookmarked) }
         if let user = context.user {
             try store.remove(cityID: city.id, userID: user.id)
         } else {
