@@ -525,6 +525,9 @@ func freshPool(_ postgres: TestPostgres, connections: Int) throws -> (PostgresDa
         let guest = app.browser(overSocket: true)
         let (kept, keptPage) = try guest.get("/city/seoul")
         #expect(kept.status == 200 && keptPage.text("//h1") != nil)
+        // A post after it: the kept page is out of date when the database stops (a busy board's
+        // always is), and is served all the same, the last page there was.
+        #expect(try person.postOnBoard("seoul", "Just before the outage").0.status == 303)
         let cookie = person.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
         let token = person.csrfToken ?? ""
         let port = app.port
@@ -576,7 +579,9 @@ func freshPool(_ postgres: TestPostgres, connections: Int) throws -> (PostgresDa
         #expect(try app.get("/manifest.webmanifest", overSocket: true).status == 200)
         // And the guest's kept page (issue 39 #3): the quick lane serves it from memory.
         let (served, _) = try guest.get("/city/seoul")
-        #expect(served.status == 200 && served.body == kept.body)
+        // On SQLite the page kept before the post; on PostgreSQL a main worker may have been freed
+        // (see below), and then renders it afresh.
+        #expect(served.status == 200 && (served.body == kept.body || app.engine == .postgres), "\(app.engine)")
         #expect(answers.value.count < 2, "served while a main worker still waited on the database")
         try waitUntil("both waiting requests are answered", timeout: 20) { answers.value.count == 2 }
         // On PostgreSQL only the backends there were are frozen: a request that found none free

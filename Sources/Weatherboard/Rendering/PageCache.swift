@@ -123,8 +123,10 @@ final class PageCache: Sendable {
     ///
     /// Misses of one key render once: whoever comes while it is rendered waits for that page
     /// (a popular page expiring under load is one render, not one per worker).
-    /// On the quick lane only a page kept and fresh is served; anything else moves the request
-    /// to the main lane (`Lane.Moved`) before it waits for a render.
+    /// On the quick lane (a request sent there while the main lane is stalled: the database has
+    /// stopped answering) a kept page is served even when it is out of date, up to
+    /// `outageAge` after it was rendered: the last page there was, rather than an error.
+    /// Anything else moves the request to the main lane (`Lane.Moved`) before it waits.
     func response(key: String, cities: [Int64], context: AppContext, render: () throws -> RenderedPage) throws -> Response {
         guard enabled, context.csrfToken.isEmpty else {
             try Lane.waitsAllowed()
@@ -142,7 +144,11 @@ final class PageCache: Sendable {
             let quick = Lane.current == .quick
             let next = kept.withLock { kept -> Next in
                 if let cached = kept.entries.value(for: key), cached.stamp == stamp, cached.expires > now { return .use(cached) }
-                if quick { return .move }
+                if quick {
+                    guard let last = kept.entries.value(for: key), last.expires.addingTimeInterval(Self.outageAge - maximumAge) > now
+                    else { return .move }
+                    return .use(last)
+                }
                 if let flight = kept.rendering[key] { return .wait(flight) }
                 let flight = DispatchGroup()
                 flight.enter()
@@ -200,6 +206,9 @@ final class PageCache: Sendable {
     func entry(for key: String) -> Entry? {
         kept.withLock { $0.entries.peek(key) }
     }
+
+    /// How old a kept page may be and still be served while the database does not answer.
+    static let outageAge: TimeInterval = 10 * 60
 
     /// The level the rest of a kept page is deflated at, once per entry (its weather part was
     /// deflated when it was rendered).
