@@ -152,9 +152,12 @@ public final class Application: Sendable {
         let scrapes = MetricsController(metrics: metrics, allowed: Set(configuration.metricsAddresses),
                                         clientAddress: ClientAddress(trustedProxies: Set(configuration.trustedProxies)))
         // Both answered on the event loop: they must answer while every worker is stuck.
+        let lanes: (@Sendable (Request, LaneConditions) -> Lane)? = serverConfiguration.quickWorkerThreads == 0 ? nil : { @Sendable [database] request, conditions in
+            Application.lane(of: request, conditions, databaseStalled: database.isStalled)
+        }
         server = Server(configuration: serverConfiguration, logger: logger,
                         immediate: { health.immediateResponse(to: $0) ?? scrapes.immediateResponse(to: $0) },
-                        lane: serverConfiguration.quickWorkerThreads > 0 ? Application.lane(of:_:) : nil, responder: router.responder)
+                        lane: lanes, responder: router.responder)
         health.lanes.withLock { [server] in $0 = { HealthController.lanes(main: server.workers, quick: server.quickWorkers) } }
         sampleGauges(providers: providers.map(\.id))
     }
@@ -312,16 +315,16 @@ public final class Application: Sendable {
     }
 
     /// The quick lane: static files and the other addresses that never read the database
-    /// (`Identity.anonymousPrefixes`); and, while the main lane is stalled (a database that
-    /// stopped answering holds every worker), a guest's pages that may be kept (`PageCache`: no
+    /// (`Identity.anonymousPrefixes`); and, while the database has stopped answering
+    /// (`AppDatabase.isStalled`) or the main lane is stalled (every worker held), a guest's pages that may be kept (`PageCache`: no
     /// session, no message, a browser whose forms need no token), one that is not moving back to
     /// the main lane before it reads anything (`Lane.Moved`). Otherwise guests' pages keep the
     /// main lane's order: tried on the quick lane they slowed real traffic (docs/performance.md).
-    static func lane(of request: Request, _ conditions: LaneConditions) -> Lane {
+    static func lane(of request: Request, _ conditions: LaneConditions, databaseStalled: @autoclosure () -> Bool) -> Lane {
         if Identity.anonymousPrefixes.contains(where: { request.path.hasPrefix($0) }) { return .quick }
         let mayBeKept = (request.method == "GET" || request.method == "HEAD") && (request.path == "/" || request.path.hasPrefix("/city/"))
             && !RequestSource.formsNeedToken(request) && request.cookie(SessionStore.cookieName) == nil && request.cookie(Flash.cookieName) == nil
-        return mayBeKept && conditions.mainLaneStalled ? .quick : .main
+        return mayBeKept && (databaseStalled() || conditions.mainLaneStalled) ? .quick : .main
     }
 
     /// Starts serving; returns once the server accepts connections.

@@ -55,11 +55,17 @@ public final class AppDatabase: Sendable {
     /// unreachable or gone, answered but not now (busy, locked, read-only, a timeout), full.
     private struct Troubles {
         let connection, unavailable, full: Counter
+        let answers = Answers()
 
         func count<T>(_ work: () throws -> T) rethrows -> T {
+            answers.waiting.add(1, ordering: .relaxed)
+            defer { answers.waiting.subtract(1, ordering: .relaxed) }
             do {
-                return try work()
+                let value = try work()
+                answers.last.store(Answers.now(), ordering: .relaxed)
+                return value
             } catch let error as SQLError where error.isTemporary {
+                if [.timeout, .connection, .unavailable].contains(error.kind) { answers.troubled.store(Answers.now(), ordering: .relaxed) }
                 switch error.kind {
                 case .connection: connection.increment()
                 case .full: full.increment()
@@ -69,7 +75,27 @@ public final class AppDatabase: Sendable {
             }
         }
     }
+    /// Work waiting on the database, and when it last answered (successfully: a deadline's 503
+    /// is no answer).
+    private final class Answers: Sendable {
+        let waiting = Atomic<Int>(0)
+        let last = Atomic<UInt64>(Answers.now())
+        /// When work last got no answer in time, or no connection (0: never).
+        let troubled = Atomic<UInt64>(0)
+        static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds / 1_000_000 }
+    }
+
     private let troubles: Troubles
+
+    /// The database has stopped answering: its last word was a timeout or a refused connection,
+    /// or work waits on it and nothing has come back for half a second (a frozen or stopped
+    /// server, a lock another process holds); the next answer ends it. Guests' kept pages are
+    /// then served beside it (`Application.lane`). Three atomic loads.
+    public var isStalled: Bool {
+        let answers = troubles.answers, last = answers.last.load(ordering: .relaxed)
+        return answers.troubled.load(ordering: .relaxed) > last
+            || (answers.waiting.load(ordering: .relaxed) > 0 && Answers.now() &- last >= 500)
+    }
     /// Each statement's time, from the call to its last row read (for the operator).
     fileprivate let statementTimer: Metrics.Timer
 
