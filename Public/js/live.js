@@ -94,6 +94,20 @@
     bar.onclick = action;
   }
 
+  // New replies are said to screen readers, politely (new posts are, by the bar): "New reply
+  // from Ann: …", the start of its text.
+  var announcer = document.createElement("p");
+  announcer.className = "visually-hidden";
+  announcer.setAttribute("aria-live", "polite");
+  announcer.dataset.liveAnnouncer = "";
+  root.appendChild(announcer);
+  function announceReply(node) {
+    var name = node.querySelector(".author"), body = node.querySelector(".post-body");
+    if (!root.dataset.liveReply || !name || !body) return;
+    announcer.textContent = root.dataset.liveReply.replace("{name}", name.textContent.trim())
+      .replace("{text}", body.textContent.trim().slice(0, 80));
+  }
+
   function hideBar() {
     if (bar) { bar.remove(); bar = null; }
   }
@@ -147,6 +161,7 @@
           for (var i = 0; i < replies.length; i++) {
             if (post(replies[i].dataset.postId)) continue;
             var node = document.importNode(replies[i], true);
+            announceReply(node);
             var last = holder.querySelectorAll("article.reply");
             if (last.length) last[last.length - 1].after(node);
             else if (onBoard) holder.appendChild(node);

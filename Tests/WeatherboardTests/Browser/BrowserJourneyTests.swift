@@ -145,6 +145,11 @@ final class OtherOriginContext: RequestContext {
         try watcher.wait("the reply under its post") {
             try watcher.findAll("#post-\(first) article[data-parent-id='\(first)']").count == 1
         }
+        // … and is said in a polite live region (issue 45 #7), with who and the start of the text.
+        let said = try watcher.script("""
+            const r = document.querySelector('[data-live-announcer]'); return r && r.getAttribute('aria-live') + ' ' + r.textContent
+            """) as? String
+        #expect(said?.hasPrefix("polite ") == true && said?.contains("이태원까지 왔어요") == true, "\(said ?? "none")")
 
         // A removed post disappears
         let chief = app.browser()
