@@ -728,19 +728,41 @@ final class OtherOriginContext: RequestContext {
 /// `scripts/screenshots.sh` runs this with WEATHERBOARD_SCREENSHOTS=docs/screenshots; otherwise
 /// the pictures go to a temporary folder and are only checked to be PNGs.
 @Suite(.serialized, .onEveryEngine) struct BrowserScreenshotTests {
-    @Test func picturesOfEveryPage() throws {
-        guard let site = try BrowserJourneyTests.start() else { return }
-        defer { withExtendedLifetime(site) {} }
-        let (app, browser, base) = (site.app, site.browser, site.base)
-        let folder = ProcessInfo.processInfo.environment["WEATHERBOARD_SCREENSHOTS"]
-            ?? FileManager.default.temporaryDirectory.appendingPathComponent("shots-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        var written: [String] = []
+    /// Writes pictures of the browser's window to WEATHERBOARD_SCREENSHOTS or a temporary folder.
+    final class Camera {
+        let browser: WebDriver
+        let folder: String
+        private(set) var written: [String] = []
+
+        init(_ browser: WebDriver) throws {
+            self.browser = browser
+            folder = ProcessInfo.processInfo.environment["WEATHERBOARD_SCREENSHOTS"]
+                ?? FileManager.default.temporaryDirectory.appendingPathComponent("shots-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
+
         func shoot(_ name: String) throws {
             let path = folder + "/" + name + ".png"
             try browser.screenshot(to: path)
             written.append(path)
         }
+
+        /// Every picture a PNG (and as many as expected).
+        func expectPictures(count: Int? = nil) throws {
+            #expect(!written.isEmpty && (count == nil || written.count == count))
+            for path in written {
+                let bytes = try Data(contentsOf: URL(fileURLWithPath: path)).prefix(8)
+                #expect(Array(bytes) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "\(path) is not a PNG")
+            }
+        }
+    }
+
+    @Test func picturesOfEveryPage() throws {
+        guard let site = try BrowserJourneyTests.start() else { return }
+        defer { withExtendedLifetime(site) {} }
+        let (app, browser, base) = (site.app, site.browser, site.base)
+        let camera = try Camera(browser)
+        func shoot(_ name: String) throws { try camera.shoot(name) }
         try browser.go(base + "/")
         try shoot("home")
         for scheme in ["light", "dark"] {
@@ -842,11 +864,94 @@ final class OtherOriginContext: RequestContext {
         }
         try browser.devTools("Emulation.setEmulatedMedia", ["features": [["name": "prefers-color-scheme", "value": "light"]]])
         try browser.setWindow(width: 1280, height: 900)
-        #expect(!written.isEmpty)
-        for path in written {
-            let bytes = try Data(contentsOf: URL(fileURLWithPath: path)).prefix(8)
-            #expect(Array(bytes) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "\(path) is not a PNG")
+        try camera.expectPictures()
+        try BrowserJourneyTests.expectCleanConsole(browser)
+    }
+
+    /// Issue 45's views on phones (320 and 375 px) in English and Korean: a board with a pinned
+    /// post first, a muted person's post collapsed and members' levels; the composer's choices;
+    /// search in posts; a profile with its level and mute; the admin header's waiting count and
+    /// the log whose entries can be undone.
+    @Test func picturesOfABoardWithRegulars() throws {
+        guard let site = try BrowserJourneyTests.start(width: 375, configure: { $0.limits.secondsBetweenPosts = 0 }) else { return }
+        defer { withExtendedLifetime(site) {} }
+        let (app, browser, base) = (site.app, site.browser, site.base)
+        let camera = try Camera(browser)
+        func shoot(_ name: String) throws { try camera.shoot(name) }
+        // Regulars, a newcomer and a loud one; a moderator who pinned a guide and removed a post.
+        let chief = app.browser(), regular = app.browser(), newcomer = app.browser(), loud = app.browser()
+        try chief.signUp("chief")
+        try app.promoteToAdmin("chief")
+        try regular.signUp("minji", displayName: "민지")
+        try newcomer.signUp("newbie", displayName: "Newbie")
+        try loud.signUp("loud", displayName: "Loud")
+        try app.inGoodStanding("chief", "minji", "loud")
+        try chief.postOnBoard("seoul", "Board guide: say where you are and what the sky is doing. 어디서 보셨는지 함께 적어 주세요.")
+        let guide = try app.count("SELECT max(id) FROM posts")
+        try regular.postOnBoard("seoul", "우산 챙기세요, 강남은 벌써 비가 와요. Umbrella weather in Gangnam already.")
+        try loud.postOnBoard("seoul", "BUY UMBRELLAS NOW cheap cheap")
+        let spam = try app.count("SELECT max(id) FROM posts")
+        try newcomer.postOnBoard("seoul", "First time here — is the rain stopping before six? 여섯 시 전에 비가 그칠까요?")
+        try chief.get("/posts/\(guide)")
+        #expect(try chief.post("/admin/posts/\(guide)/pin", [("duration", "7d")]).0.status == 303)
+        try loud.postOnBoard("seoul", "Cheap umbrellas, DM me")
+        let removed = try app.count("SELECT max(id) FROM posts")
+        try chief.get("/admin")
+        #expect(try chief.post("/admin/posts/\(removed)/remove", [("reason", "Spam")]).0.status == 303)
+        try app.execute("""
+            INSERT INTO reports (post_id, reporter_id, reason, detail, created_at, weight)
+            SELECT CAST(? AS BIGINT), id, 'spam', '', CAST(? AS DOUBLE PRECISION), 2 FROM users WHERE username = 'minji'
+            """, [spam, AppHarness.fixedNow])
+        app.clock.advance(31) // written behind the stores' back: kept pages age out
+
+        // A member who muted the loud one, through the profile's form.
+        try BrowserJourneyTests.signUp(browser, base, "reader")
+        try browser.go(base + "/users/loud")
+        try browser.click("form[action='/users/loud/mute'] button[type=submit]")
+        try browser.wait("muted") { try browser.findAll("form[action='/users/loud/unmute']").count >= 1 }
+        for width in [320, 375] {
+            try browser.setWindow(width: width, height: 800)
+            for language in ["en", "ko"] {
+                let tail = "\(width)-\(language)"
+                try browser.go(base + "/city/seoul?lang=\(language)")
+                try browser.script("document.getElementById('board').scrollIntoView()")
+                try shoot("board-regulars-\(tail)")
+                try browser.script("document.querySelector('article[data-muted]').scrollIntoView({block: 'center'})")
+                try shoot("board-muted-\(tail)")
+                try browser.script("document.querySelector('details.observe').open = true; document.querySelector('form.composer').scrollIntoView()")
+                try shoot("composer-choices-\(tail)")
+                try browser.go(base + "/search/posts?q=" + (language == "ko" ? "%EC%9A%B0%EC%82%B0" : "umbrella") + "&lang=\(language)")
+                try shoot("search-posts-\(tail)")
+                try browser.go(base + "/users/loud?lang=\(language)")
+                try shoot("profile-muted-\(tail)")
+            }
         }
+        try BrowserJourneyTests.signOut(browser)
+        try BrowserJourneyTests.signIn(browser, base, "chief")
+        for width in [320, 375] {
+            try browser.setWindow(width: width, height: 800)
+            for language in ["en", "ko"] {
+                let tail = "\(width)-\(language)"
+                try browser.go(base + "/admin?lang=\(language)")
+                #expect(try browser.findAll("[data-reports-waiting]").count == 1)
+                try shoot("admin-waiting-\(tail)")
+                try browser.go(base + "/admin/log?lang=\(language)")
+                // Each one-word cell (who, what) on one line: six columns broke them into letters.
+                let broken = try browser.script("""
+                    return Array.from(document.querySelectorAll('tr.log-entry td')).filter(function (td) {
+                      var text = td.textContent.trim(), size = parseFloat(getComputedStyle(td).fontSize);
+                      var range = document.createRange(); range.selectNodeContents(td);
+                      return text && !/\\s/.test(text) && range.getClientRects().length > 0 &&
+                        Array.from(range.getClientRects()).reduce(function (h, r) { return Math.max(h, r.bottom); }, 0) -
+                        Array.from(range.getClientRects()).reduce(function (h, r) { return Math.min(h, r.top); }, 1e9) > 2 * size;
+                    }).map(function (td) { return td.textContent.trim(); });
+                    """) as? [Any] ?? ["no answer"]
+                #expect(broken.isEmpty, "broken over lines at \(width) px (\(language)): \(broken)")
+                try shoot("admin-log-undo-\(tail)")
+            }
+        }
+        try browser.setWindow(width: 1280, height: 900)
+        try camera.expectPictures(count: 28)
         try BrowserJourneyTests.expectCleanConsole(browser)
     }
 }
