@@ -253,6 +253,8 @@ import HTTPTestSupport
         let response = try app.get("/nearest?lat=37.57&lon=126.98")
         #expect(response.status == 302)
         #expect(response.headers["Location"] == "/city/seoul")
+        // Issue 42 #5: near Haeundae beach, Busan (the nearest point is Gijang's, an empty board).
+        #expect(try app.get("/nearest?lat=35.1587&lon=129.1604").headers["Location"] == "/city/busan")
         #expect(try app.get("/nearest?lat=abc&lon=1").status == 400)
         #expect(try app.get("/nearest?lat=91&lon=1").status == 400)
     }

@@ -97,6 +97,21 @@ import Testing
         #expect(Self.index.nearest(latitude: 35.18, longitude: 129.07)?.slug == "busan")
     }
 
+    /// Issue 42 #5: the city whose area a point is in. Haeundae beach is 10.6 km from Gijang's
+    /// point and 13.3 km from Busan's, well inside Busan's reach: Busan. A town's own centre is
+    /// still the town, though a big city reaches it (Bucheon, 20 km from Seoul's point); a point
+    /// in no city's reach is the nearest city's.
+    @Test func thePointsCityIsTheOneWhoseAreaItIsIn() {
+        #expect(Self.index.nearest(latitude: 35.1587, longitude: 129.1604)?.slug == "busan")
+        #expect(Self.index.nearest(latitude: 35.2442, longitude: 129.2139)?.slug == "gijang")
+        #expect(Self.index.nearest(latitude: 37.49889, longitude: 126.78306)?.slug == "bucheon-si")
+        #expect(Self.index.nearest(latitude: 37.44, longitude: 127.13)?.slug == "seongnam-si")
+        // The middle of the Sea of Japan, far from every city: still the nearest one, not the biggest.
+        let sea = Self.index.nearest(latitude: 39.5, longitude: 134.5)
+        let nearest = Self.index.cities.min { CityIndex.haversine(39.5, 134.5, $0.latitude, $0.longitude) < CityIndex.haversine(39.5, 134.5, $1.latitude, $1.longitude) }
+        #expect(sea?.slug == nearest?.slug)
+    }
+
     @Test func koreanCitiesCarryTheirKMAGrid() {
         let seoul = Self.index.city(slug: "seoul")
         #expect(seoul?.nameKo == "서울")

@@ -160,14 +160,27 @@ public final class CityIndex: Sendable {
         return result
     }
 
-    /// The city nearest to a point, by great-circle distance.
+    /// The city whose area a point is in: of the cities whose `reach` covers it, the one it is
+    /// deepest within (its distance over the reach), so that a big city's outskirts go to it
+    /// rather than to a small town a little nearer (Haeundae beach → Busan, not Gijang); a point
+    /// in no city's reach goes to the nearest city, by great-circle distance.
     public func nearest(latitude: Double, longitude: Double) -> City? {
-        var best: (index: Int, distance: Double)?
+        var nearest: (index: Int, distance: Double)?
+        var within: (index: Int, depth: Double)?
         for (index, city) in cities.enumerated() {
             let d = CityIndex.haversine(latitude, longitude, city.latitude, city.longitude)
-            if best == nil || d < best!.distance { best = (index, d) }
+            if nearest == nil || d < nearest!.distance { nearest = (index, d) }
+            let reach = CityIndex.reach(population: city.population)
+            if d <= reach, within == nil || d / reach < within!.depth { within = (index, d / reach) }
         }
-        return best.map { cities[$0.index] }
+        return (within?.index ?? nearest?.index).map { cities[$0] }
+    }
+
+    /// How far a city's area reaches from its point, in kilometres: the radius of a disc as
+    /// dense as a city, growing with the square root of the population (Busan's 3.4 million:
+    /// 17 km; Seoul's 10 million: 28 km), and never under 2 km.
+    static func reach(population: Int) -> Double {
+        max(2, 0.009 * Double(max(0, population)).squareRoot())
     }
 
     /// Great-circle distance in kilometres.
