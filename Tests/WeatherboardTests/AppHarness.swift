@@ -50,6 +50,8 @@ final class AppHarness: Sendable {
         // A test that stubs Open-Meteo stubs its air-quality service too (the stub answers both
         // paths): no test asks the real one.
         if configuration.airQualityURL == AppConfiguration().airQualityURL { configuration.airQualityURL = configuration.openMeteoURL }
+        // Normals only where a test asks for them (their fetch is one more upstream call).
+        if configuration.archiveURL == AppConfiguration().archiveURL { configuration.archiveURL = "" }
         let log = self.log
         application = try Application(configuration: configuration,
                                       logger: Logger(label: "weatherboard") { _ in CapturedLog.Handler(log: log) })

@@ -281,6 +281,12 @@ extension AppHarness {
             SELECT w.user_id, 'rain_cleared', a.id, 3.5 FROM rain_alerts a JOIN rain_windows w ON w.id = a.window_id
             """)
 
+        // A city's normals for one date (a whole year's are 366 such rows).
+        try execute("""
+            INSERT INTO climate_normals (city_id, month_day, high, low, source, fetched_at)
+            SELECT id, 1122, 8.5, -0.5, 'open-meteo-era5', 2.5 FROM cities WHERE slug = 'seoul'
+            """)
+
         // A browser that signed in to an account before.
         try execute("INSERT INTO known_devices (token_hash, user_id, created_at, last_used_at) SELECT 'a digest', id, 1.5, 2.5 FROM users WHERE username = 'loud'")
 

@@ -54,6 +54,8 @@ import Testing
             "rain_days_": RainWindow.Days.allCases.map(\.rawValue),
             "choices_": NotificationChoices.Channel.allCases.map(\.rawValue),
             "same_hour_": ["compare_warmer", "compare_colder", "compare_same"],
+            "normal_high_": ["compare_warmer", "compare_colder", "compare_same"],
+            "normal_low_": ["compare_warmer", "compare_colder", "compare_same"],
             "mute_for_": MuteDuration.allCases.map(\.rawValue),
             // named through `key` properties and `compassKey`, checked here all the same
             "air_": AirQualityBand.allCases.map(\.rawValue), "uv_": UVBand.allCases.map(\.rawValue),

@@ -20,6 +20,14 @@ final class UpstreamStub: @unchecked Sendable {
         set { lock.withLock { _airQuality = newValue } }
     }
     var airQualityHits: Int { lock.withLock { _airQualityHits } }
+    private var _archive: [UInt8]?
+    private var _archiveHits = 0
+    /// The historical archive's answer (`/v1/archive`, normals); nil: 404.
+    var archive: [UInt8]? {
+        get { lock.withLock { _archive } }
+        set { lock.withLock { _archive = newValue } }
+    }
+    var archiveHits: Int { lock.withLock { _archiveHits } }
     static let seoulAir = Array(#"{"utc_offset_seconds":32400,"current":{"time":"2026-11-22T14:00","interval":3600,"pm10":42.4,"pm2_5":18.1}}"#.utf8)
     let server: Server
     var url: String { "http://127.0.0.1:\(server.port)" }
@@ -58,6 +66,14 @@ final class UpstreamStub: @unchecked Sendable {
             let json = HTTPHeaders([("Content-Type", "application/json")])
             // Hits count forecasts: the air is asked beside each, and counted apart.
             let isAir = request.path == "/v1/air-quality"
+            if request.path == "/v1/archive" {
+                let archive = stub.lock.withLock { () -> [UInt8]? in
+                    stub._archiveHits += 1
+                    return stub._archive
+                }
+                return archive.map { Response(headers: json, body: $0) }
+                    ?? Response(status: .notFound, headers: json, body: Array(#"{"error":true,"reason":"no archive here"}"#.utf8))
+            }
             let (mode, delay, air) = stub.lock.withLock { () -> (Mode, TimeInterval, [UInt8]) in
                 if isAir { stub._airQualityHits += 1 } else { stub._hits += 1 }
                 return (stub._mode, stub._delay, stub._airQuality)

@@ -35,6 +35,8 @@ public struct AppConfiguration: Sendable {
     public var openMeteoURL = "https://api.open-meteo.com"
     public var kmaURL = "https://apis.data.go.kr"
     public var airQualityURL = "https://air-quality-api.open-meteo.com"
+    /// Open-Meteo's historical archive: each city's 1991–2020 normals, asked once (`ClimateNormals`).
+    public var archiveURL = "https://archive-api.open-meteo.com"
     /// The KMA service key, from the environment only (`WEATHERBOARD_KMA_KEY`, read with the other
     /// settings in `resolve`); when set, the KMA is asked first for Korean cities.
     public var kmaKey: String?

@@ -82,7 +82,7 @@ public final class Application: Sendable {
         if imported > 0 { logger.notice("imported \(imported) cities") }
         cities = CityIndexCache.shared.index(of: try database.readStatement(City.all))
         weather = WeatherService(providers: providers, airQualityProviders: Application.makeAirQualityProviders(configuration),
-                                 database: database,
+                                 normalsProvider: Application.makeNormalsProvider(configuration), database: database,
                                  freshFor: configuration.weatherFreshFor, firstFetchBudget: configuration.weatherFirstFetchBudget,
                                  memoryLimit: configuration.forecastsInMemory,
                                  budget: configuration.weatherFetchBudget, logger: logger,
@@ -223,6 +223,14 @@ public final class Application: Sendable {
         }
         if names.contains("demo") { providers.append(DemoAirQuality()) }
         return providers
+    }
+
+    /// Normals come from Open-Meteo's archive wherever real forecasts are asked (the demo's
+    /// figures bring their own); an empty `--archive-url` asks for none.
+    static func makeNormalsProvider(_ configuration: AppConfiguration) -> NormalsProvider? {
+        guard !configuration.archiveURL.isEmpty, configuration.weatherProviders.contains("open-meteo") || configuration.kmaKey != nil
+        else { return nil }
+        return OpenMeteoArchive(baseURL: configuration.archiveURL)
     }
 
     static func makeRouter(configuration: AppConfiguration, database: AppDatabase, pages: Pages,

@@ -144,6 +144,7 @@ struct Setting {
             }, shown: { $0.weatherProviders.joined(separator: ",") }),
             .text("open-meteo-url", "Base URL of the Open-Meteo API, e.g. a proxy.", \.openMeteoURL),
             .text("air-quality-url", "Base URL of Open-Meteo's air-quality API (PM10 and PM2.5), e.g. a proxy.", \.airQualityURL),
+            .text("archive-url", "Base URL of Open-Meteo's historical archive (each city's 1991–2020 normals, asked once), e.g. a proxy.", \.archiveURL),
             .text("kma-url", "Base URL of the KMA API gateway (the key comes only from WEATHERBOARD_KMA_KEY).", \.kmaURL),
             Setting(name: "weather-fresh-minutes", help: "Minutes a fetched forecast is served before asking again.", apply: { configuration, text in
                 guard let minutes = Int(text), minutes >= 1 else { throw Problem(description: "--weather-fresh-minutes must be at least 1") }
@@ -156,6 +157,8 @@ struct Setting {
                     \.weatherFetchBudget.coldPerClient),
             .number("weather-cold-fetches-per-hour", "Fetches for cities with nothing cached this node may make in an hour, all clients together.",
                     \.weatherFetchBudget.coldPerHour),
+            .number("normals-fetches-per-hour", "Cities whose 1991–2020 normals this node may fetch in an hour (thirty years of days each).",
+                    \.weatherFetchBudget.normalsPerHour),
             .number("sign-ins-per-minute", "Sign-in attempts allowed per account and per address each minute.", \.limits.signInsPerMinute),
             .number("failed-sign-ins-for-brake", "Failed sign-ins a minute across the site that put on the site-wide brake.",
                     \.limits.failedSignInsForBrake),

@@ -89,10 +89,14 @@ struct CityPageController {
         if let kept = fragments.fragment(city: city.id, language: language, report: report, now: now) { return kept }
         var view = CityWeather(cityName: city.name(language), country: city.place(language), countryCode: city.country, hasWeather: false)
         if let report {
-            // Today's row is written by yesterday's fetches: it does not change while the part is kept.
+            // Today's row is written by yesterday's fetches: it does not change while the part is
+            // kept. Nor do the normals, but for their arrival, shown from the next part on.
             let today = LocalCalendar(city.timeZone).dateString(now)
-            let kept = try weather.store.database.readStatement { try ForecastHistory.day(today, cityID: city.id, $0) }
-            view = CityWeatherView(city: city, report: report, now: now, language: language, forecastForToday: kept) { key, arguments in
+            let (kept, normal) = try weather.store.database.readStatement {
+                (try ForecastHistory.day(today, cityID: city.id, $0), try ClimateNormals.day(of: today, cityID: city.id, $0))
+            }
+            view = CityWeatherView(city: city, report: report, now: now, language: language, forecastForToday: kept,
+                                   normal: weather.normal(of: today, for: city, report: report, kept: normal)) { key, arguments in
                 pages.string(key, language, arguments)
             }.view
         }

@@ -25,6 +25,8 @@ struct CityWeather {
         var sameHour: SameHour?
         /// Today's: what yesterday's forecast said of it.
         var forecastCheck: ForecastCheckLine?
+        /// Today's: its high and low against the normal for the date.
+        var normal: NormalLine?
         var classes = ""
         var current: String?
         var feelsLike = ""
@@ -49,6 +51,16 @@ struct CityWeather {
         var currentHigh: String
         var text: String
         var href: String
+    }
+
+    /// "High 5° above normal for 26 Nov (7°); low 1° below (4°)": the normals (°C, one decimal),
+    /// the high's difference in whole degrees as the cards round, the sentence and its source.
+    struct NormalLine {
+        var normalHigh: String
+        var normalLow: String
+        var highAnomaly: String
+        var text: String
+        var source: String
     }
 
     /// Today's sun, wind, humidity and UV; each absent when the provider gave none.

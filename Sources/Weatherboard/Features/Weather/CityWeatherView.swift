@@ -9,6 +9,8 @@ struct CityWeatherView {
     let language: Language
     /// What yesterday's forecast said of today (`ForecastHistory`), when the site kept it.
     var forecastForToday: ForecastHistory? = nil
+    /// The normal for today's date (`ClimateNormals`), when known.
+    var normal: ClimateNormals.Day? = nil
     let strings: (String, [String: String]) -> String
 
     /// The view for `city_weather.mustache`.
@@ -106,6 +108,7 @@ struct CityWeatherView {
             }
             card.sameHour = sameHour(today: date, yesterday: local.dateString(now, offset: -1))
             card.forecastCheck = forecastCheck(today: day)
+            card.normal = normalLine(today: day)
             let hour = LocalCalendar(city.timeZone).hourMinute(now).hour
             let outlook = RainOutlook(hours: report.forecast.hours(on: date), from: hour)
             card.rainSummary = outlook.sentence(strings: strings)
@@ -134,6 +137,25 @@ struct CityWeatherView {
             text: strings(rain == nil ? "check_line_no_rain" : "check_line", [
                 "high": rounded(forecastHigh), "rain": rain ?? "", "source": Self.sourceName(kept.source, strings: strings), "now": rounded(high),
             ]), href: "/city/\(city.slug)/forecast-check")
+    }
+
+    /// Today's high and low against the normal for its date, in whole degrees as the cards show
+    /// them, with where the normal came from and when it was fetched.
+    private func normalLine(today: Forecast.Day) -> CityWeather.NormalLine? {
+        guard let normal, let high = today.high, let low = today.low else { return nil }
+        let date = DayLabels.dayMonth(month: normal.month, day: normal.day, language)
+        let highs = Comparison.phrase(today: high, reference: normal.high), lows = Comparison.phrase(today: low, reference: normal.low)
+        let text = strings("normal_line", [
+            "high": strings("normal_high_" + highs.key, ["n": String(highs.degrees), "date": date, "normal": rounded(normal.high)]),
+            "low": strings("normal_low_" + lows.key, ["n": String(lows.degrees), "normal": rounded(normal.low)]),
+        ])
+        let local = LocalCalendar(city.timeZone)
+        let source = normal.source == "demo" ? strings("normal_source_demo", [:])
+            : strings("normal_source", ["source": strings("source_era5", [:]),
+                                        "when": Self.updated(normal.fetchedAt, local: local, city: city, now: now, strings: strings)])
+        return CityWeather.NormalLine(normalHigh: format(normal.high), normalLow: format(normal.low),
+                                      highAnomaly: String(Comparison.wholeDegrees(high) - Comparison.wholeDegrees(normal.high)),
+                                      text: text, source: source)
     }
 
     /// A provider's name as pages say it.

@@ -29,8 +29,17 @@ enum DayLabels {
     static func label(_ date: CivilDate, _ language: Language) -> String {
         guard let names = names[language] else { return date.string }
         switch language {
-        case .ko: return "\(date.month)월 \(date.day)일 (\(names.weekdays[date.weekday]))"
-        case .en: return "\(names.weekdays[date.weekday]) \(date.day) \(names.months[date.month - 1])"
+        case .ko: return "\(dayMonth(month: date.month, day: date.day, language)) (\(names.weekdays[date.weekday]))"
+        case .en: return "\(names.weekdays[date.weekday]) \(dayMonth(month: date.month, day: date.day, language))"
+        }
+    }
+
+    /// "26 Nov" / "11월 26일": a calendar date of no year in particular (a normal's).
+    static func dayMonth(month: Int, day: Int, _ language: Language) -> String {
+        guard let names = names[language], (1...12).contains(month) else { return "\(month)-\(day)" }
+        switch language {
+        case .ko: return "\(month)월 \(day)일"
+        case .en: return "\(day) \(names.months[month - 1])"
         }
     }
 }

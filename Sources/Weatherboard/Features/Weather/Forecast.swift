@@ -228,14 +228,22 @@ struct CivilDate: Equatable {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 3, let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
               (1...12).contains(month), (1...31).contains(day), abs(year) < 100_000 else { return nil }
-        // days_from_civil, then back, so that the weekday comes with it (and 02-31 is refused).
+        // To the day's number, then back, so that the weekday comes with it (and 02-31 is refused).
+        let date = CivilDate(day: Self.number(year: year, month: month, day: day))
+        guard date.year == year, date.month == month, date.day == day else { return nil }
+        self = date
+    }
+
+    /// Days since 1970-01-01 (days_from_civil); a day past its month's end runs into the next.
+    static func number(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yearOfEra = y - era * 400
         let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        let date = CivilDate(day: era * 146_097 + dayOfEra - 719_468)
-        guard date.year == year, date.month == month, date.day == day else { return nil }
-        self = date
+        return era * 146_097 + dayOfEra - 719_468
     }
+
+    /// This day's number (days since 1970-01-01).
+    var number: Int { Self.number(year: year, month: month, day: day) }
 }

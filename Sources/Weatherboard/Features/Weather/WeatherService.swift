@@ -34,6 +34,8 @@ public final class WeatherService: Sendable {
     public let providers: [WeatherProvider]
     /// Asked beside every forecast fetch, the first that answers wins.
     let airQualityProviders: [AirQualityProvider]
+    /// Asked once per city for its normals (`normalsWanted`); none: real forecasts show none.
+    let normalsProvider: NormalsProvider?
     /// The cache table and the leases, shared by every node.
     let store: ForecastStore
     let freshFor: TimeInterval
@@ -71,11 +73,17 @@ public final class WeatherService: Sendable {
         /// together: what crawlers can take from the provider's hourly and daily quota, leaving
         /// the rest for refreshing the cities people read.
         public var coldPerHour: Int
-        public init(perMinute: Int = 300, coldPerClient: Int = 60, clientWindow: TimeInterval = 3600, coldPerHour: Int = 1_000) {
+        /// Cities whose normals (`ClimateNormals`) may be fetched in an hour. Each is thirty
+        /// years of days, which Open-Meteo counts as many calls; each also takes one of the
+        /// minute's fetches.
+        public var normalsPerHour: Int
+        public init(perMinute: Int = 300, coldPerClient: Int = 60, clientWindow: TimeInterval = 3600, coldPerHour: Int = 1_000,
+                    normalsPerHour: Int = 2) {
             self.perMinute = perMinute
             self.coldPerClient = coldPerClient
             self.clientWindow = clientWindow
             self.coldPerHour = coldPerHour
+            self.normalsPerHour = normalsPerHour
         }
     }
 
@@ -96,15 +104,17 @@ public final class WeatherService: Sendable {
     private struct FetchOutcomes { let answered, unusable, failed: Counter }
     private let fetchOutcomes: [String: FetchOutcomes]
 
-    public init(providers: [WeatherProvider], airQualityProviders: [AirQualityProvider] = [], database: AppDatabase, freshFor: TimeInterval = 1800,
+    public init(providers: [WeatherProvider], airQualityProviders: [AirQualityProvider] = [], normalsProvider: NormalsProvider? = nil,
+                database: AppDatabase, freshFor: TimeInterval = 1800,
                 breakerOpenFor: TimeInterval = 60, firstFetchBudget: TimeInterval = 0.3, fetchThreads: Int = WeatherService.fetchThreads,
                 memoryLimit: MemoryLimit = MemoryLimit(), budget: FetchBudget = FetchBudget(),
                 logger: Logger = Logger(label: "weather"), clock: @escaping @Sendable () -> Date = { Date() },
                 metrics: any MetricsFactory = NOOPMetricsHandler.instance) {
         self.providers = providers
         self.airQualityProviders = airQualityProviders
-        // The air's providers count under `air-quality/<id>`, beside the forecasts'.
-        let counted = providers.map(\.id) + airQualityProviders.map { Self.airKey($0.id) }
+        self.normalsProvider = normalsProvider
+        // The air's providers count under `air-quality/<id>`, beside the forecasts'; normals under theirs.
+        let counted = providers.map(\.id) + airQualityProviders.map { Self.airKey($0.id) } + (normalsProvider.map { [$0.id] } ?? [])
         fetchOutcomes = Dictionary(counted.map { id in
             let outcome = { Counter(label: "weatherboard_weather_fetches_total", dimensions: [("provider", id), ("outcome", $0)],
                                     factory: metrics) }
@@ -319,6 +329,74 @@ public final class WeatherService: Sendable {
             }
         }
         return nil
+    }
+
+    // MARK: - Normals
+
+    /// Cities whose normals are being fetched, and when each city's last fetch failed.
+    private struct NormalsState {
+        var fetching: Set<Int64> = []
+        var failedAt = LRUCache<Int64, Date>(maximumCount: 10_000, maximumCost: 10_000)
+    }
+    private let normalsState = Mutex(NormalsState())
+    /// A city whose normals could not be fetched is asked again after this.
+    static let normalsRetryAfter: TimeInterval = 6 * 3600
+
+    /// The normal of `date` for a city shown with `report`: the demo's own beside demo figures;
+    /// otherwise the kept one, read by the caller (`kept`). When none is kept, one fetch for the
+    /// city starts in the background (one at a time on the node, within the budget), and the
+    /// page says nothing of the normal until it lands.
+    func normal(of date: String, for city: City, report: WeatherReport, kept: ClimateNormals.Day?) -> ClimateNormals.Day? {
+        if let demo = providers.first(where: { $0.id == report.forecast.source && $0.isDemo }) as? DemoProvider {
+            return demo.normal(city, date: date, now: clock())
+        }
+        if kept == nil { normalsWanted(city) }
+        return kept
+    }
+
+    /// Starts fetching the city's normals unless a fetch runs, it failed lately, or the hour's
+    /// or the minute's budget is spent.
+    func normalsWanted(_ city: City) {
+        guard let provider = normalsProvider else { return }
+        let now = clock()
+        let admitted = normalsState.withLock { state -> Bool in
+            guard state.fetching.isEmpty else { return false }
+            if let failed = state.failedAt.value(for: city.id), now.timeIntervalSince(failed) < Self.normalsRetryAfter { return false }
+            guard !breakers.isOpen(provider.id, at: now), budget.takeNormals(at: now) else { return false }
+            state.fetching.insert(city.id)
+            return true
+        }
+        guard admitted else { return }
+        let queued = fetches.submit { self.fetchNormals(city, from: provider) }
+        if !queued { normalsState.withLock { _ = $0.fetching.remove(city.id) } }
+    }
+
+    /// Whether a fetch of normals is under way (tests wait for it to land).
+    var isFetchingNormals: Bool { normalsState.withLock { !$0.fetching.isEmpty } }
+
+    private func fetchNormals(_ city: City, from provider: NormalsProvider) {
+        var failed = false
+        defer {
+            let now = clock()
+            normalsState.withLock { state in
+                state.fetching.remove(city.id)
+                if failed { state.failedAt.set(now, for: city.id, cost: 1) }
+            }
+        }
+        do {
+            // Another node may have kept them meanwhile.
+            if try store.database.readStatement({ try ClimateNormals.isKept(cityID: city.id, $0) }) { return }
+            let normals = try provider.normals(for: city, now: clock())
+            try store.database.write { try ClimateNormals.store(normals, cityID: city.id, $0) }
+            fetchOutcomes[provider.id]?.answered.increment()
+            breakers.reset(provider.id)
+        } catch {
+            failed = true
+            logger.warning("normals provider \(provider.id) failed for \(city.slug): \(LogText.oneLine(error))")
+            let aboutTheAnswer = (error as? UpstreamError)?.isAboutTheAnswer == true
+            (aboutTheAnswer ? fetchOutcomes[provider.id]?.unusable : fetchOutcomes[provider.id]?.failed)?.increment()
+            if !aboutTheAnswer && !(error is SQLError) { breakers.trip(provider.id, at: clock()) }
+        }
     }
 
     // MARK: - Cache
