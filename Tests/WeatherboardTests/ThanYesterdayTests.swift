@@ -85,4 +85,44 @@ import HTTPTestSupport
         let (_, korean) = try app.page("/city/seoul?lang=ko")
         #expect(korean.text("//section[@data-day='today']//p[@class='precipitation']") == "14:00부터 강수 확률 10%")
     }
+
+    /// Issue 42 #4: today's expected precipitation beside what fell yesterday, from the daily sums
+    /// (yesterday's from the provider's past day); none when the provider gives no sums, or on
+    /// two dry days.
+    @Test("yesterday's rain beside today's", arguments: [
+        ([12.4, 3.06, 0, 0, 0, 0, 0] as [Double?], "3.1", "12.4"),
+        ([0, 0.04, 0, 0, 0, 0, 0], nil, nil), // a trace is nothing to one decimal
+        ([0.3, 0, 0, 0, 0, 0, 0], "0.0", "0.3"),
+        ([0, 0, 5, 0, 0, 0, 0], nil, nil),
+        ([nil, 4, 0, 0, 0, 0, 0], nil, nil),
+    ])
+    func yesterdaysRainBesideTodays(sums: [Double?], today: String?, yesterday: String?) throws {
+        let seoul = try #require(CityIndexTests.index.city(slug: "seoul"))
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(
+            try Self.answer(for: seoul, now: AppHarness.fixedNow, current: 4, feels: 1, yesterday: { _ in 3 }))) as? [String: Any])
+        var daily = try #require(object["daily"] as? [String: Any])
+        daily["precipitation_sum"] = sums.map { $0 as Any? ?? NSNull() }
+        object["daily"] = daily
+        let stub = try UpstreamStub()
+        stub.mode = .answer([UInt8](try JSONSerialization.data(withJSONObject: object)))
+        let app = try AppHarness { $0.weatherProviders = ["open-meteo"]; $0.openMeteoURL = stub.url }
+        let (_, page) = try app.page("/city/seoul")
+        let line = page.nodes("//section[@data-day='today']//*[@data-rain-totals]").first
+        #expect(line?["data-today-mm"] == today && line?["data-yesterday-mm"] == yesterday)
+        if let today, let yesterday {
+            #expect(line?.text == "Precipitation: \(today) mm expected today, \(yesterday) mm yesterday.")
+            #expect(try app.page("/city/seoul?lang=ko").1.text("//*[@data-rain-totals]") == "강수량: 오늘 예상 \(today) mm, 어제 \(yesterday) mm.")
+        }
+    }
+
+    /// A day's sum past any measured (1,825 mm) is refused with the answer, like a temperature.
+    @Test func anImpossibleDaysRainIsRefused() throws {
+        let seoul = try #require(CityIndexTests.index.city(slug: "seoul"))
+        var forecast = try DemoProvider().forecast(for: seoul, now: AppHarness.fixedNow)
+        #expect(forecast.daily.allSatisfy { $0.precipitationSum != nil }, "the demo gives its sums")
+        forecast.daily[1].precipitationSum = 5_000
+        #expect(throws: UpstreamError.self) { try forecast.checked() }
+        forecast.daily[1].precipitationSum = -1
+        #expect(throws: UpstreamError.self) { try forecast.checked() }
+    }
 }

@@ -32,6 +32,8 @@ struct CityWeather {
         var feelsLike = ""
         /// "Rain likely from 15:00 to 18:00" (today only).
         var rainSummary: String?
+        /// Today's: the day's expected precipitation beside what fell yesterday.
+        var rainTotals: RainTotals?
         var details: Details?
     }
 
@@ -51,6 +53,13 @@ struct CityWeather {
         var currentHigh: String
         var text: String
         var href: String
+    }
+
+    /// "Precipitation: 3.1 mm expected today, 12.4 mm yesterday." (mm, one decimal).
+    struct RainTotals {
+        var today: String
+        var yesterday: String
+        var text: String
     }
 
     /// "High 5° above normal for 26 Nov (7°); low 1° below (4°)": the normals (°C, one decimal),

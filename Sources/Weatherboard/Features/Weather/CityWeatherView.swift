@@ -112,6 +112,7 @@ struct CityWeatherView {
             let hour = LocalCalendar(city.timeZone).hourMinute(now).hour
             let outlook = RainOutlook(hours: report.forecast.hours(on: date), from: hour)
             card.rainSummary = outlook.sentence(strings: strings)
+            card.rainTotals = rainTotals(today: day, yesterday: report.forecast.day(local.dateString(now, offset: -1)))
             card.details = details(day, date: date, hour: hour)
         }
         return card
@@ -137,6 +138,16 @@ struct CityWeatherView {
             text: strings(rain == nil ? "check_line_no_rain" : "check_line", [
                 "high": rounded(forecastHigh), "rain": rain ?? "", "source": Self.sourceName(kept.source, strings: strings), "now": rounded(high),
             ]), href: "/city/\(city.slug)/forecast-check")
+    }
+
+    /// Today's expected precipitation and yesterday's, where the provider gives both and either
+    /// is something to one decimal (two dry days need no line).
+    private func rainTotals(today: Forecast.Day, yesterday: Forecast.Day?) -> CityWeather.RainTotals? {
+        guard let expected = today.precipitationSum, let fell = yesterday?.precipitationSum,
+              WeatherNumbers.tenth(expected) > 0 || WeatherNumbers.tenth(fell) > 0 else { return nil }
+        let (todayText, yesterdayText) = (WeatherNumbers.oneDecimal(expected), WeatherNumbers.oneDecimal(fell))
+        return CityWeather.RainTotals(today: todayText, yesterday: yesterdayText,
+                                      text: strings("rain_totals", ["today": todayText, "yesterday": yesterdayText]))
     }
 
     /// Today's high and low against the normal for its date, in whole degrees as the cards show

@@ -86,11 +86,8 @@ public struct ClimateNormals: Sendable, Equatable {
         }
         normalHighs[59] = (normalHighs[58] + normalHighs[60]) / 2
         normalLows[59] = (normalLows[58] + normalLows[60]) / 2
-        return ClimateNormals(source: source, fetchedAt: fetchedAt, highs: normalHighs.map(tenth), lows: normalLows.map(tenth))
+        return ClimateNormals(source: source, fetchedAt: fetchedAt, highs: normalHighs.map(WeatherNumbers.tenth), lows: normalLows.map(WeatherNumbers.tenth))
     }
-
-    /// To a tenth of a degree: what is kept and shown.
-    static func tenth(_ value: Double) -> Double { (value * 10).rounded() / 10 }
 
     // MARK: - Queries
 
@@ -197,7 +194,7 @@ extension DemoProvider {
     func normal(_ city: City, date: String, now: Date) -> ClimateNormals.Day? {
         guard let civil = CivilDate(date), let index = ClimateNormals.index(month: civil.month, day: civil.day) else { return nil }
         let mean = seasonalMean(city, dayOfYear: min(365, index + 1))
-        return ClimateNormals.Day(month: civil.month, day: civil.day, high: ClimateNormals.tenth(mean + 3.75),
-                                  low: ClimateNormals.tenth(mean - 3.75), source: id, fetchedAt: now)
+        return ClimateNormals.Day(month: civil.month, day: civil.day, high: WeatherNumbers.tenth(mean + 3.75),
+                                  low: WeatherNumbers.tenth(mean - 3.75), source: id, fetchedAt: now)
     }
 }

@@ -44,7 +44,9 @@ public struct DemoProvider: WeatherProvider {
                                       precipitationProbability: chances.max(), sunrise: sun?.sunrise, sunset: sun?.sunset,
                                       uvIndexMax: uvIndex(city, dayOfYear: local.dayOfYear(start), code: code),
                                       windSpeedMax: wind, windGustsMax: (wind * 1.7).rounded(),
-                                      windDirection: Int(360 * Demo.unit(city.id, date, salt: 17))))
+                                      windDirection: Int(360 * Demo.unit(city.id, date, salt: 17)),
+                                      // 0.4 to 3 mm in each wet hour.
+                                      precipitationSum: WeatherNumbers.tenth(wet.reduce(0) { $0 + 0.4 + 2.6 * Demo.unit(city.id, "\(date)T\($1)", salt: 31) })))
         }
         let (hour, minute) = local.hourMinute(now)
         let today = local.dateString(now)

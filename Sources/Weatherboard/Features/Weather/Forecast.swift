@@ -36,6 +36,8 @@ public struct Forecast: Codable, Sendable, Equatable {
         public var windSpeedMax: Double?
         public var windGustsMax: Double?
         public var windDirection: Int?
+        /// Rain, showers and snow (as water) over the day, mm: what fell on a day that is over.
+        public var precipitationSum: Double? = nil
     }
 
     public struct Hour: Codable, Sendable, Equatable {

@@ -25,6 +25,8 @@ extension Forecast {
     static let plausibleUVIndex: ClosedRange<Double> = 0...50
     /// Wind and gusts, km/h: the strongest gust measured is 408 km/h.
     static let plausibleWindSpeed: ClosedRange<Double> = 0...500
+    /// A day's rain, snow and showers, mm: the wettest day measured brought 1,825 mm.
+    static let plausiblePrecipitation: ClosedRange<Double> = 0...2_000
     /// The longest provider id a cached row may carry (`open-meteo`, `kma`, `demo`).
     static let maximumSourceLength = 32
 
@@ -74,6 +76,7 @@ extension Forecast {
             try within(day.windSpeedMax, Self.plausibleWindSpeed, "the wind of \(day.date) in km/h")
             try within(day.windGustsMax, Self.plausibleWindSpeed, "the gusts of \(day.date) in km/h")
             try within(day.windDirection.map(Double.init), 0...360, "the wind's direction on \(day.date)")
+            try within(day.precipitationSum, Self.plausiblePrecipitation, "the precipitation of \(day.date) in mm")
             try temperature(day.high, "the high of \(day.date)")
             try temperature(day.low, "the low of \(day.date)")
             try percentage(day.precipitationProbability, "the chance of rain on \(day.date)")

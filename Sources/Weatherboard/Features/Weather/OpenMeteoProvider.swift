@@ -26,7 +26,7 @@ public struct OpenMeteoProvider: WeatherProvider {
             URLQueryItem(name: "current", value: "temperature_2m,apparent_temperature,weather_code"),
             URLQueryItem(name: "hourly", value: "temperature_2m,apparent_temperature,precipitation_probability,weather_code,relative_humidity_2m"),
             URLQueryItem(name: "daily", value: "temperature_2m_max,temperature_2m_min,weather_code,precipitation_probability_max,"
-                         + "sunrise,sunset,uv_index_max,wind_speed_10m_max,wind_gusts_10m_max,wind_direction_10m_dominant"),
+                         + "sunrise,sunset,uv_index_max,wind_speed_10m_max,wind_gusts_10m_max,wind_direction_10m_dominant,precipitation_sum"),
         ]
         return components?.url
     }
@@ -73,7 +73,7 @@ public struct OpenMeteoProvider: WeatherProvider {
                              weatherCode: at(daily.weather_code, i), precipitationProbability: at(daily.precipitation_probability_max, i),
                              sunrise: at(daily.sunrise, i), sunset: at(daily.sunset, i), uvIndexMax: at(daily.uv_index_max, i),
                              windSpeedMax: at(daily.wind_speed_10m_max, i), windGustsMax: at(daily.wind_gusts_10m_max, i),
-                             windDirection: at(daily.wind_direction_10m_dominant, i))
+                             windDirection: at(daily.wind_direction_10m_dominant, i), precipitationSum: at(daily.precipitation_sum, i))
             },
             hourly: hourly.time.indices.map { i in
                 Forecast.Hour(time: hourly.time[i], temperature: hourly.temperature_2m[i],
@@ -116,6 +116,7 @@ public struct OpenMeteoProvider: WeatherProvider {
         var wind_speed_10m_max: [Double?]?
         var wind_gusts_10m_max: [Double?]?
         var wind_direction_10m_dominant: [Int?]?
+        var precipitation_sum: [Double?]?
     }
     struct ErrorBody: Decodable {
         var error: Bool

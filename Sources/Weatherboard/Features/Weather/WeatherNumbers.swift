@@ -12,4 +12,7 @@ enum WeatherNumbers {
         let whole = tenths.magnitude / 10, fraction = tenths.magnitude % 10
         return (value.sign == .minus ? "-" : "") + String(whole) + "." + String(fraction)
     }
+
+    /// To a tenth (what normals and made-up amounts are kept as).
+    static func tenth(_ value: Double) -> Double { (value * 10).rounded() / 10 }
 }
