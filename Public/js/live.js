@@ -9,7 +9,10 @@
   // This page's path, always on this site (a path starting "//" would name another host).
   var here = "/" + location.pathname.replace(/^[\/\\]+/, "");
   var olderPage = /[?&]before=/.test(location.search);
-  var lastID = null, source = null, retryIn = 1000, stopped = false, hideTimer = null;
+  // Where the page stands in the stream: rendered with it (data-live-position), then the last
+  // event heard; a page that heard nothing still resumes from where it was made.
+  var lastID = root.dataset.livePosition || null, source = null, retryIn = 1000, stopped = false, hideTimer = null;
+  var retryTimer = null;
   var waiting = {}; // ids of new posts not shown yet
   var bar = null;
 
@@ -24,13 +27,16 @@
       try { data = JSON.parse(event.data); } catch (e) { return; }
       handle(data);
     };
-    // Reconnects with its own backoff (1 s doubling to a minute), carrying the last id seen.
+    // Reconnects with its own backoff, carrying the last id seen: from about a second, doubling,
+    // each wait between half and all of its step (so that pages cut off together do not all
+    // come back at once), and never more than 15 s.
     source.onerror = function () {
       if (source) source.close();
       source = null;
       if (stopped) return;
-      setTimeout(function () { if (!stopped && !source) connect(); }, retryIn);
-      retryIn = Math.min(retryIn * 2, 60000);
+      clearTimeout(retryTimer);
+      retryTimer = setTimeout(function () { if (!stopped && !source) connect(); }, retryIn * (0.5 + Math.random() / 2));
+      retryIn = Math.min(retryIn * 2, 15000);
     };
   }
 
@@ -43,7 +49,8 @@
       }, 10 * 60 * 1000);
     } else {
       clearTimeout(hideTimer);
-      if (stopped && !source) { stopped = false; connect(); }
+      // Shown again: no waiting out a backoff begun while hidden.
+      if (!source) { stopped = false; clearTimeout(retryTimer); retryIn = 1000; connect(); }
     }
   });
 

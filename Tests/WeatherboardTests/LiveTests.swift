@@ -182,7 +182,7 @@ extension Browser {
             try writer.postOnBoard("seoul", "One")
             first = try stream.next().id ?? ""
         }
-        #expect(first.hasSuffix("-1"), "ids are node-serial: \(first)")
+        #expect(first.split(separator: "-").count == 3 && first.split(separator: "-")[1] == "1", "ids are node-serial-milliseconds: \(first)")
         try writer.postOnBoard("seoul", "Two")
         let two = try Self.newest(app)
         try writer.postOnBoard("seoul", "Three")
@@ -193,11 +193,14 @@ extension Browser {
         // The same through ?last= (live.js reconnecting with its own backoff)
         let viaQuery = try app.browser().listen("/city/seoul/live?last=\(first)")
         #expect(try viaQuery.next().data == #"{"type":"post","id":\#(two)}"#)
-        // An id this node never gave (another node's, or from before a restart): reload
-        let stranger = try app.browser().listen("/city/seoul/live", lastEventID: "0000abcd-5")
-        let reload = try stranger.next()
-        #expect(reload.data == #"{"type":"reload"}"#)
-        #expect(reload.id == "\(app.application.live.node)-3", "numbered as the last event, so that the reloaded page misses nothing after it")
+        // An id of no node's form, or another node's from before this one started (another process's): reload
+        for unknown in ["0000abcd-5", "0000abcd-5-\(Int((AppHarness.fixedNow.timeIntervalSince1970 - 60) * 1000))"] {
+            let stranger = try app.browser().listen("/city/seoul/live", lastEventID: unknown)
+            let reload = try stranger.next()
+            #expect(reload.data == #"{"type":"reload"}"#)
+            #expect(reload.id?.hasPrefix("\(app.application.live.node)-3-") == true,
+                    "numbered as the last event, so that the reloaded page misses nothing after it")
+        }
     }
 
     @Test func aPostPageHearsItsOwnConversationOnly() throws {
@@ -276,10 +279,10 @@ extension Browser {
         let seoul = Int64(try app.count("SELECT id FROM cities WHERE slug = 'seoul'"))
         let live = app.application.live
         live.publish(PostEvent(.posted, id: 1, city: seoul, author: 1))
-        let first = "\(live.node)-1"
+        let first = "\(live.node)-1-0"
         for id in 2...1_000 { live.publish(PostEvent(.posted, id: Int64(id), city: seoul, author: 1)) } // about 40 KB of events
         #expect(try app.browser().listen("/city/seoul/live", lastEventID: first).next().data == #"{"type":"reload"}"#)
-        let recent = try app.browser().listen("/city/seoul/live", lastEventID: "\(live.node)-990")
+        let recent = try app.browser().listen("/city/seoul/live", lastEventID: "\(live.node)-990-0")
         #expect(try recent.next().data == #"{"type":"post","id":991}"#, "a short replay is still sent")
     }
 
@@ -301,3 +304,48 @@ extension Browser {
         #expect(counts == [#"{"type":"agree","id":7,"count":1}"#, #"{"type":"agree","id":7,"count":3}"#, #"{"type":"post","id":8}"#])
     }
 }
+
+/// Issue 46 #2: nothing missed. A page is rendered with its place in the stream
+/// (`data-live-position`, taken before its rows are read); reconnecting from it after a drop,
+/// having heard nothing since it loaded, it gets what was written meanwhile.
+@Suite(.serialized, .onEveryEngine) struct LivePositionTests {
+    static func position(_ page: MarkupDocument) -> String? { page.nodes("//*[@data-live]").first?["data-live-position"] }
+
+    @Test func aBoardThatHeardNothingResumesFromWhereItWasRendered() throws {
+        let app = try AppHarness { $0.limits.secondsBetweenPosts = 0 }
+        let writer = app.browser(), reader = app.browser()
+        try writer.signUp("writer")
+        try writer.postOnBoard("seoul", "Before the page")
+        // The page, with no stream open; then posts while it is cut off.
+        let position = try #require(Self.position(try reader.get("/city/seoul").1))
+        #expect(position.hasPrefix(app.application.live.node + "-"))
+        try writer.postOnBoard("seoul", "While the page was cut off")
+        let missed = try LiveTests.newest(app)
+        let resumed = try reader.listen("/city/seoul/live?last=\(position)")
+        #expect(try resumed.next().data == #"{"type":"post","id":\#(missed)}"#)
+
+        // A post's page likewise: a reply made while it listened to nothing.
+        let (_, postPage) = try reader.get("/posts/\(missed)")
+        let there = try #require(Self.position(postPage))
+        try ConversationTests.reply(writer, to: missed, "A reply nobody heard")
+        let reply = try LiveTests.newest(app)
+        let conversation = try reader.listen("/posts/\(missed)/live", lastEventID: there)
+        #expect(try conversation.next().data == #"{"type":"reply","id":\#(reply),"post":\#(missed)}"#)
+    }
+
+    /// A quiet board's page is kept a while with the position of its read; other boards' events
+    /// dropped from the replay window meanwhile do not make it reload.
+    @Test func aQuietBoardKeptAWhileStillResumes() throws {
+        let app = try AppHarness()
+        let live = app.application.live
+        let busan = Int64(try app.count("SELECT id FROM cities WHERE slug = 'busan'"))
+        let position = try #require(Self.position(try app.browser().get("/city/seoul").1))
+        for id in 1...(LiveBoards.keptAtMost + 10) { live.publish(PostEvent(.posted, id: Int64(id), city: busan, author: 1)) }
+        let seoul = try app.browser().listen("/city/seoul/live", lastEventID: position)
+        live.publish(PostEvent(.posted, id: 99_999, city: Int64(try app.count("SELECT id FROM cities WHERE slug = 'seoul'")), author: 1))
+        #expect(try seoul.next().data == #"{"type":"post","id":99999}"#, "no reload: nothing of Seoul's was dropped")
+        // Busan's own page from then has lost events: reload.
+        #expect(try app.browser().listen("/city/busan/live", lastEventID: position).next().data == #"{"type":"reload"}"#)
+    }
+}
+

@@ -267,7 +267,8 @@ public final class Application: Sendable {
         router.use(Flash.middleware(secure: configuration.secureCookies))
         router.use(Middleware.pageAddress(nearestPage: { [unowned router] in router.nearestPage(above: $0) }))
         router.use(identity.middleware)
-        let board = BoardView(database: database, pages: pages, clock: clock, snapshots: boardSnapshots)
+        let board = BoardView(database: database, pages: pages, clock: clock, snapshots: boardSnapshots,
+                              livePosition: { [live] in live.position(of: $0) })
         let bookmarks = Bookmarks(store: BookmarkStore(database: database), index: cities, clock: clock, secureCookies: configuration.secureCookies)
         bookmarks.addRoutes(to: router)
         HomeController(pages: pages, index: cities, weather: weather, bookmarks: bookmarks, cache: cache, clock: clock).addRoutes(to: router)

@@ -683,6 +683,33 @@ final class OtherOriginContext: RequestContext {
         try Self.expectCleanConsole(browser)
     }
 
+    /// Issue 46 #2: a board that heard nothing since it loaded is cut off (its connections
+    /// reset, through a relay) while a post is made; it reconnects by itself, from the position
+    /// it was rendered with, and offers the post it missed.
+    @Test func aBoardCutOffCatchesUpWhenItReconnects() throws {
+        guard let site = try Self.start(configure: { $0.limits.secondsBetweenPosts = 0 }) else { return }
+        defer { withExtendedLifetime(site) {} }
+        let (app, browser) = (site.app, site.browser)
+        let relay = try TCPRelay(to: app.port)
+        defer { relay.stop() }
+        let base = "http://127.0.0.1:\(relay.port)"
+        let writer = app.browser()
+        try writer.signUp("writer")
+        try browser.go(base + "/city/seoul")
+        try browser.wait("the page listening") { app.application.live.listenerCount == 1 }
+        #expect((try browser.script("return document.querySelector('[data-live]').dataset.livePosition") as? String)?.isEmpty == false)
+        relay.cutAll()
+        try browser.wait("the stream cut") { app.application.live.listenerCount == 0 }
+        try writer.postOnBoard("seoul", "Written while the page was cut off")
+        let missed = try app.count("SELECT max(id) FROM posts")
+        try browser.wait("the missed post offered", seconds: 30) { try browser.findAll("button.live-bar").count == 1 }
+        try browser.click("button.live-bar")
+        try browser.wait("the missed post on the board") { try browser.findAll("#post-\(missed)").count == 1 }
+        // The console has the cut stream's error, and nothing else.
+        let errors = try browser.consoleErrors().filter { !$0.contains("/city/seoul/live") || !$0.contains("ERR_INCOMPLETE_CHUNKED_ENCODING") }
+        #expect(errors.isEmpty, "console errors: \(errors)")
+    }
+
     /// Issue 45 #7: on a phone the composer's sky and "feels" choices lay out as choices, each
     /// on one line, in both languages (a radio at a text field's 100 % broke "맑음" into letters).
     @Test("the composer's choices on a phone", arguments: [(320, "en-GB,en"), (375, "ko-KR,ko"), (320, "ko-KR,ko")])

@@ -17,10 +17,11 @@ struct BoardRender: Hashable, Sendable {
     var rows: Rows
 
     /// The rows as named: a kept read with the reader's marks (`BoardSnapshots`), named without
-    /// hashing them, or the rows read for this reader alone (hashed: far less than rendering them).
+    /// hashing them (its stream position is the read's), or the rows read for this reader alone
+    /// with the position taken before they were read (hashed: far less than rendering them).
     enum Rows: Hashable, Sendable {
         case shared(BoardView.SharedRead)
-        case read(posts: [PostRow], replies: [Replies])
+        case read(posts: [PostRow], livePosition: String, replies: [Replies])
     }
 
     struct Replies: Hashable, Sendable {

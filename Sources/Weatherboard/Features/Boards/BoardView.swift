@@ -28,6 +28,8 @@ struct BoardSection {
     var observing = false
     var newestHref: String?
     var olderHref: String?
+    /// The live stream's position the rows reflect (`data-live-position`).
+    var livePosition: String
 }
 
 /// Builds a city's board section for a viewer.
@@ -43,12 +45,17 @@ struct BoardView {
 
     /// Board pages as everyone sees them, where they can be kept (nil: read per reader).
     let snapshots: BoardSnapshots?
+    /// A live topic's position now (`LiveBoards.position(of:)`), taken before rows are read: a
+    /// page resumes its stream from there, so that nothing written after the read is missed.
+    let livePosition: @Sendable (LiveBoards.Topic) -> String
 
-    init(database: AppDatabase, pages: Pages, clock: @escaping @Sendable () -> Date, snapshots: BoardSnapshots? = nil) {
+    init(database: AppDatabase, pages: Pages, clock: @escaping @Sendable () -> Date, snapshots: BoardSnapshots? = nil,
+         livePosition: @escaping @Sendable (LiveBoards.Topic) -> String) {
         self.database = database
         self.pages = pages
         self.clock = clock
         self.snapshots = snapshots
+        self.livePosition = livePosition
         var relativeTimes: [Language: PostPresenter.RelativeTimes] = [:]
         var reasonOptions: [Language: HTMLFragment] = [:]
         var replyPhrases: [Language: PostPresenter.ReplyPhrases] = [:]
@@ -76,6 +83,8 @@ struct BoardView {
         var shared: SharedRead?
         /// The authors shown whom the reader has muted (their posts and replies come collapsed).
         var muted: Set<Int64> = []
+        /// The live stream's position taken before these rows were read.
+        var livePosition = ""
 
         /// Everyone whose post or reply the page shows.
         var authors: Set<Int64> {
@@ -122,6 +131,7 @@ struct BoardView {
 
     /// The rows of a board page as `viewer` may see them, in three statements.
     private func read(city: City, viewer: User?, before: Int64?, _ db: any SQLConnection) throws -> Rows {
+        let position = livePosition(.board(city.id))
         let now = clock()
         let posts = try BoardQueries.board(cityID: city.id, viewer: viewer, before: before, limit: BoardQueries.pageSize + 1, pinnedAt: now, db)
         let shown = posts.prefix(BoardQueries.pageSize)
@@ -135,7 +145,7 @@ struct BoardView {
         if let newest = ordered.first?.id, let oldest = ordered.last?.id {
             replies.merge(try BoardQueries.newestReplies(cityID: city.id, posts: oldest, newest, viewer: viewer, db)) { a, _ in a }
         }
-        var rows = Rows(posts: posts, replies: replies, observations: observations)
+        var rows = Rows(posts: posts, replies: replies, observations: observations, livePosition: position)
         if let viewer {
             let muted = try Mutes.mutedIDs(by: viewer.id, now: now, db)
             if !muted.isEmpty { rows.muted = muted.intersection(rows.authors) }
@@ -151,7 +161,7 @@ struct BoardView {
         let owns = reader != nil && (shown.contains { $0.userID == reader }
                                      || shown.contains { rows.replies[$0.id]?.shown.contains { $0.userID == reader } == true })
         let named: BoardRender.Rows = rows.shared.map { .shared($0) } ?? .read(
-            posts: rows.posts,
+            posts: rows.posts, livePosition: rows.livePosition,
             replies: shown.compactMap { post in
                 rows.replies[post.id].map { BoardRender.Replies(post: post.id, shown: $0.shown, count: $0.count) }
             })
@@ -177,7 +187,7 @@ struct BoardView {
             posts: shown.map { post in
                 let replies = rows.replies[post.id]
                 return presenter.view(post, replies: replies?.shown ?? [], count: replies?.count ?? 0, returnTo: returnTo)
-            })
+            }, livePosition: rows.livePosition)
         if posts.count > BoardQueries.pageSize, let last = shown.last { section.olderHref = "/city/\(slug)?before=\(last.id)#board" }
         if render.before != nil { section.newestHref = "/city/\(slug)#board" }
         if render.reader.signedIn {

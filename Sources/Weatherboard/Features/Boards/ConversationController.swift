@@ -29,6 +29,7 @@ struct ConversationController {
 
     /// The post's page, with the reply form given back (the text as typed, why it was refused).
     private func page(postID: Int64, after: Int64?, _ context: AppContext, composer: Composer?, status: HTTPStatus = .ok) throws -> Response {
+        let position = board.livePosition(.conversation(postID))
         guard let found = try store.conversation(postID: postID, viewer: context.user, after: after) else { throw HTTPError(.notFound) }
         if found.post.parentID != nil { return .redirect(to: found.post.href, status: .found) }
         let post = found.post
@@ -52,7 +53,7 @@ struct ConversationController {
             isOpen: open && !blocked,
             closedText: pages.string(blocked ? "error_replies_blocked" : post.removedAt != nil ? "error_replies_closed" : "error_replies_hidden", language),
             canReply: open && !blocked && context.user != nil, composerText: composer?.text ?? "", composerError: composer?.error,
-            isGuest: context.user == nil)
+            isGuest: context.user == nil, livePosition: position)
         if found.replies.count > BoardQueries.repliesPageSize, let last = shown.last { page.laterHref = "/posts/\(postID)?after=\(last.id)#replies" }
         if after != nil { page.firstHref = "/posts/\(postID)#replies" }
         return pages.html(context, status: status) { Templates.post_page(page, &$0, $1) }
@@ -135,6 +136,8 @@ struct PostPage {
     var keptText: String? { composerText.isEmpty ? nil : composerText }
     var composerError: String?
     var isGuest: Bool
+    /// The live stream's position taken before the conversation was read (`data-live-position`).
+    var livePosition: String
     var laterHref: String?
     var firstHref: String?
 }

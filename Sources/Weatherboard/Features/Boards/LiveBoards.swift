@@ -12,9 +12,14 @@ import Synchronization
 /// hidden by reports except their own posts (and the replies under a hidden post only to its
 /// author), nothing under a removed post. Agreement counts are sent at most once a second per post.
 ///
-/// Events are numbered on this node (`node-serial`); the last few minutes are kept, so that a
-/// page reconnecting with `Last-Event-ID` gets what it missed, or `reload` when that is gone or
-/// was numbered by another node.
+/// Events are numbered on this node and stamped with its clock (`node-serial-milliseconds`); the
+/// last few minutes are kept, so that a page reconnecting with `Last-Event-ID` gets what it
+/// missed, or `reload` when that is gone. A page is rendered with its topic's position
+/// (`position(of:)`, taken before its rows are read: the topic's newest event then), so that it
+/// resumes from there even if it heard nothing since; the position changes only with the topic,
+/// so an unchanged page renders to the same bytes. A position another node numbered is replayed
+/// by time: every kept event from `crossNodeMargin` before it, if this node was running then and
+/// has kept everything of the topic since.
 final class LiveBoards: Sendable {
     /// Where a page listens: a city's board, or one conversation (a post and its replies).
     enum Topic: Hashable, Sendable {
@@ -70,6 +75,19 @@ final class LiveBoards: Sendable {
         /// Agreement counts waiting for their post's second to pass, and when each post's was last sent.
         var pendingCounts: [Int64: PostEvent] = [:]
         var countSentAt: [Int64: Double] = [:]
+        /// The newest event dropped from `kept`, and per board the newest of its own: a replay
+        /// reaches no further back. A board's page may be kept a while (`BoardSnapshots`) with the
+        /// position of its read; a quiet board has dropped nothing however busy the others are.
+        var dropped = Mark()
+        var droppedBoards: [Int64: Mark] = [:]
+        /// Each topic's newest event: every board's, each conversation's while it is kept.
+        var newest: [Topic: Mark] = [:]
+    }
+
+    /// An event's number and time.
+    struct Mark {
+        var serial: UInt64 = 0
+        var at: Double = 0
     }
     private let state = Mutex(State())
     /// This node's prefix of event ids.
@@ -84,11 +102,39 @@ final class LiveBoards: Sendable {
     static let heartbeat: TimeInterval = 25
     /// The most a replay sends (half of a stream's unread budget, `maxStreamBufferedBytes`).
     static let longestReplay = 32 * 1024
+    /// How far before a position from another node a replay by time starts: events reach each
+    /// node a moment after their write (the change stream), and the nodes' clocks may differ by
+    /// a little (NTP keeps them within milliseconds). Pages ignore events they already show.
+    static let crossNodeMargin: TimeInterval = 2
+    /// When this node began numbering events (a position from before it is another process's).
+    private let startedAt: Double
 
     init(node: String, clock: @escaping @Sendable () -> Date, conversation: @escaping @Sendable (Int64) -> Conversation? = { _ in nil }) {
         self.node = String(node.prefix(8)).lowercased()
         self.clock = clock
         self.conversation = conversation
+        startedAt = clock().timeIntervalSince1970
+    }
+
+    /// Where `topic` stands now, as a page rendered from rows read after this reflects it
+    /// (`data-live-position`, sent back as `Last-Event-ID`): its newest event; for a topic with
+    /// none kept, the newest dropped (nothing after it is missing), or this node's start.
+    func position(of topic: Topic) -> String {
+        state.withLock { state in
+            let mark: Mark
+            if let newest = state.newest[topic] {
+                mark = newest
+            } else if case .conversation = topic, state.dropped.serial > 0 {
+                mark = state.dropped
+            } else {
+                mark = Mark(serial: 0, at: startedAt)
+            }
+            return Self.id(node: node, serial: mark.serial, at: mark.at)
+        }
+    }
+
+    static func id(node: String, serial: UInt64, at time: Double) -> String {
+        "\(node)-\(serial)-\(Int(clampedSeconds: time * 1000))"
     }
 
     /// Streams open now (tests and the benchmark read it).
@@ -120,11 +166,21 @@ final class LiveBoards: Sendable {
 
     private func replay(after lastEventID: String, to listener: Listener, on topic: Topic, _ state: State) -> [UInt8] {
         let parts = lastEventID.split(separator: "-")
-        guard parts.count == 2, parts[0] == node, let last = UInt64(parts[1]), last < state.nextSerial,
-              let oldest = state.kept.first?.serial ?? Optional(state.nextSerial), last + 1 >= oldest
-        else { return reload(state) }
+        guard parts.count == 3, let last = UInt64(parts[1]), let milliseconds = Int(parts[2]) else { return reload(state) }
+        let dropped: Mark
+        if case .board(let city) = topic { dropped = state.droppedBoards[city] ?? Mark() } else { dropped = state.dropped }
+        let missedSince: (Sent) -> Bool
+        if parts[0] == node {
+            guard last < state.nextSerial, last >= dropped.serial else { return reload(state) }
+            missedSince = { $0.serial > last }
+        } else {
+            // Another node's numbering (or another process's): by time, if this node kept all since.
+            let since = Double(milliseconds) / 1000 - Self.crossNodeMargin
+            guard since >= startedAt, since > dropped.at else { return reload(state) }
+            missedSince = { $0.at >= since }
+        }
         var missed: [UInt8] = []
-        for sent in state.kept where sent.serial > last && sent.topics.contains(topic) && listener.mayHear(sent) {
+        for sent in state.kept where missedSince(sent) && sent.topics.contains(topic) && listener.mayHear(sent) {
             missed += sent.bytes
             // More than the stream may hold unread: a reload is cheaper, and it always fits.
             if missed.count > Self.longestReplay { return reload(state) }
@@ -218,7 +274,7 @@ final class LiveBoards: Sendable {
     /// `reload`, numbered as the last event sent: a page that reloads and reconnects with it
     /// misses nothing after it.
     private func reload(_ state: State) -> [UInt8] {
-        Self.encode(serial: "\(node)-\(state.nextSerial - 1)", json: #"{"type":"reload"}"#)
+        Self.encode(id: Self.id(node: node, serial: state.nextSerial - 1, at: clock().timeIntervalSince1970), json: #"{"type":"reload"}"#)
     }
 
     private func reloadEveryone() {
@@ -236,11 +292,25 @@ final class LiveBoards: Sendable {
             let serial = state.nextSerial
             state.nextSerial += 1
             let sent = Sent(serial: serial, at: now, topics: topics, author: author, conversationAuthor: conversationAuthor,
-                            onlyNotTo: onlyNotTo, onlyTo: onlyTo, bytes: Self.encode(serial: "\(node)-\(serial)", json: json))
+                            onlyNotTo: onlyNotTo, onlyTo: onlyTo, bytes: Self.encode(id: Self.id(node: node, serial: serial, at: now), json: json))
             state.kept.append(sent)
+            for topic in topics { state.newest[topic] = Mark(serial: serial, at: now) }
             let expired = state.kept.prefix { now - $0.at > Self.keptFor }.count
             let over = max(0, state.kept.count - Self.keptAtMost)
-            if max(expired, over) > 0 { state.kept.removeFirst(max(expired, over)) }
+            if max(expired, over) > 0 {
+                for gone in state.kept.prefix(max(expired, over)) {
+                    state.dropped = Mark(serial: gone.serial, at: gone.at)
+                    for topic in gone.topics {
+                        switch topic {
+                        case .board(let city): state.droppedBoards[city] = state.dropped
+                        case .conversation:
+                            // Its position falls back to `dropped`: as far back as is known.
+                            if state.newest[topic]?.serial == gone.serial { state.newest[topic] = nil }
+                        }
+                    }
+                }
+                state.kept.removeFirst(max(expired, over))
+            }
             var hearing: [Listener] = []
             for topic in Set(topics) {
                 guard let group = state.listeners[topic] else { continue }
@@ -290,7 +360,7 @@ final class LiveBoards: Sendable {
     }
 
     /// One event: its id and its data (every event has an id, `reload` too).
-    static func encode(serial: String, json: String) -> [UInt8] {
-        Array("id: \(serial)\ndata: \(json)\n\n".utf8)
+    static func encode(id: String, json: String) -> [UInt8] {
+        Array("id: \(id)\ndata: \(json)\n\n".utf8)
     }
 }
