@@ -110,8 +110,8 @@ import HTTPTestSupport
         let line = page.nodes("//section[@data-day='today']//*[@data-rain-totals]").first
         #expect(line?["data-today-mm"] == today && line?["data-yesterday-mm"] == yesterday)
         if let today, let yesterday {
-            #expect(line?.text == "Precipitation: \(today) mm expected today, \(yesterday) mm yesterday.")
-            #expect(try app.page("/city/seoul?lang=ko").1.text("//*[@data-rain-totals]") == "강수량: 오늘 예상 \(today) mm, 어제 \(yesterday) mm.")
+            #expect(line?.text == "Precipitation: \(today) mm today (the whole day), \(yesterday) mm yesterday.")
+            #expect(try app.page("/city/seoul?lang=ko").1.text("//*[@data-rain-totals]") == "강수량: 오늘 하루 \(today) mm, 어제 \(yesterday) mm.")
         }
     }
 

@@ -32,7 +32,7 @@ struct CityWeather {
         var feelsLike = ""
         /// "Rain likely from 15:00 to 18:00" (today only).
         var rainSummary: String?
-        /// Today's: the day's expected precipitation beside what fell yesterday.
+        /// Today's: the day's precipitation (fallen and to come) beside yesterday's.
         var rainTotals: RainTotals?
         var details: Details?
     }
@@ -55,7 +55,8 @@ struct CityWeather {
         var href: String
     }
 
-    /// "Precipitation: 3.1 mm expected today, 12.4 mm yesterday." (mm, one decimal).
+    /// "Precipitation: 3.1 mm today (the whole day), 12.4 mm yesterday." (mm, one decimal): the
+    /// day's sum, fallen and to come, so that it never reads as rain still to come.
     struct RainTotals {
         var today: String
         var yesterday: String
