@@ -151,8 +151,9 @@
     }).catch(function () { /* the bar stays: the reader can try again */ });
   }
 
-  // A new reply under a post on this page: the post's page after the last reply shown here,
-  // fetched once the burst of events has settled.
+  // A new reply under a post on this page: the replies after the last one shown here (a
+  // fragment rendered once for everyone with no part in them), fetched once the burst of
+  // events has settled.
   var replyFetches = {};
   function fetchReplies(postID) {
     if (replyFetches[postID]) return;
@@ -162,7 +163,7 @@
       if (!holder) return;
       var shown = holder.querySelectorAll("article.reply");
       var after = shown.length ? shown[shown.length - 1].dataset.postId : null;
-      fetchPage("/posts/" + postID + (after ? "?after=" + after : "")).then(function (doc) {
+      fetchPage("/posts/" + postID + "/replies" + (after ? "?after=" + after : "")).then(function (doc) {
         var replies = doc.querySelectorAll("#replies article.reply");
         keepingPlace(function () {
           for (var i = 0; i < replies.length; i++) {

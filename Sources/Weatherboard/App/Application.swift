@@ -31,6 +31,8 @@ public final class Application: Sendable {
     let weatherParts: WeatherFragments
     /// Boards as rendered (and deflated), for the next reader they are the same for.
     let boards: BoardCache
+    /// New replies as open pages fetch them, rendered once per what their render reads.
+    let sharedReplies: SharedReplies
     /// Board pages as everyone sees them, kept while unchanged; only where every change reaches
     /// this process as it commits (SQLite; see `BoardSnapshots`).
     let boardSnapshots: BoardSnapshots?
@@ -110,6 +112,7 @@ public final class Application: Sendable {
         boardSnapshots = database.dialect == .sqlite && configuration.pageCaches ? BoardSnapshots(versions: pageVersions) : nil
         weatherParts = WeatherFragments(enabled: configuration.pageCaches)
         boards = BoardCache(enabled: configuration.pageCaches)
+        sharedReplies = SharedReplies(enabled: configuration.pageCaches)
         pageCache = PageCache(versions: pageVersions, maximumAge: configuration.pageCacheMaximumAge, enabled: configuration.pageCaches,
                               clock: configuration.clock, metrics: metrics.factory)
         let conversations = BoardStore(database: database, effects: BoardNotices())
@@ -138,7 +141,7 @@ public final class Application: Sendable {
         self.health = health
         router = try Application.makeRouter(configuration: configuration, database: database, pages: pages,
                                         cities: cities, weather: weather, cache: pageCache, live: live, metrics: metrics,
-                                        health: health, weatherParts: weatherParts, boards: boards, boardSnapshots: boardSnapshots,
+                                        health: health, weatherParts: weatherParts, boards: boards, sharedReplies: sharedReplies, boardSnapshots: boardSnapshots,
                                         mail: mail, push: push, party: PasskeyParty(publicURL: configuration.publicURL,
                                                                         onLoopback: ["127.0.0.1", "::1", "localhost"].contains(configuration.host),
                                                                         port: { [boundPort] in boundPort.port }),
@@ -179,6 +182,7 @@ public final class Application: Sendable {
         let caches: [(String, @Sendable () -> Int)] = [
             ("pages", { [pageCache] in pageCache.keptBytes }), ("weather_parts", { [weatherParts] in weatherParts.keptBytes }),
             ("boards", { [boards] in boards.keptBytes }),
+            ("shared_replies", { [sharedReplies] in sharedReplies.keptBytes }),
             ("board_snapshots", { [boardSnapshots] in boardSnapshots?.keptBytes ?? 0 }),
             ("forecasts", { [weather] in weather.forecastsInMemory.bytes }),
             ("sqlite", { SQLiteDatabase.memoryUsed }),
@@ -236,7 +240,7 @@ public final class Application: Sendable {
     static func makeRouter(configuration: AppConfiguration, database: AppDatabase, pages: Pages,
                            cities: CityIndex, weather: WeatherService, cache: PageCache, live: LiveBoards,
                            metrics: SiteMetrics, health: HealthController, weatherParts: WeatherFragments,
-                           boards: BoardCache, boardSnapshots: BoardSnapshots?, mail: MailSender?, push: PushSender?, party: PasskeyParty,
+                           boards: BoardCache, sharedReplies: SharedReplies, boardSnapshots: BoardSnapshots?, mail: MailSender?, push: PushSender?, party: PasskeyParty,
                            logger: Logger) throws -> Router<AppContext> {
         let router = Router<AppContext>()
         let errors = ErrorPages(pages: pages, logger: logger)
@@ -290,7 +294,8 @@ public final class Application: Sendable {
                         }).addRoutes(to: router)
         ConversationController(pages: pages, store: BoardStore(database: database, effects: BoardNotices()), board: board, rules: postingRules,
                                reactionLimit: RateLimit(limit: configuration.limits.reactionsPerHour, window: 3600),
-                               clock: clock, logger: logger).addRoutes(to: router)
+                               clock: clock, logger: logger,
+                               sharedReplies: sharedReplies).addRoutes(to: router)
         LiveController(live: live, store: BoardStore(database: database, effects: BoardNotices()), index: cities, clientAddress: clientAddress,
                        clock: configuration.clock).addRoutes(to: router)
         NotificationsController(pages: pages, store: NotificationStore(database: database), board: board, clock: clock).addRoutes(to: router)

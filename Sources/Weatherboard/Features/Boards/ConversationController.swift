@@ -13,9 +13,11 @@ struct ConversationController {
     let clock: @Sendable () -> Date
     /// Where a form given back on database trouble is logged with its cause.
     let logger: Logger
+    let sharedReplies: SharedReplies
 
     func addRoutes(to router: Router<AppContext>) {
         router.get("/posts/{id}", show)
+        router.get("/posts/{id}/replies", newReplies)
         router.post("/posts/{id}/replies", reply)
         router.post("/posts/{id}/react", react)
     }
@@ -25,6 +27,32 @@ struct ConversationController {
     func show(_ request: Request, _ context: AppContext) throws -> Response {
         let after = try request.queryCursor("after")
         return try page(postID: try request.idParameter(), after: after, context, composer: nil)
+    }
+
+    /// `GET /posts/{id}/replies?after=`: the replies after one as a fragment, for an open page's
+    /// live.js to put under the post (issue 46 #1). A render is a function of the rows as this
+    /// reader may see them and of the reader as the presenter sees them: kept under exactly
+    /// that (`SharedReplies`), so the thousands of readers with no part in a new reply share one.
+    func newReplies(_ request: Request, _ context: AppContext) throws -> Response {
+        let postID = try request.idParameter()
+        let after = try request.queryCursor("after")
+        guard let found = try store.conversation(postID: postID, viewer: context.user, after: after), found.post.parentID == nil
+        else { throw HTTPError(.notFound) }
+        let shown = Array(found.replies.prefix(BoardQueries.repliesPageSize))
+        let user = context.user
+        let muted = try user.map { try store.mutedIDs(by: $0.id, now: clock()) } ?? []
+        let authors = Set(shown.compactMap(\.userID))
+        let reader = Reader(context, owns: user.map { authors.contains($0.id) } ?? false, muted: muted.intersection(authors))
+        let language = context.language
+        let key = SharedReplies.Key(post: postID, rows: shown, reader: reader, language: language,
+                                    minute: Int64(Int(clampedSeconds: clock().timeIntervalSince1970) / 60))
+        let fragment = sharedReplies.fragment(key) {
+            let presenter = board.presenter(reader, language)
+            let returnTo = HTMLFragment(escaping: "/posts/\(postID)")
+            let view = RepliesFragment(replies: shown.map { presenter.view($0, returnTo: returnTo) })
+            return pages.renderer.fragment(language, capacity: 16 * 1024) { Templates.replies_fragment(view, &$0, $1) }
+        }
+        return .html(fragment.bytes)
     }
 
     /// The post's page, with the reply form given back (the text as typed, why it was refused).
@@ -114,6 +142,11 @@ struct ConversationController {
         if request.asksForJSON { return .json(["agreed": outcome.agrees, "count": outcome.count]) }
         return .redirect(to: context.returnPath(or: post.parentID.map { "/posts/\($0)" } ?? "/posts/\(id)") + "#post-\(id)")
     }
+}
+
+/// New replies, as a fragment (`replies_fragment.mustache`).
+struct RepliesFragment {
+    var replies: [PostView]
 }
 
 /// A post's own page.
