@@ -25,7 +25,8 @@
 # Environment: PEER (the peer's sources), PEER_BUILD (a writable copy, built here if needed),
 # DURATION=8s WARMUP=2s REPS=3 CONNS=64 CALLGRIND_REQUESTS=200 SKIP_PEER=1 SKIP_CALLGRIND=1 CLUSTER=1, BIN, EXTRA_ARGS (more serve flags),
 # POSTS_PER_BOARD=3 (issue 38's full boards: 20; the 20 members rotate, so readers post on the boards they read),
-# PLAINTEXT_ROUNDS=5, ONLY_PLAINTEXT=1 (the bare server against nginx and nothing else).
+# PLAINTEXT_ROUNDS=5, ONLY_PLAINTEXT=1 (the bare server against nginx and nothing else), KEEP_DUMPS=1 (callgrind's
+# dump of each count into OUT, for callgrind_annotate).
 # Needs: wrk, valgrind, curl, taskset, nginx (and postgresql for CLUSTER=1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -204,7 +205,7 @@ fi
 
 # --- instructions per request ----------------------------------------------------------------
 if [[ -z ${SKIP_CALLGRIND:-} ]] && command -v valgrind >/dev/null; then
-    cp "$BIN" "$BIN-stripped" && strip "$BIN-stripped"
+    cp "$BIN" "$BIN-stripped" && strip --strip-debug "$BIN-stripped" # symbols kept, for callgrind_annotate
     valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.%p" "$BIN-stripped" "${SERVE_ARGS[@]}" \
         --weather-fetches-per-minute 100000000 --weather-cold-fetches-per-client 100000000 --weather-cold-fetches-per-hour 100000000 \
         >"$OUT/callgrind-server.log" 2>&1 &
@@ -216,6 +217,7 @@ if [[ -z ${SKIP_CALLGRIND:-} ]] && command -v valgrind >/dev/null; then
         local dump total
         dump=$(ls -t "$WORK"/callgrind.* | head -1)
         total=$(awk '/^(summary|totals):/ {print $2; exit}' "$dump")
+        [[ -z ${KEEP_DUMPS:-} ]] || cp "$dump" "$OUT/callgrind-$1.out"
         echo "instructions $1 $(( total / $2 ))" | tee -a "$OUT/results.txt"
     }
     count() { # NAME URL [curl args...]
