@@ -287,6 +287,17 @@ extension AppHarness {
             SELECT id, 1122, 8.5, -0.5, 'open-meteo-era5', 2.5 FROM cities WHERE slug = 'seoul'
             """)
 
+        // An official warning in force in Seoul, in two languages (its words and dates as a source gave them).
+        try execute("""
+            INSERT INTO warnings (id, source, event, severity, urgency, sent, onset, expires)
+            VALUES ('kma:2026-11-22-1', 'kma', '호우경보', 'severe', 'immediate', 1.5, 2.5, 1e12)
+            """)
+        try execute("""
+            INSERT INTO warning_texts (warning_id, language, headline, description)
+            VALUES ('kma:2026-11-22-1', 'ko', '서울 호우경보', '시간당 30mm'), ('kma:2026-11-22-1', 'en', 'Heavy rain warning', '30 mm an hour')
+            """)
+        try execute("INSERT INTO warning_cities (warning_id, city_id) SELECT 'kma:2026-11-22-1', id FROM cities WHERE slug = 'seoul'")
+
         // A browser that signed in to an account before.
         try execute("INSERT INTO known_devices (token_hash, user_id, created_at, last_used_at) SELECT 'a digest', id, 1.5, 2.5 FROM users WHERE username = 'loud'")
 

@@ -37,6 +37,13 @@ public struct AppConfiguration: Sendable {
     public var airQualityURL = "https://air-quality-api.open-meteo.com"
     /// Open-Meteo's historical archive: each city's 1991–2020 normals, asked once (`ClimateNormals`).
     public var archiveURL = "https://archive-api.open-meteo.com"
+    /// The US National Weather Service's API: its active alerts, shown as warnings on the cities
+    /// they cover (`NWSAlerts`). Unset: `api.weather.gov` wherever real forecasts are asked (the
+    /// demo has no warnings); empty: none.
+    public var warningsNWSURL: String?
+    static let nwsURL = "https://api.weather.gov"
+    /// How often each node asks the warnings' sources for what they have in force.
+    public var warningsEvery: TimeInterval = 300
     /// The KMA service key, from the environment only (`WEATHERBOARD_KMA_KEY`, read with the other
     /// settings in `resolve`); when set, the KMA is asked first for Korean cities.
     public var kmaKey: String?

@@ -48,6 +48,8 @@ public final class Application: Sendable {
     let rainAlerts: RainAlerts
     /// The e-mail digest's schedule, with a relay configured.
     let digests: Digests?
+    /// Official warnings, asked for on every node and kept for pages.
+    let warnings: Warnings
     /// The port listened on, once started (`--port 0` picks one): passkeys' origin without `--public-url`.
     private let boundPort = BoundPort()
     let logger: Logger
@@ -104,9 +106,11 @@ public final class Application: Sendable {
             switch change {
             case .weather(let cityID): weather.forget(cityID: cityID)
             case .missed: weather.forgetAll() // after a reconnection: anything may have changed
-            case .city, .post, .everything, .notice: break
+            case .city, .post, .everything, .notice, .warning: break
             }
         }
+        warnings = try Warnings(database: database, cities: cities, providers: Application.makeWarningProviders(configuration),
+                                interval: configuration.warningsEvery, clock: configuration.clock, logger: logger)
         rainAlerts = RainAlerts(database: database, weather: weather, cities: cities, interval: configuration.scheduleInterval,
                                 clock: configuration.clock, logger: logger)
         boardSnapshots = database.dialect == .sqlite && configuration.pageCaches ? BoardSnapshots(versions: pageVersions) : nil
@@ -140,7 +144,7 @@ public final class Application: Sendable {
         let health = HealthController(database: database)
         self.health = health
         router = try Application.makeRouter(configuration: configuration, database: database, pages: pages,
-                                        cities: cities, weather: weather, cache: pageCache, live: live, metrics: metrics,
+                                        cities: cities, weather: weather, warnings: warnings, cache: pageCache, live: live, metrics: metrics,
                                         health: health, weatherParts: weatherParts, boards: boards, sharedReplies: sharedReplies, boardSnapshots: boardSnapshots,
                                         mail: mail, push: push, party: PasskeyParty(publicURL: configuration.publicURL,
                                                                         onLoopback: ["127.0.0.1", "::1", "localhost"].contains(configuration.host),
@@ -237,8 +241,19 @@ public final class Application: Sendable {
         return OpenMeteoArchive(baseURL: configuration.archiveURL)
     }
 
+    /// Warnings come wherever real forecasts are asked (the demo has none) or a source's URL is
+    /// given; an empty URL asks that source for none.
+    static func makeWarningProviders(_ configuration: AppConfiguration) -> [WarningProvider] {
+        let real = configuration.weatherProviders.contains("open-meteo") || configuration.kmaKey != nil
+        var providers: [WarningProvider] = []
+        if let url = configuration.warningsNWSURL ?? (real ? AppConfiguration.nwsURL : nil), !url.isEmpty {
+            providers.append(NWSAlerts(baseURL: url))
+        }
+        return providers
+    }
+
     static func makeRouter(configuration: AppConfiguration, database: AppDatabase, pages: Pages,
-                           cities: CityIndex, weather: WeatherService, cache: PageCache, live: LiveBoards,
+                           cities: CityIndex, weather: WeatherService, warnings: Warnings, cache: PageCache, live: LiveBoards,
                            metrics: SiteMetrics, health: HealthController, weatherParts: WeatherFragments,
                            boards: BoardCache, sharedReplies: SharedReplies, boardSnapshots: BoardSnapshots?, mail: MailSender?, push: PushSender?, party: PasskeyParty,
                            logger: Logger) throws -> Router<AppContext> {
@@ -275,12 +290,12 @@ public final class Application: Sendable {
                               livePosition: { [live] in live.position(of: $0) })
         let bookmarks = Bookmarks(store: BookmarkStore(database: database), index: cities, clock: clock, secureCookies: configuration.secureCookies)
         bookmarks.addRoutes(to: router)
-        HomeController(pages: pages, index: cities, weather: weather, bookmarks: bookmarks, cache: cache, clock: clock).addRoutes(to: router)
+        HomeController(pages: pages, index: cities, weather: weather, warnings: warnings, bookmarks: bookmarks, cache: cache, clock: clock).addRoutes(to: router)
         CitiesController(pages: pages, index: cities).addRoutes(to: router)
         PostSearchController(pages: pages, database: database, index: cities, clientAddress: clientAddress,
                              searches: ClientLimit(limit: configuration.limits.searchesPerMinute, window: 60), clock: clock).addRoutes(to: router)
         PaletteController().addRoutes(to: router)
-        let cityPage = CityPageController(pages: pages, index: cities, weather: weather, board: board, bookmarks: bookmarks,
+        let cityPage = CityPageController(pages: pages, index: cities, weather: weather, warnings: warnings, board: board, bookmarks: bookmarks,
                                           cache: cache, clientAddress: clientAddress, clock: clock, fragments: weatherParts,
                                           boards: boards)
         cityPage.addRoutes(to: router)
@@ -348,6 +363,7 @@ public final class Application: Sendable {
         mail?.start()
         push?.start()
         rainAlerts.start()
+        warnings.start()
         digests?.start()
     }
 
@@ -382,6 +398,7 @@ public final class Application: Sendable {
         mail?.stop()
         push?.stop()
         rainAlerts.stop()
+        warnings.stop()
         digests?.stop()
         health.stop()
         live.stopTicking()

@@ -145,6 +145,12 @@ struct Setting {
             .text("open-meteo-url", "Base URL of the Open-Meteo API, e.g. a proxy.", \.openMeteoURL),
             .text("air-quality-url", "Base URL of Open-Meteo's air-quality API (PM10 and PM2.5), e.g. a proxy.", \.airQualityURL),
             .text("archive-url", "Base URL of Open-Meteo's historical archive (each city's 1991–2020 normals, asked once), e.g. a proxy.", \.archiveURL),
+            Setting(name: "warnings-nws-url", help: "Base URL of the US National Weather Service's API (its active alerts, shown as warnings); empty for none. Default: \(AppConfiguration.nwsURL) with real forecasts, none with the demo's.",
+                    apply: { $0.warningsNWSURL = $1 }, shown: { $0.warningsNWSURL ?? "" }),
+            Setting(name: "warnings-every", help: "Seconds between asking the warnings' sources what they have in force.", apply: { configuration, text in
+                guard let seconds = Double(text), seconds >= 1, seconds <= 86_400 else { throw Problem(description: "--warnings-every must be 1 to 86400 seconds") }
+                configuration.warningsEvery = seconds
+            }, shown: { String(Int($0.warningsEvery)) }),
             .text("kma-url", "Base URL of the KMA API gateway (the key comes only from WEATHERBOARD_KMA_KEY).", \.kmaURL),
             Setting(name: "weather-fresh-minutes", help: "Minutes a fetched forecast is served before asking again.", apply: { configuration, text in
                 guard let minutes = Int(text), minutes >= 1 else { throw Problem(description: "--weather-fresh-minutes must be at least 1") }

@@ -9,6 +9,8 @@ public enum PageChange: Sendable, Hashable {
     case city(Int64)
     /// A city's forecast changed.
     case weather(Int64)
+    /// The official warnings in force in a city changed.
+    case warning(Int64)
     /// Something every page may show changed (a display name, a ban, an account deleted, a role).
     case everything
     /// Something happened to one post or reply (it changes its city's board, and live pages hear it).
@@ -22,7 +24,7 @@ public enum PageChange: Sendable, Hashable {
     /// The board a change is about, if it is one board's.
     var cityID: Int64? {
         switch self {
-        case .city(let id), .weather(let id): id
+        case .city(let id), .weather(let id), .warning(let id): id
         case .post(let event): event.city
         case .everything, .missed, .notice: nil
         }
@@ -33,6 +35,7 @@ public enum PageChange: Sendable, Hashable {
         switch self {
         case .city(let id): "city \(id)"
         case .weather(let id): "weather \(id)"
+        case .warning(let id): "warning \(id)"
         case .everything: "everything"
         case .notice(let id): "notice \(id)"
         case .missed: "everything" // (only ever delivered here)
@@ -55,6 +58,7 @@ public enum PageChange: Sendable, Hashable {
         switch (parts.first, parts.count == 2 ? Int64(parts[1]) : nil) {
         case ("city", let id?): self = .city(id)
         case ("weather", let id?): self = .weather(id)
+        case ("warning", let id?): self = .warning(id)
         case ("notice", let id?): self = .notice(id)
         case ("everything", nil) where parts.count == 1: self = .everything
         default: return nil

@@ -52,7 +52,7 @@ public final class PageVersions: Sendable {
             case .post(let event):
                 counters.cities[event.city, default: 0] &+= 1
                 counters.boards[event.city, default: 0] &+= 1
-            case .weather(let id):
+            case .weather(let id), .warning(let id):
                 counters.cities[id, default: 0] &+= 1
             case .everything, .missed:
                 counters.global &+= 1

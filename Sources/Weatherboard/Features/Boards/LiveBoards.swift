@@ -198,7 +198,7 @@ final class LiveBoards: Sendable {
         case .post(let event): publish(event)
         case .notice(let member): tell(member)
         case .missed: reloadEveryone()
-        case .city, .weather, .everything: break
+        case .city, .weather, .warning, .everything: break
         }
     }
 

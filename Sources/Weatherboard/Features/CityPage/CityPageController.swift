@@ -10,6 +10,7 @@ struct CityPageController {
     let pages: Pages
     let index: CityIndex
     let weather: WeatherService
+    let warnings: Warnings
     let board: BoardView
     let bookmarks: Bookmarks
     let cache: PageCache
@@ -61,7 +62,11 @@ struct CityPageController {
         }
         let language = context.language
         let layout = pages.layout(context, title: city.name(language))
-        let view = CityPage(layout: layout, slug: city.slug, weather: try weatherFragment(city, language, client: clientAddress.of(context.request)),
+        let shownWarnings = WarningView.of(warnings.inForce(city: city.id, now: clock()), city: city, language: language, now: clock()) {
+            pages.string($0, language, $1)
+        }
+        let view = CityPage(layout: layout, slug: city.slug, warnings: shownWarnings,
+                            weather: try weatherFragment(city, language, client: clientAddress.of(context.request)),
                             observations: board.observations(posts.observations, language), bookmarked: isBookmarked,
                             boardJump: board.jumpLabel(posts, language),
                             board: boardFragment(city, context, before: before, composer: composer, posts: posts, signInHref: layout.signInHref))
@@ -171,6 +176,9 @@ final class WeatherFragments: Sendable {
 struct CityPage {
     var layout: LayoutView
     var slug: String
+    /// Official warnings in force, most severe first.
+    var warnings: [WarningView]
+    var hasWarnings: Bool { !warnings.isEmpty }
     var weather: HTMLFragment
     /// Always there (an optional view is what opens a template scope).
     var observations: ObservationsView?

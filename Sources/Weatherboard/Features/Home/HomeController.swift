@@ -7,6 +7,7 @@ struct HomeController {
     let pages: Pages
     let index: CityIndex
     let weather: WeatherService
+    let warnings: Warnings
     let bookmarks: Bookmarks
     let cache: PageCache
     let clock: @Sendable () -> Date
@@ -55,6 +56,9 @@ struct HomeController {
         let now = clock()
         let rows = zip(cities, reports).map { city, report in
             var row = HomePage.CityRow(slug: city.slug, name: city.name(language), bookmarked: bookmarked)
+            row.warnings = WarningView.of(warnings.inForce(city: city.id, now: now), city: city, language: language, now: now) {
+                pages.string($0, language, $1)
+            }
             let local = LocalCalendar(city.timeZone)
             if let report, let today = report.forecast.day(local.dateString(now)) {
                 let forecast = report.forecast
@@ -106,6 +110,8 @@ struct HomePage {
         var provenance: String?
         var source = ""
         var isDemo = false
+        /// Official warnings in force there, most severe first.
+        var warnings: [WarningView] = []
     }
 
     var layout: LayoutView

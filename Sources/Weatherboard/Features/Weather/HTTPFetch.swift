@@ -5,11 +5,11 @@ import Foundation
 /// read no further), and a redirect is followed only on the same scheme, host and port (a
 /// provider's answer never makes us fetch from somewhere else), three at most.
 enum HTTPFetch {
-    /// Open-Meteo's answer for one city is about 20 KB, KMA's about 150 KB.
+    /// Open-Meteo's answer for one city is about 20 KB, KMA's about 150 KB (a feed of warnings asks for more).
     static let maximumBytes = 2 << 20
     static let maximumRedirects = 3
 
-    static func get(_ url: URL, timeout: TimeInterval) throws -> (Int, Data) {
+    static func get(_ url: URL, timeout: TimeInterval, maximumBytes: Int = maximumBytes) throws -> (Int, Data) {
         let host = url.host ?? "upstream"
         let deadline = Date().addingTimeInterval(timeout)
         var target = url

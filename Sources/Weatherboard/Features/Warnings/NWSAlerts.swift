@@ -1,0 +1,163 @@
+import Foundation
+import Synchronization
+
+/// A source of official warnings: every warning it has in force now, in one answer.
+protocol WarningProvider: Sendable {
+    /// The source's name (`nws`), the prefix of its warnings' ids and its breaker's key.
+    var source: String { get }
+    /// The source's warnings in force at `now`, each matched to `cities`; a failure throws.
+    func warnings(now: Date, cities: [City]) throws -> WarningFeed
+}
+
+/// What one poll of a source gave: the warnings it has in force (all of them: one missing since
+/// the last poll has ended) and the ones refused, with why.
+struct WarningFeed: Sendable {
+    var warnings: [(incoming: IncomingWarning, cities: [Int64])]
+    var refused: [String]
+}
+
+/// The US National Weather Service's active alerts (`/alerts/active`, GeoJSON features with CAP
+/// properties). An alert with a polygon is matched by it; one without (most zone-wide alerts) by
+/// its affected zones' own polygons, asked from the same service once each and kept.
+final class NWSAlerts: WarningProvider {
+    let source = "nws"
+    let baseURL: String
+    let timeout: TimeInterval
+    /// The answer of every alert in the country is a few MB on a busy day.
+    static let maximumBytes = 16 << 20
+    /// Zones asked for in one poll, at most: the rest wait for the next (a storm of zone-wide
+    /// alerts must not become hundreds of requests at once).
+    static let zonesPerPoll = 40
+    /// Zone polygons kept (a zone's shape does not change); past this many, the cache starts over.
+    static let zonesKept = 5_000
+    private let zones = Mutex<[String: WarningArea]>([:])
+
+    init(baseURL: String, timeout: TimeInterval = 10) {
+        self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+        self.timeout = timeout
+    }
+
+    func warnings(now: Date, cities: [City]) throws -> WarningFeed {
+        guard let url = URL(string: baseURL + "/alerts/active?status=actual") else { throw UpstreamError("nws: bad base URL") }
+        let (status, body) = try HTTPFetch.get(url, timeout: timeout, maximumBytes: Self.maximumBytes)
+        guard status == 200 else { throw UpstreamError("nws: HTTP \(status)") }
+        let parsed = try Self.parse(body, now: now)
+        var feed = WarningFeed(warnings: [], refused: parsed.refused)
+        var zoneBudget = Self.zonesPerPoll
+        for (incoming, zoneIDs) in parsed.alerts {
+            var area = incoming.area
+            if area.polygons.isEmpty {
+                for zone in zoneIDs {
+                    guard let polygons = zoneArea(zone, budget: &zoneBudget)?.polygons else { continue }
+                    area.polygons += polygons
+                }
+            }
+            feed.warnings.append((incoming, incoming.kind == .cancel ? [] : area.cities(among: cities)))
+        }
+        return feed
+    }
+
+    /// A zone's polygons: kept, or asked for while `budget` lasts (nil past it, or when the
+    /// service has no shape for it).
+    private func zoneArea(_ zone: ZoneID, budget: inout Int) -> WarningArea? {
+        if let kept = zones.withLock({ $0[zone.path] }) { return kept }
+        guard budget > 0, let url = URL(string: baseURL + zone.path) else { return nil }
+        budget -= 1
+        guard let (status, body) = try? HTTPFetch.get(url, timeout: timeout, maximumBytes: Self.maximumBytes), status == 200,
+              let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else {
+            return nil // asked again at the next poll
+        }
+        let area = WarningArea(geoJSON: object["geometry"])
+        zones.withLock {
+            if $0.count >= Self.zonesKept { $0.removeAll() }
+            $0[zone.path] = area
+        }
+        return area
+    }
+
+    /// A zone named by an alert: only its path is used, on our own base URL (an answer never
+    /// makes us ask another host), and only a path of the zones' form.
+    struct ZoneID: Hashable, Sendable {
+        var path: String
+
+        init?(_ url: String) {
+            guard let range = url.range(of: "/zones/") else { return nil }
+            let parts = url[range.upperBound...].split(separator: "/")
+            guard parts.count == 2, parts[0].count <= 16, parts[1].count <= 16,
+                  parts[0].allSatisfy({ $0.isASCII && $0.isLetter }), parts[1].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
+            else { return nil }
+            path = "/zones/\(parts[0])/\(parts[1])"
+        }
+    }
+
+    /// The answer's alerts, checked (`IncomingWarning.checked`), with the zones of each; alerts
+    /// that are not for real (tests, exercises) are left out, and any other that cannot be
+    /// taken is refused with its reason. An answer that is not a collection of features (an
+    /// error document, XML with status 200) throws.
+    static func parse(_ body: Data, now: Date) throws -> (alerts: [(IncomingWarning, [ZoneID])], refused: [String]) {
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: body)
+        } catch {
+            throw UpstreamError("nws: the answer is not JSON (\(body.count) bytes starting \(LogText.oneLine(String(decoding: body.prefix(40), as: UTF8.self), limit: 40)))")
+        }
+        guard let collection = object as? [String: Any], let features = collection["features"] as? [Any] else {
+            throw UpstreamError("nws: the answer holds no features")
+        }
+        var alerts: [(IncomingWarning, [ZoneID])] = [], refused: [String] = []
+        for feature in features {
+            guard let feature = feature as? [String: Any], let properties = feature["properties"] as? [String: Any] else {
+                refused.append("a feature without properties")
+                continue
+            }
+            guard (properties["status"] as? String) ?? "Actual" == "Actual" else { continue }
+            do {
+                alerts.append(try alert(properties, geometry: feature["geometry"], now: now))
+            } catch {
+                refused.append(String(describing: error))
+            }
+        }
+        return (alerts, refused)
+    }
+
+    private static func alert(_ properties: [String: Any], geometry: Any?, now: Date) throws -> (IncomingWarning, [ZoneID]) {
+        func field(_ key: String) -> String? { properties[key] as? String }
+        guard let identifier = field("id"), !identifier.isEmpty, identifier.utf8.count <= 200 else {
+            throw IncomingWarning.Refused(description: "an alert without a usable id")
+        }
+        let id = "nws:" + identifier
+        func date(_ key: String) -> Date? { field(key).flatMap(Self.date) }
+        guard let sent = date("sent") else { throw IncomingWarning.Refused(description: "\(id.prefix(80)): no time sent") }
+        // `ends` is the hazard's end; `expires` the message's, often sooner: the later one shown.
+        guard let expires = [date("ends"), date("expires")].compactMap({ $0 }).max() else {
+            throw IncomingWarning.Refused(description: "\(id.prefix(80)): no end")
+        }
+        let kind: IncomingWarning.Kind = switch field("messageType") {
+        case "Update": .update
+        case "Cancel": .cancel
+        default: .alert
+        }
+        let replaces = ((properties["references"] as? [Any]) ?? []).prefix(50).compactMap { reference -> String? in
+            guard let identifier = (reference as? [String: Any])?["identifier"] as? String, identifier.utf8.count <= 200 else { return nil }
+            return "nws:" + identifier
+        }
+        let warning = Warning(
+            id: id, source: "nws", event: field("event") ?? "", severity: Warning.Severity(cap: field("severity") ?? ""),
+            urgency: Warning.cleaned(field("urgency") ?? "Unknown", limit: 20).lowercased(),
+            sent: sent, onset: date("onset") ?? date("effective") ?? sent, expires: expires,
+            texts: [Warning.Text(language: "en", headline: field("headline") ?? field("event") ?? "",
+                                 description: [field("description"), field("instruction")].compactMap { $0 }.joined(separator: "\n\n"))])
+        let zones = ((properties["affectedZones"] as? [Any]) ?? []).prefix(200).compactMap { ($0 as? String).flatMap(ZoneID.init) }
+        return (try IncomingWarning.checked(warning, kind: kind, replaces: replaces, area: WarningArea(geoJSON: geometry), now: now), zones)
+    }
+
+    /// ISO 8601 with a zone (`2026-11-22T05:00:00-08:00`); nil for anything else.
+    static func date(_ text: String) -> Date? {
+        guard text.utf8.count <= 40 else { return nil }
+        let format = ISO8601DateFormatter()
+        format.formatOptions = [.withInternetDateTime]
+        if let date = format.date(from: text) { return date }
+        format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return format.date(from: text)
+    }
+}

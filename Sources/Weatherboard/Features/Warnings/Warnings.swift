@@ -1,0 +1,138 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// Official warnings (issue 43 #1), off the request path: every `interval` each source is asked
+/// for what it has in force, matched to the catalog's cities and kept (`WarningStore`); pages
+/// read them from memory, which follows every city's change (`PageChange.warning`, from this
+/// node or another).
+final class Warnings: Sendable {
+    private let database: AppDatabase
+    private let cities: CityIndex
+    let providers: [WarningProvider]
+    private let clock: @Sendable () -> Date
+    private let logger: Logger
+    private let worker: QueueWorker
+    /// A failing source is left alone for a while (`CircuitBreakers`), and the pages keep what
+    /// was kept of it.
+    private let breakers = CircuitBreakers(openFor: 600)
+    /// The warnings in force by city, as last read.
+    private let inForce = Mutex<[Int64: [Warning]]>([:])
+    /// Polls made (tests wait for one).
+    let polls = Atomic<Int>(0)
+
+    init(database: AppDatabase, cities: CityIndex, providers: [WarningProvider], interval: TimeInterval,
+         clock: @escaping @Sendable () -> Date, logger: Logger) throws {
+        self.database = database
+        self.cities = cities
+        self.providers = providers
+        self.clock = clock
+        self.logger = logger
+        worker = QueueWorker(pollInterval: interval)
+        let now = clock()
+        inForce.withLock { $0 = (try? database.readStatement { try WarningStore.inForce(now: now, $0) }) ?? [:] }
+        database.changes.subscribe { [self] change, _ in
+            switch change {
+            case .warning(let city): reload(city: city)
+            case .missed: reloadAll()
+            default: break
+            }
+        }
+    }
+
+    func start() {
+        guard !providers.isEmpty else { return }
+        worker.start { [self] in poll() }
+    }
+
+    func stop() { worker.stop(waitingAtMost: 5) }
+
+    /// The warnings in force in `city` at `now`, most severe first.
+    func inForce(city: Int64, now: Date) -> [Warning] {
+        inForce.withLock { $0[city] ?? [] }.filter { $0.expires > now }
+    }
+
+    private func reload(city: Int64) {
+        do {
+            let now = clock()
+            let list = try database.readStatement { try WarningStore.inForce(cityID: city, now: now, $0) }[city]
+            inForce.withLock { $0[city] = list }
+        } catch {
+            logger.error("warnings: could not read \(city)'s: \(LogText.oneLine(error))")
+        }
+    }
+
+    private func reloadAll() {
+        do {
+            let now = clock()
+            let all = try database.readStatement { try WarningStore.inForce(now: now, $0) }
+            inForce.withLock { $0 = all }
+        } catch {
+            logger.error("warnings: could not read them: \(LogText.oneLine(error))")
+        }
+    }
+
+    /// Asks every source once (a source whose breaker is open is skipped) and keeps what it says;
+    /// also drops whatever has ended. A source's failure is logged in one line and changes nothing
+    /// kept of it.
+    func poll() {
+        defer { polls.add(1, ordering: .releasing) }
+        let now = clock()
+        for provider in providers {
+            guard !worker.isStopped else { return }
+            guard !breakers.isOpen(provider.source, at: now) else { continue }
+            do {
+                let feed = try provider.warnings(now: now, cities: cities.cities)
+                breakers.reset(provider.source)
+                for reason in feed.refused.prefix(20) { logger.warning("warnings: \(provider.source) refused: \(LogText.oneLine(reason))") }
+                try database.write { db, changes in try WarningStore.apply(feed, source: provider.source, now: now, db, changes) }
+            } catch {
+                breakers.trip(provider.source, at: now)
+                logger.warning("warnings: \(provider.source) failed: \(LogText.oneLine(error))")
+            }
+        }
+    }
+}
+
+/// A warning as a page shows it (`[data-warning]`).
+struct WarningView {
+    var id: String
+    var event: String
+    var severity: String
+    /// ISO 8601, UTC (`data-expires`).
+    var expires: String
+    /// "until 21:00 (26 Nov)", the city's local time.
+    var until: String
+    var headline: String
+    var description: String
+    var hasDescription: Bool { !description.isEmpty }
+    /// "National Weather Service · issued 14:05".
+    var provenance: String
+    /// The language the words are in, when not the page's (`lang`).
+    var language: String?
+
+    /// The views of `warnings` for a page of `city` in `language`.
+    static func of(_ warnings: [Warning], city: City, language: Language, now: Date,
+                   string: (String, [String: String]) -> String) -> [WarningView] {
+        let local = LocalCalendar(city.timeZone)
+        func clock(_ date: Date) -> String {
+            let (hour, minute) = local.hourMinute(date)
+            return LocalCalendar.twoDigits(hour) + ":" + LocalCalendar.twoDigits(minute)
+        }
+        func day(_ date: Date) -> String {
+            CivilDate(local.dateString(date)).map { DayLabels.dayMonth(month: $0.month, day: $0.day, language) } ?? ""
+        }
+        return warnings.map { warning in
+            let text = warning.text(language)
+            let sameDay = local.dateString(warning.expires) == local.dateString(now)
+            let until = string(sameDay ? "warning_until" : "warning_until_day", ["time": clock(warning.expires), "day": day(warning.expires)])
+            let textLanguage = text?.language.split(separator: "-").first.map(String.init)
+            return WarningView(
+                id: warning.id, event: warning.event, severity: warning.severity.rawValue,
+                expires: DateFormatting.iso8601(warning.expires), until: until,
+                headline: text?.headline ?? warning.event, description: text?.description ?? "",
+                provenance: string("warning_source_\(warning.source)", ["time": clock(warning.sent)]),
+                language: textLanguage == language.rawValue ? nil : textLanguage)
+        }
+    }
+}

@@ -1,0 +1,206 @@
+import Foundation
+import HTTPServer
+import Synchronization
+import Testing
+@testable import Weatherboard
+
+/// A stub of the US National Weather Service's API: `/alerts/active` answers what the test set,
+/// `/zones/…` the zones' shapes; every request is counted.
+final class NWSStub: Sendable {
+    let server: Server
+    private struct State {
+        var alerts: (Int, [UInt8]) = (200, [])
+        var zones: [String: [UInt8]] = [:]
+        var hits: [String] = []
+    }
+    private let state = Mutex(State())
+    var url: String { "http://127.0.0.1:\(server.port)" }
+
+    init() throws {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.eventLoops = 1
+        let this = Mutex<NWSStub?>(nil)
+        server = Server(configuration: configuration) { request in
+            guard let stub = this.withLock({ $0 }) else { return .text("not ready", status: .serviceUnavailable) }
+            let path = request.path
+            let (status, body): (Int, [UInt8]) = stub.state.withLock { state in
+                state.hits.append(path)
+                if path == "/alerts/active" { return state.alerts }
+                return state.zones[path].map { (200, $0) } ?? (404, Array(#"{"status":404}"#.utf8))
+            }
+            return Response(status: HTTPStatus(code: status, reason: status == 200 ? "OK" : "Not Found"), headers: HTTPHeaders([("Content-Type", "application/geo+json")]), body: body)
+        }
+        try server.start()
+        this.withLock { $0 = self }
+    }
+
+    deinit {
+        server.shutdown()
+        server.wait()
+    }
+
+    /// The active alerts, as a feature collection of `features`.
+    func alerts(_ features: [[String: Any]]) throws {
+        let body = try JSONSerialization.data(withJSONObject: ["type": "FeatureCollection", "features": features])
+        state.withLock { $0.alerts = (200, [UInt8](body)) }
+    }
+
+    func answer(status: Int, _ body: String) { state.withLock { $0.alerts = (status, Array(body.utf8)) } }
+
+    func zone(_ path: String, polygon: [[Double]]) throws {
+        let body = try JSONSerialization.data(withJSONObject: ["type": "Feature", "geometry": ["type": "Polygon", "coordinates": [polygon]]])
+        state.withLock { $0.zones[path] = [UInt8](body) }
+    }
+
+    var hits: [String] { state.withLock { $0.hits } }
+}
+
+/// Issue 43 #1: official warnings from a recorded NWS document (the real format: features with CAP
+/// properties, polygons, multipolygons, zone-only alerts, updates, cancellations, test messages,
+/// an expiry in 1970, a 10 MB description, an error document with status 200) reach the right
+/// cities' pages and home rows, in both languages; an update replaces, a cancellation or the
+/// feed's silence removes, an end passes by itself, and a broken answer changes nothing.
+@Suite(.serialized, .onEveryEngine) struct WarningTests {
+    /// A box around a point, as a GeoJSON ring (longitude first).
+    static func box(around latitude: Double, _ longitude: Double, size: Double = 0.3) -> [[Double]] {
+        [[longitude - size, latitude - size], [longitude + size, latitude - size], [longitude + size, latitude + size],
+         [longitude - size, latitude + size], [longitude - size, latitude - size]]
+    }
+
+    static func alert(_ id: String, event: String, severity: String = "Severe", messageType: String = "Alert",
+                      sent: String = "2026-11-21T21:30:00-08:00", ends: String? = "2026-11-22T01:00:00-08:00",
+                      expires: String = "2026-11-21T23:00:00-08:00", status: String = "Actual",
+                      geometry: Any = NSNull(), zones: [String] = [], references: [String] = [],
+                      description: String = "Heavy rain will cause flooding of streets and streams.") -> [String: Any] {
+        [
+            "id": "https://api.weather.gov/alerts/\(id)", "type": "Feature", "geometry": geometry,
+            "properties": [
+                "id": id, "areaDesc": "Somewhere", "affectedZones": zones,
+                "references": references.map { ["@id": "https://api.weather.gov/alerts/\($0)", "identifier": $0, "sender": "w-nws.webmaster@noaa.gov", "sent": sent] },
+                "sent": sent, "effective": sent, "onset": sent, "expires": expires, "ends": ends ?? NSNull(), "status": status,
+                "messageType": messageType, "category": "Met", "severity": severity, "certainty": "Likely", "urgency": "Expected",
+                "event": event, "senderName": "NWS Somewhere", "headline": "\(event) issued by NWS", "description": description,
+                "instruction": "Turn around, don't drown.",
+            ] as [String: Any],
+        ]
+    }
+
+    static var losAngeles: [String: Any] { ["type": "Polygon", "coordinates": [box(around: 34.05223, -118.24368, size: 0.1)]] }
+
+    static func firstPoll(_ app: AppHarness) {
+        let deadline = Date().addingTimeInterval(20)
+        while app.application.warnings.polls.load(ordering: .acquiring) < 1 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+    }
+
+    static func warnings(_ page: MarkupDocument) -> [MarkupDocument.Node] { page.nodes("//section[@class='warnings']//*[@data-warning]") }
+
+    @Test func warningsReachTheCitiesTheyCoverAndChangeWithTheFeed() throws {
+        let stub = try NWSStub()
+        try stub.zone("/zones/forecast/NYZ072", polygon: Self.box(around: 40.71427, -74.00597))
+        try stub.alerts([
+            Self.alert("urn:oid:flood-1", event: "Flash Flood Warning", geometry: Self.losAngeles),
+            Self.alert("urn:oid:storm-1", event: "Winter Storm Warning", severity: "Moderate",
+                       ends: "2026-11-23T06:00:00-05:00", zones: ["https://api.weather.gov/zones/forecast/NYZ072"]),
+            // Chicago and Miami in one multipolygon; a description of 10 MB.
+            Self.alert("urn:oid:wind-1", event: "High Wind Warning", severity: "Minor",
+                       geometry: ["type": "MultiPolygon", "coordinates": [[Self.box(around: 41.85003, -87.65005)], [Self.box(around: 25.77427, -80.19366)]]],
+                       description: String(repeating: "Wind. ", count: 1_750_000)),
+            Self.alert("urn:oid:old-1", event: "Dense Fog Advisory", ends: "1970-01-01T00:00:00Z", expires: "1970-01-01T00:00:00Z",
+                       geometry: Self.losAngeles),
+            Self.alert("urn:oid:test-1", event: "Test Message", status: "Test", geometry: Self.losAngeles),
+        ])
+        let app = try AppHarness { $0.warningsNWSURL = stub.url; $0.warningsEvery = 3600 }
+        Self.firstPoll(app)
+
+        var (_, page) = try app.page("/city/los-angeles")
+        var shown = Self.warnings(page)
+        #expect(shown.count == 1, "only the flood warning: the ended one and the test message are not shown")
+        #expect(shown.first?["data-event"] == "Flash Flood Warning")
+        #expect(shown.first?["data-severity"] == "severe")
+        #expect(shown.first?["data-expires"] == "2026-11-22T09:00:00Z")
+        #expect(page.text("//*[@data-warning]//*[@class='warning-until']") == "until 01:00, 22 Nov", "the city's own time")
+        #expect(page.text("//*[@data-warning]//*[@class='warning-source']") == "US National Weather Service · issued 21:30")
+        (_, page) = try app.page("/city/new-york-city")
+        #expect(Self.warnings(page).map { $0["data-event"] } == ["Winter Storm Warning"], "a zone-only alert, by its zone's shape")
+        #expect(Self.warnings(page).first?["data-severity"] == "moderate")
+        (_, page) = try app.page("/city/chicago")
+        #expect(Self.warnings(page).map { $0["data-event"] } == ["High Wind Warning"])
+        let description = page.text("//*[@data-warning]//details/p") ?? ""
+        #expect(description.count <= Warning.maximumDescription && description.hasPrefix("Wind. Wind."), "cut to \(Warning.maximumDescription)")
+        (_, page) = try app.page("/city/miami")
+        #expect(Self.warnings(page).map { $0["data-event"] } == ["High Wind Warning"], "the multipolygon's other part")
+        (_, page) = try app.page("/city/seoul")
+        #expect(Self.warnings(page).isEmpty)
+        (_, page) = try app.page("/city/los-angeles?lang=ko")
+        #expect(page.text("//*[@data-warning]//*[@class='warning-until']") == "11월 22일 01:00까지")
+        #expect(page.nodes("//*[@data-warning]//*[@class='warning-headline'][@lang='en']").count == 1, "English words marked so on a Korean page")
+        // The home page's New York row.
+        (_, page) = try app.page("/")
+        #expect(page.nodes("//li[@data-slug='new-york-city']//*[@data-warning][@data-event='Winter Storm Warning'][@data-severity='moderate']").count == 1)
+        #expect(page.nodes("//li[@data-slug='seoul']//*[@data-warning]").isEmpty)
+        #expect(!app.log.lines.contains { $0.contains("Dense Fog Advisory") }, "a refusal names the warning's id, not its words")
+        #expect(app.log.lines.contains { $0.contains("urn:oid:old-1") }, "the ended one was refused, and said so")
+
+        // An update replaces the flood warning (now extreme); the storm is cancelled.
+        try stub.alerts([
+            Self.alert("urn:oid:flood-2", event: "Flash Flood Warning", severity: "Extreme", messageType: "Update",
+                       sent: "2026-11-21T21:40:00-08:00", geometry: Self.losAngeles, references: ["urn:oid:flood-1"]),
+            Self.alert("urn:oid:storm-2", event: "Winter Storm Warning", messageType: "Cancel", zones: ["https://api.weather.gov/zones/forecast/NYZ072"],
+                       references: ["urn:oid:storm-1"]),
+            Self.alert("urn:oid:wind-1", event: "High Wind Warning", severity: "Minor",
+                       geometry: ["type": "MultiPolygon", "coordinates": [[Self.box(around: 41.85003, -87.65005)], [Self.box(around: 25.77427, -80.19366)]]]),
+        ])
+        app.application.warnings.poll()
+        (_, page) = try app.page("/city/los-angeles")
+        shown = Self.warnings(page)
+        #expect(shown.map { $0["data-severity"] } == ["extreme"], "the update replaced the warning")
+        #expect(shown.first?["data-warning-id"] == "nws:urn:oid:flood-2")
+        (_, page) = try app.page("/city/new-york-city")
+        #expect(Self.warnings(page).isEmpty, "cancelled")
+        (_, page) = try app.page("/")
+        #expect(page.nodes("//li[@data-slug='new-york-city']//*[@data-warning]").isEmpty, "the kept home page heard it too")
+        #expect(stub.hits.filter { $0.hasPrefix("/zones/") }.count == 1, "a zone's shape is asked once")
+
+        // A broken answer changes nothing kept (XML with status 200), and is logged in one line.
+        stub.answer(status: 200, "<?xml version=\"1.0\"?><error><message>Service unavailable</message></error>")
+        app.application.warnings.poll()
+        (_, page) = try app.page("/city/los-angeles")
+        #expect(Self.warnings(page).count == 1)
+        #expect(app.log.lines.contains { $0.contains("warnings: nws failed: nws: the answer is not JSON") })
+
+        // The feed no longer lists the wind warning: it has ended (after the breaker's pause).
+        try stub.alerts([Self.alert("urn:oid:flood-2", event: "Flash Flood Warning", severity: "Extreme", sent: "2026-11-21T21:40:00-08:00",
+                                    geometry: Self.losAngeles)])
+        app.clock.advance(601)
+        app.application.warnings.poll()
+        (_, page) = try app.page("/city/chicago")
+        #expect(Self.warnings(page).isEmpty)
+        #expect(try app.count("SELECT count(*) FROM warnings") == 1)
+
+        // Its end passes: gone from the page without a poll, and from the table at the next.
+        app.clock.advance(4 * 3600)
+        (_, page) = try app.page("/city/los-angeles")
+        #expect(Self.warnings(page).isEmpty)
+        stub.answer(status: 200, #"{"type":"FeatureCollection","features":[]}"#)
+        app.application.warnings.poll()
+        #expect(try app.count("SELECT count(*) FROM warnings") == 0)
+        #expect(try app.count("SELECT count(*) FROM warning_cities") == 0)
+    }
+
+    /// An answer that is not a feature collection, or whose features are nonsense, never stops
+    /// the node and keeps nothing.
+    @Test("hostile answers are refused", arguments: [
+        #"{"type":"FeatureCollection","features":[{"properties":{"id":"x","sent":"not a date","event":"E"}}]}"#,
+        #"{"type":"FeatureCollection","features":[{"properties":{"id":"y","sent":"2026-11-22T05:00:00Z","ends":"2026-11-23T05:00:00Z","event":"E"},"geometry":{"type":"Polygon","coordinates":[[[1e400,2],["a",3],[null]]]}}]}"#,
+        #"{"features":"none"}"#, "[]", "", "{\"type\":",
+    ])
+    func hostileAnswersAreRefused(_ body: String) throws {
+        let stub = try NWSStub()
+        stub.answer(status: 200, body)
+        let app = try AppHarness { $0.warningsNWSURL = stub.url; $0.warningsEvery = 3600 }
+        Self.firstPoll(app)
+        #expect(try app.count("SELECT count(*) FROM warning_cities") == 0)
+        #expect(try app.get("/city/seoul").status == 200)
+    }
+}
