@@ -24,6 +24,25 @@ import Testing
         return (a, b, { postgres.drop(url) })
     }
 
+    /// Issue 43 #2: two nodes taking the same warnings at once open one thread per warning and
+    /// city, not two.
+    @Test func twoNodesOpenOneThreadPerWarningAndCity() throws {
+        let stub = try NWSStub()
+        try stub.alerts([WarningTests.alert("urn:oid:flood-1", event: "Flash Flood Warning", geometry: WarningTests.losAngeles)])
+        guard let (a, b, drop) = try Self.twoNodes(configure: { $0.warningsNWSURL = stub.url; $0.warningsEvery = 3600 }) else { return }
+        defer { drop() }
+        WarningTests.firstPoll(a)
+        WarningTests.firstPoll(b)
+        let polls = [a, b].map { node in Thread { node.application.warnings.poll() } }
+        polls.forEach { $0.start() }
+        try waitUntil("both polls ended", timeout: 20) { a.application.warnings.polls.load(ordering: .acquiring) >= 2 && b.application.warnings.polls.load(ordering: .acquiring) >= 2 }
+        let covered = try a.count("SELECT count(*) FROM warning_cities")
+        #expect(covered >= 1)
+        #expect(try a.count("SELECT count(*) FROM posts WHERE warning_id IS NOT NULL") == covered)
+        #expect(try a.count("SELECT count(*) FROM users WHERE is_system = 1") == 1)
+        #expect(String(decoding: try b.get("/city/los-angeles").body, as: UTF8.self).contains(#"data-warning-id="nws:urn:oid:flood-1""#))
+    }
+
     /// Issue 27 #4: a listening connection whose backend froze delivers nothing and reports
     /// nothing; the node asks it to answer after a few silent seconds, reconnects when it does
     /// not, and drops its cached pages (guest pages are kept 10 minutes here, so only that can

@@ -290,11 +290,11 @@ extension AppHarness {
         // An official warning in force in Seoul, in two languages (its words and dates as a source gave them).
         try execute("""
             INSERT INTO warnings (id, source, event, severity, urgency, sent, onset, expires)
-            VALUES ('kma:2026-11-22-1', 'kma', '호우경보', 'severe', 'immediate', 1.5, 2.5, 1e12)
+            VALUES ('kma:2026-11-22-1', 'kma', '호우주의보', 'moderate', 'immediate', 1.5, 2.5, 1e12)
             """)
         try execute("""
             INSERT INTO warning_texts (warning_id, language, headline, description)
-            VALUES ('kma:2026-11-22-1', 'ko', '서울 호우경보', '시간당 30mm'), ('kma:2026-11-22-1', 'en', 'Heavy rain warning', '30 mm an hour')
+            VALUES ('kma:2026-11-22-1', 'ko', '서울 호우주의보', '시간당 20mm'), ('kma:2026-11-22-1', 'en', 'Heavy rain advisory', '30 mm an hour')
             """)
         try execute("INSERT INTO warning_cities (warning_id, city_id) SELECT 'kma:2026-11-22-1', id FROM cities WHERE slug = 'seoul'")
 

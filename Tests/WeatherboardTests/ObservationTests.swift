@@ -87,3 +87,56 @@ import Testing
         #expect(try app.count("SELECT count(*) FROM posts") == 2)
     }
 }
+
+/// Issue 43 #5: a city's reports as open data, `observations.csv` and `.json`: the last 30 days,
+/// time to the minute, sky and feels, no author and no text, one per person per hour, nothing
+/// hidden or removed; licensed, cached, and bounded.
+@Suite(.serialized, .onEveryEngine) struct OpenObservationDataTests {
+    @Test func theReportsAsCSVAndJSONWithoutWhoOrWhat() throws {
+        let app = try AppHarness()
+        let ann = app.browser(), bo = app.browser()
+        #expect(try ann.signUp("anna").status == 303)
+        #expect(try bo.signUp("bora").status == 303)
+        try app.inGoodStanding("anna", "bora")
+        #expect(try ObservationTests.observe(ann, "Pouring in Jongno, ann's secret words", sky: "rain", feels: "colder").0.status == 303)
+        app.clock.advance(60)
+        #expect(try ObservationTests.observe(bo, "Fog by the river", sky: "fog", feels: nil).0.status == 303)
+        app.clock.advance(60)
+        // Ann again within the hour: only her latest counts.
+        #expect(try ObservationTests.observe(ann, "Now snow", sky: "snow", feels: "same").0.status == 303)
+        // A plain post says nothing of the sky.
+        app.clock.advance(11)
+        #expect(try ann.postOnBoard("seoul", "Just a remark").0.status == 303)
+        // Older than 30 days: left out.
+        try app.execute("""
+            INSERT INTO posts (city_id, user_id, body, created_at, sky) SELECT c.id, u.id, 'long ago', ?, 'clear'
+            FROM cities c, users u WHERE c.slug = 'seoul' AND u.username = 'bora'
+            """, [AppHarness.fixedNow.timeIntervalSince1970 - 31 * 86_400])
+        #expect(try app.count("SELECT count(*) FROM posts WHERE body = 'long ago'") == 1)
+
+        let csv = try app.get("/city/seoul/observations.csv")
+        #expect(csv.status == 200)
+        #expect(csv.headers["Content-Type"]?.hasPrefix("text/csv") == true)
+        #expect(csv.headers["Link"] == "<https://creativecommons.org/licenses/by/4.0/>; rel=\"license\"")
+        let lines = String(decoding: csv.body, as: UTF8.self).split(separator: "\r\n").map(String.init)
+        #expect(lines == ["time,sky,feels", "2026-11-22T05:46:00Z,fog,", "2026-11-22T05:47:00Z,snow,same"], "\(lines)")
+
+        let json = try app.get("/city/seoul/observations.json")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.body)) as? [String: Any])
+        #expect(object["city"] as? String == "seoul" && object["days"] as? Int == 30)
+        #expect(object["licence"] as? String == "https://creativecommons.org/licenses/by/4.0/")
+        let observations = try #require(object["observations"] as? [[String: Any]])
+        #expect(observations.count == 2)
+        #expect(observations.allSatisfy { Set($0.keys) == ["time", "sky", "feels"] }, "no author, no text")
+        #expect(observations.last?["sky"] as? String == "snow" && observations.first?["feels"] is NSNull)
+        #expect(!String(decoding: json.body + csv.body, as: UTF8.self).contains("anna"))
+
+        // Kept five minutes: Bo's newer report in the same hour (his latest counts) shows after that.
+        #expect(try ObservationTests.observe(bo, "Fog lifting, clouds now", sky: "clouds", feels: nil).0.status == 303)
+        #expect(String(decoding: try app.get("/city/seoul/observations.csv").body, as: UTF8.self).contains(",fog,"), "the kept answer")
+        app.clock.advance(ObservationDataController.keptFor)
+        let fresh = String(decoding: try app.get("/city/seoul/observations.csv").body, as: UTF8.self)
+        #expect(fresh.contains("2026-11-22T05:47:00Z,clouds,") && !fresh.contains("fog"), "\(fresh)")
+        #expect(try app.get("/city/nowhere-at-all/observations.json").status == 404)
+    }
+}

@@ -188,6 +188,100 @@ final class NWSStub: Sendable {
         #expect(try app.count("SELECT count(*) FROM warning_cities") == 0)
     }
 
+    /// Issue 43 #2: a warning opens one pinned thread on the board of each city it covers,
+    /// written by the site (labelled; not blocked, muted, reported, nor signed in to); polls that
+    /// find it again open no other, an update carries it on, and its end unpins it.
+    @Test func aWarningOpensOnePinnedThreadPerCityThatItsEndUnpins() throws {
+        let stub = try NWSStub()
+        let busan = ["type": "Polygon", "coordinates": [Self.box(around: 35.10278, 129.04028, size: 0.05)]] as [String: Any]
+        try stub.alerts([
+            Self.alert("urn:oid:flood-1", event: "Flash Flood Warning", geometry: Self.losAngeles),
+            Self.alert("urn:oid:rain-1", event: "호우경보", geometry: busan),
+        ])
+        let app = try AppHarness { $0.warningsNWSURL = stub.url; $0.warningsEvery = 3600 }
+        Self.firstPoll(app)
+        let covered = try app.count("SELECT count(*) FROM warning_cities WHERE warning_id = 'nws:urn:oid:flood-1'")
+        #expect(covered >= 1)
+        #expect(try app.count("SELECT count(*) FROM posts WHERE warning_id = 'nws:urn:oid:flood-1'") == covered, "one thread per city")
+
+        let member = app.browser()
+        try member.signUp("rainwatcher")
+        var (_, page) = try member.get("/city/los-angeles")
+        var first = try #require(page.nodes("//section[@id='board']/article").first)
+        #expect(first["data-pinned"] != nil && first["data-warning-id"] == "nws:urn:oid:flood-1", "the board's first post is the thread")
+        #expect(page.text("//section[@id='board']/article[1]//p[@class='post-body']") == "🟧 Flash Flood Warning until 01:00, 22 Nov: what are you seeing where you are?")
+        #expect(page.count("//section[@id='board']/article[1]//*[@data-site]") == 1, "labelled as the site")
+        #expect(page.nodes("//section[@id='board']/article[1]//form[contains(@action, '/block') or contains(@action, '/report')]").isEmpty)
+        let threadID = try #require(first["data-post-id"])
+        // The site's account: not blocked, muted or reported through the forms' addresses either.
+        #expect(try member.post("/users/weatherboard/block", []).0.status == 403)
+        #expect(try member.post("/users/weatherboard/mute", [("duration", "day")]).0.status == 403)
+        #expect(try member.post("/posts/\(threadID)/report", [("reason", "spam")]).0.status == 403)
+        #expect(try app.count("SELECT count(*) FROM blocks") + app.count("SELECT count(*) FROM mutes") + app.count("SELECT count(*) FROM reports") == 0)
+        // People answer under it.
+        #expect(try member.post("/posts/\(threadID)/replies", [("body", "Water over the kerb on 5th Street")]).0.status == 303)
+        // Nobody signs in as the site, whatever the password (and nothing fails on the way).
+        let stranger = app.browser()
+        _ = try stranger.get("/login")
+        let (refused, _) = try stranger.post("/login", [("username", "weatherboard"), ("password", "correct horse battery")])
+        #expect(refused.status == 401 || refused.status == 422 || refused.status == 400, "refused: \(refused.status)")
+        #expect(refused.headers["Set-Cookie"]?.contains("session=") != true)
+
+        // A Korean city's thread is in Korean.
+        (_, page) = try member.get("/city/busan")
+        #expect(page.text("//section[@id='board']/article[1]//p[@class='post-body']")?.hasSuffix("지금 계신 곳은 어떤가요?") == true)
+
+        // Polled again: no second thread. Updated: the same thread carries on under the new id.
+        app.application.warnings.poll()
+        #expect(try app.count("SELECT count(*) FROM posts WHERE warning_id IS NOT NULL AND parent_id IS NULL") == covered + 1)
+        try stub.alerts([
+            Self.alert("urn:oid:flood-2", event: "Flash Flood Warning", severity: "Extreme", messageType: "Update",
+                       sent: "2026-11-21T21:40:00-08:00", ends: "2026-11-22T03:00:00-08:00", geometry: Self.losAngeles,
+                       references: ["urn:oid:flood-1"]),
+        ])
+        app.application.warnings.poll()
+        (_, page) = try member.get("/city/los-angeles")
+        first = try #require(page.nodes("//section[@id='board']/article").first)
+        #expect(first["data-post-id"] == threadID && first["data-warning-id"] == "nws:urn:oid:flood-2" && first["data-pinned"] != nil)
+        #expect(try app.count("SELECT count(*) FROM posts WHERE warning_id IS NOT NULL AND parent_id IS NULL") == covered + 1)
+        #expect(try app.count("SELECT count(*) FROM posts WHERE warning_id = 'nws:urn:oid:rain-1' AND pinned_until IS NULL") == 1,
+                "Busan's warning is no longer listed: its thread is unpinned")
+
+        // Its end: unpinned, and still there with its replies.
+        stub.answer(status: 200, #"{"type":"FeatureCollection","features":[]}"#)
+        app.application.warnings.poll()
+        (_, page) = try member.get("/city/los-angeles")
+        let thread = try #require(page.nodes("//section[@id='board']/article[@data-post-id='\(threadID)']").first)
+        #expect(thread["data-pinned"] == nil && thread["data-warning-id"] == "nws:urn:oid:flood-2")
+    }
+
+    /// Issue 43 #2: while a severe or extreme warning is in force, its cities' boards are in event
+    /// mode: the page says so, and new members wait longer between posts there (not elsewhere).
+    @Test func aSevereWarningPutsItsBoardsInEventMode() throws {
+        let stub = try NWSStub()
+        try stub.alerts([
+            Self.alert("urn:oid:flood-1", event: "Flash Flood Warning", severity: "Severe", geometry: Self.losAngeles),
+            Self.alert("urn:oid:wind-1", event: "Wind Advisory", severity: "Moderate",
+                       geometry: ["type": "Polygon", "coordinates": [Self.box(around: 41.85003, -87.65005)]]),
+        ])
+        let app = try AppHarness { $0.warningsNWSURL = stub.url; $0.warningsEvery = 3600 }
+        Self.firstPoll(app)
+        let newcomer = app.browser()
+        try newcomer.signUp("newcomer")
+        #expect(try newcomer.get("/city/los-angeles").1.count("//*[@data-event-mode]") == 1)
+        #expect(try newcomer.get("/city/chicago").1.count("//*[@data-event-mode]") == 0, "a moderate warning is not an event")
+        let pause = app.application.configuration.limits.secondsBetweenPosts * 3 // a new member's (Standing)
+        #expect(try newcomer.postOnBoard("los-angeles", "Streets flooding near the river").0.status == 303)
+        app.clock.advance(Double(pause + 1))
+        #expect(try newcomer.postOnBoard("chicago", "Gusty here but fine").0.status == 303, "elsewhere, the usual pause")
+        app.clock.advance(Double(pause + 1))
+        let (refused, page) = try newcomer.postOnBoard("los-angeles", "Now the underpass is closed")
+        #expect(refused.status == 429)
+        #expect(page?.text("//*[@id='post-body']") == "Now the underpass is closed", "the text is kept")
+        app.clock.advance(Double(pause * PostingRules.eventPaceFactor))
+        #expect(try newcomer.postOnBoard("los-angeles", "Now the underpass is closed").0.status == 303)
+    }
+
     /// An answer that is not a feature collection, or whose features are nonsense, never stops
     /// the node and keeps nothing.
     @Test("hostile answers are refused", arguments: [

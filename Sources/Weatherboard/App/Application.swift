@@ -110,7 +110,10 @@ public final class Application: Sendable {
             }
         }
         warnings = try Warnings(database: database, cities: cities, providers: Application.makeWarningProviders(configuration),
-                                interval: configuration.warningsEvery, clock: configuration.clock, logger: logger)
+                                interval: configuration.warningsEvery,
+                                words: { [pages, clock = configuration.clock] warning, city in
+                                    WarningView.threadOpening(warning, city: city, now: clock()) { pages.string($0, $1, $2) }
+                                }, clock: configuration.clock, logger: logger)
         rainAlerts = RainAlerts(database: database, weather: weather, cities: cities, interval: configuration.scheduleInterval,
                                 clock: configuration.clock, logger: logger)
         boardSnapshots = database.dialect == .sqlite && configuration.pageCaches ? BoardSnapshots(versions: pageVersions) : nil
@@ -300,8 +303,10 @@ public final class Application: Sendable {
                                           boards: boards)
         cityPage.addRoutes(to: router)
         ForecastCheckController(pages: pages, index: cities, database: database, clock: clock).addRoutes(to: router)
+        ObservationDataController(database: database, index: cities, clock: clock).addRoutes(to: router)
         let postingRules = PostingRules(secondsBetweenPosts: configuration.limits.secondsBetweenPosts,
-                                        postsPerDay: configuration.limits.postsPerDay)
+                                        postsPerDay: configuration.limits.postsPerDay,
+                                        inEventMode: { [clock] in warnings.inEventMode(city: $0, now: clock()) })
         BoardController(pages: pages, store: BoardStore(database: database, effects: BoardNotices()), index: cities, rules: postingRules,
                         clock: clock, logger: logger,
                         cityPageWithComposer: { city, context, composer, status in

@@ -12,6 +12,9 @@ public struct User: Codable, Sendable, Equatable {
     public var displayName: String
     public var role: String
     public var createdAt: Date
+    /// The site's own account (`SiteAccount`): it writes the warnings' threads, and nobody signs
+    /// in as it, blocks or mutes it.
+    public var isSite = false
 
     enum CodingKeys: String, CodingKey {
         case id, username, role
@@ -21,22 +24,23 @@ public struct User: Codable, Sendable, Equatable {
     public var isAdmin: Bool { role == "admin" }
 
     /// The columns `init(row:)` reads, in its order.
-    static let columns = "id, username, username_key, display_name, role, created_at"
+    static let columns = "id, username, username_key, display_name, role, created_at, is_system"
     /// How many columns `columns` names (a query may select more after them).
-    static let columnCount = 6
+    static let columnCount = 7
 
     init(row: any SQLRow) {
         self.init(id: row.int64(0), username: row.string(1), usernameKey: row.string(2), displayName: row.string(3),
-                  role: row.string(4), createdAt: row.date(5))
+                  role: row.string(4), createdAt: row.date(5), isSite: row.int(6) != 0)
     }
 
-    init(id: Int64, username: String, usernameKey: String, displayName: String, role: String, createdAt: Date) {
+    init(id: Int64, username: String, usernameKey: String, displayName: String, role: String, createdAt: Date, isSite: Bool = false) {
         self.id = id
         self.username = username
         self.usernameKey = usernameKey
         self.displayName = displayName
         self.role = role
         self.createdAt = createdAt
+        self.isSite = isSite
     }
 }
 

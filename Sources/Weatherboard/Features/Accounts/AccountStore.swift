@@ -12,7 +12,8 @@ struct AccountStore: Sendable {
     /// The person named `username` and their password's hash, for checking a password at sign-in.
     func credentials(username: String) throws -> (user: User, passwordHash: String)? {
         try database.readStatement { db in
-            try db.one("SELECT \(User.columns), password_hash FROM users WHERE username_key = ?", [username.lowercased()]) {
+            // The site's own account has no password anyone knows: it is not there to sign in to.
+            try db.one("SELECT \(User.columns), password_hash FROM users WHERE username_key = ? AND is_system = 0", [username.lowercased()]) {
                 (User(row: $0), $0.string(User.columnCount))
             }
         }

@@ -85,7 +85,8 @@ struct BoardStore: Sendable {
         let recent = try db.all("SELECT id, body FROM posts WHERE user_id = ? AND created_at > ?",
                                 [userID, now - PostingRules.duplicateWindow]) { (id: $0.int64(0), body: $0.string(1)) }
         let level = try Standing.refresh(userID, now: Date(timeIntervalSince1970: now), db, changes)
-        if let refusal = rules.refusal(of: body, now: now, lastPostAt: last, postsToday: today, recent: recent, level: level) {
+        if let refusal = rules.refusal(of: body, now: now, lastPostAt: last, postsToday: today, recent: recent, level: level,
+                                       eventMode: rules.inEventMode(cityID)) {
             return .failure(refusal)
         }
         let id = try db.one("""
@@ -283,6 +284,8 @@ struct BoardStore: Sendable {
             // Read again in this transaction: a post deleted since the form was shown is gone (404),
             // not a foreign-key failure.
             guard try db.exists("SELECT 1 FROM posts WHERE id = ?", post.id) else { throw HTTPError(.notFound) }
+            // The site's own thread is not the members' to hide: a moderator removes it if need be.
+            guard !post.authorIsSite else { throw HTTPError(.forbidden, message: "The site's own posts cannot be reported.") }
             let level = try Standing.refresh(reporterID, now: Date(timeIntervalSince1970: now), db, changes)
             let today = try db.integer("SELECT count(*) FROM reports WHERE reporter_id = ? AND created_at > ?", reporterID, now - 86400)
             if today >= level.reportsPerDay(perDay) { throw TooManyReports(perDay: level.reportsPerDay(perDay)) }

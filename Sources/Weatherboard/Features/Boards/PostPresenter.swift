@@ -48,6 +48,8 @@ struct PostPresenter {
             isHidden: post.hiddenAt != nil, csrfToken: reader.csrfToken, citySlug: post.citySlug,
             cityName: language == .ko ? (post.cityNameKo ?? post.cityNameEn) : post.cityNameEn, returnTo: returnTo)
         view.isAdminAuthor = post.authorIsAdmin
+        view.isSiteAuthor = post.authorIsSite
+        view.warningID = post.warningID
         view.authorLevel = post.authorLevel
         view.isMine = mine
         view.href = post.href
@@ -75,7 +77,7 @@ struct PostPresenter {
         }
         view.canReact = reader.signedIn && !mine
         view.canReply = reader.signedIn && post.parentID == nil
-        if reader.signedIn, !mine, post.userID != nil {
+        if reader.signedIn, !mine, post.userID != nil, !post.authorIsSite {
             view.canBlock = !post.authorIsAdmin
             view.canReport = post.reportedByViewerAt == nil
             if view.canReport { view.reasonOptions = reasonOptions }

@@ -30,6 +30,10 @@ struct PostRow: Sendable, Hashable {
     var observation: Observation
     /// Until when a moderator pinned it at the top of its board.
     var pinnedUntil: Date?
+    /// Written by the site itself (a warning's thread).
+    var authorIsSite: Bool
+    /// The warning whose thread this is.
+    var warningID: String?
 
     /// The SELECT list `init(row:)` reads, in order (`p` the post, `u` its author, `c` its city,
     /// `?1` the viewer): the list and the reader come from this one enum, so a column added or
@@ -37,7 +41,7 @@ struct PostRow: Sendable, Hashable {
     enum Column: Int, CaseIterable {
         case id, cityID, userID, body, createdAt, editedAt, hiddenAt, removedAt, removedReason
         case username, displayName, role, citySlug, cityNameEn, cityNameKo
-        case reportedAt, parentID, reactions, reacted, sky, feels, pinnedUntil, authorLevel
+        case reportedAt, parentID, reactions, reacted, sky, feels, pinnedUntil, authorLevel, authorIsSite, warningID
 
         var sql: String {
             switch self {
@@ -64,6 +68,8 @@ struct PostRow: Sendable, Hashable {
             case .feels: "p.feels"
             case .pinnedUntil: "p.pinned_until"
             case .authorLevel: "u.level"
+            case .authorIsSite: "u.is_system"
+            case .warningID: "p.warning_id"
             }
         }
     }
@@ -110,5 +116,7 @@ struct PostRow: Sendable, Hashable {
                                   feels: row.optionalString(Column.feels.rawValue).flatMap(Observation.Feels.init(rawValue:)))
         pinnedUntil = row.optionalDate(Column.pinnedUntil.rawValue)
         authorLevel = row.int(Column.authorLevel.rawValue)
+        authorIsSite = (row.optionalInt(Column.authorIsSite.rawValue) ?? 0) != 0
+        warningID = row.optionalString(Column.warningID.rawValue)
     }
 }

@@ -39,6 +39,10 @@ final class PostView {
     var editLeft: String?
     /// The author is an admin: the post says so beside the name (a look-alike cannot).
     var isAdminAuthor = false
+    /// Written by the site (a warning's thread): labelled so; nobody blocks, mutes or reports it.
+    var isSiteAuthor = false
+    /// The warning whose thread it is (`data-warning-id`).
+    var warningID: String?
     /// The reader wrote it: "You" beside the name, so that one's own posts stand out in a long board.
     var isMine = false
     /// Pinned by a moderator at the top of its board (`data-pinned`); what an admin may do about it.
@@ -47,7 +51,7 @@ final class PostView {
     var canUnpin = false
     /// The author's standing (`data-level` on the author), and whether they are new here.
     var authorLevel = 1
-    var isNewMember: Bool { authorLevel == 0 }
+    var isNewMember: Bool { authorLevel == 0 && !isSiteAuthor }
     /// By someone the reader muted: collapsed, shown on request (`data-muted`).
     var muted = false
     /// Its own address (`/posts/{id}`, or a reply's place on its post's page).

@@ -6,6 +6,10 @@ import HTTPServer
 struct PostingRules: Sendable {
     var secondsBetweenPosts: Int
     var postsPerDay: Int
+    /// Whether a city's board is in event mode (a severe or extreme warning in force there):
+    /// new members then wait `eventPaceFactor` times longer between posts.
+    var inEventMode: @Sendable (Int64) -> Bool = { _ in false }
+    static let eventPaceFactor = 4
 
     /// An author may edit a post for this long after posting it.
     static let editWindow: TimeInterval = 15 * 60
@@ -64,9 +68,10 @@ struct PostingRules: Sendable {
     /// window (the same text again, first: it is already there; then too soon, too many), or nil.
     /// The store reads those in the transaction that inserts the post, so that two posts sent at
     /// once cannot both pass.
-    /// A new member (`Standing`) posts no links and waits longer between posts.
+    /// A new member (`Standing`) posts no links and waits longer between posts, longer still on a
+    /// board in event mode.
     func refusal(of body: String, now: TimeInterval, lastPostAt: Double?, postsToday: Int,
-                 recent: [(id: Int64, body: String)], level: Standing.Level = Standing.Level(value: 1)) -> Refusal? {
+                 recent: [(id: Int64, body: String)], level: Standing.Level = Standing.Level(value: 1), eventMode: Bool = false) -> Refusal? {
         let key = Self.duplicateKey(body)
         if let same = recent.first(where: { Self.duplicateKey($0.body) == key }) {
             return Refusal(key: "error_post_duplicate", duplicateOf: same.id)
@@ -74,7 +79,7 @@ struct PostingRules: Sendable {
         if !level.mayPostLinks && PostPresenter.parts(of: body).contains(where: { $0.href.map(Self.isLink) ?? false }) {
             return Refusal(key: "error_post_link_new_member")
         }
-        let pause = Double(secondsBetweenPosts * level.paceFactor)
+        let pause = Double(secondsBetweenPosts * level.paceFactor * (eventMode && level.value == 0 ? Self.eventPaceFactor : 1))
         if let last = lastPostAt, now - last < pause {
             let wait = Int(clampedSeconds: (pause - (now - last)).rounded(.up))
             return Refusal(key: "error_post_too_fast", arguments: ["n": String(wait)], status: .tooManyRequests)

@@ -34,7 +34,7 @@ struct SafetyController {
         var view = ProfilePage(
             layout: pages.layout(context, title: person.displayName), username: person.username, displayName: person.displayName,
             joined: DateFormatting.string(person.createdAt, style: .long, language: language), blockedByMe: blockedByMe,
-            canBlock: viewer != nil && !isMe && !person.isAdmin && !blockedByMe,
+            canBlock: viewer != nil && !isMe && !person.isAdmin && !person.isSite && !blockedByMe,
             posts: blockedByMe ? [] : posts.map { presenter.view($0, returnTo: returnTo) })
         view.level = level
         view.levelText = pages.string("profile_level", language, ["n": String(level), "name": pages.string("level_\(level)", language)])
@@ -42,7 +42,7 @@ struct SafetyController {
             view.mutedNotice = mute.until.map {
                 pages.string("you_muted_until", language, ["date": DateFormatting.string($0, style: .long, language: language)])
             } ?? pages.string("you_muted", language)
-        } else if viewer != nil && !isMe && !person.isAdmin && !blockedByMe {
+        } else if viewer != nil && !isMe && !person.isAdmin && !person.isSite && !blockedByMe {
             view.muteDurations = MuteDuration.allCases.map {
                 SelectOption(value: $0.rawValue, label: pages.string("mute_for_\($0.rawValue)", language))
             }
@@ -57,6 +57,7 @@ struct SafetyController {
         let target = try User.named(request, in: database)
         guard target.id != user.id else { throw HTTPError(.badRequest, message: "You cannot mute yourself.") }
         guard !target.isAdmin else { throw HTTPError(.forbidden, message: "Moderators cannot be muted.") }
+        guard !target.isSite else { throw HTTPError(.forbidden, message: "The site's own posts cannot be muted.") }
         guard let duration = MuteDuration(rawValue: context.form["duration"] ?? "") else {
             throw HTTPError(.unprocessableContent, message: "Choose how long: a day, a week, or until you unmute.")
         }
@@ -78,6 +79,7 @@ struct SafetyController {
         let target = try User.named(request, in: database)
         guard target.id != user.id else { throw HTTPError(.badRequest, message: "You cannot block yourself.") }
         guard !target.isAdmin else { throw HTTPError(.forbidden, message: "Moderators cannot be blocked.") }
+        guard !target.isSite else { throw HTTPError(.forbidden, message: "The site's own posts cannot be blocked.") }
         try store.block(target.id, by: user.id, now: clock())
         context.nextFlash = Flash(.blocked, username: target.username)
         return .redirect(to: context.returnPath(or: "/users/\(target.username)"))

@@ -179,6 +179,8 @@ struct CityPage {
     /// Official warnings in force, most severe first.
     var warnings: [WarningView]
     var hasWarnings: Bool { !warnings.isEmpty }
+    /// A severe or extreme one is among them: the board is in event mode.
+    var eventMode: Bool { warnings.contains { $0.severity == "severe" || $0.severity == "extreme" } }
     var weather: HTMLFragment
     /// Always there (an optional view is what opens a template scope).
     var observations: ObservationsView?

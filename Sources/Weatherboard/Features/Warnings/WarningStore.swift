@@ -5,9 +5,11 @@ enum WarningStore {
     /// Takes one poll of `source` in one transaction: what it has in force replaces what was kept
     /// of it (new ones in, changed ones rewritten, updated and cancelled ones and ones no longer
     /// listed out), and anything past its end goes. Every city whose warnings changed hears it
-    /// (`PageChange.warning`). Returns how many warnings were written or removed.
+    /// (`PageChange.warning`), and each city's thread follows (`WarningThreads`, with `threads`).
+    /// Returns how many warnings were written or removed.
     @discardableResult
-    static func apply(_ feed: WarningFeed, source: String, now: Date, _ db: any SQLConnection, _ changes: ChangeLog) throws -> Int {
+    static func apply(_ feed: WarningFeed, source: String, now: Date, threads: (cities: CityIndex, words: WarningThreads.Words)? = nil,
+                      _ db: any SQLConnection, _ changes: ChangeLog) throws -> Int {
         var kept: [String: Double] = [:]
         try db.forEachRow("SELECT id, sent FROM warnings WHERE source = ?", [.text(source)]) { kept[$0.string(0)] = $0.double(1) }
         var inForce: [String: (IncomingWarning, [Int64])] = [:]
@@ -55,6 +57,12 @@ enum WarningStore {
         try db.forEachRow("SELECT id FROM warnings WHERE expires <= ?", [.real(now.timeIntervalSince1970)]) { ended.append($0.string(0)) }
         for id in ended { try remove(id) }
         for city in touched.sorted() { try changes.emit(.warning(city)) }
+        if let threads {
+            let replaced = feed.warnings.flatMap { incoming, _ in
+                incoming.kind == .update ? incoming.replaces.map { (from: $0, to: incoming.warning.id) } : []
+            }
+            try WarningThreads.keep(source: source, replaced: replaced, now: now, cities: threads.cities, words: threads.words, db, changes)
+        }
         return written
     }
 

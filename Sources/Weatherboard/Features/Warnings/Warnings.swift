@@ -20,11 +20,14 @@ final class Warnings: Sendable {
     private let inForce = Mutex<[Int64: [Warning]]>([:])
     /// Polls made (tests wait for one).
     let polls = Atomic<Int>(0)
+    /// A thread's opening words in a city (`WarningThreads`).
+    private let words: @Sendable (Warning, City) -> String
 
     init(database: AppDatabase, cities: CityIndex, providers: [WarningProvider], interval: TimeInterval,
-         clock: @escaping @Sendable () -> Date, logger: Logger) throws {
+         words: @escaping @Sendable (Warning, City) -> String, clock: @escaping @Sendable () -> Date, logger: Logger) throws {
         self.database = database
         self.cities = cities
+        self.words = words
         self.providers = providers
         self.clock = clock
         self.logger = logger
@@ -50,6 +53,11 @@ final class Warnings: Sendable {
     /// The warnings in force in `city` at `now`, most severe first.
     func inForce(city: Int64, now: Date) -> [Warning] {
         inForce.withLock { $0[city] ?? [] }.filter { $0.expires > now }
+    }
+
+    /// A severe or extreme warning is in force in `city`: its board is in event mode.
+    func inEventMode(city: Int64, now: Date) -> Bool {
+        inForce(city: city, now: now).contains { $0.severity >= .severe }
     }
 
     private func reload(city: Int64) {
@@ -85,7 +93,9 @@ final class Warnings: Sendable {
                 let feed = try provider.warnings(now: now, cities: cities.cities)
                 breakers.reset(provider.source)
                 for reason in feed.refused.prefix(20) { logger.warning("warnings: \(provider.source) refused: \(LogText.oneLine(reason))") }
-                try database.write { db, changes in try WarningStore.apply(feed, source: provider.source, now: now, db, changes) }
+                try database.write { db, changes in
+                    try WarningStore.apply(feed, source: provider.source, now: now, threads: (cities, words), db, changes)
+                }
             } catch {
                 breakers.trip(provider.source, at: now)
                 logger.warning("warnings: \(provider.source) failed: \(LogText.oneLine(error))")
@@ -111,27 +121,49 @@ struct WarningView {
     /// The language the words are in, when not the page's (`lang`).
     var language: String?
 
+    /// "14:05" in `city`'s time.
+    static func clock(_ date: Date, in city: City) -> String {
+        let (hour, minute) = LocalCalendar(city.timeZone).hourMinute(date)
+        return LocalCalendar.twoDigits(hour) + ":" + LocalCalendar.twoDigits(minute)
+    }
+
+    /// "until 21:00", or "until 01:00, 22 Nov" when that is not `now`'s day in `city`.
+    static func until(_ warning: Warning, city: City, language: Language, now: Date, string: (String, [String: String]) -> String) -> String {
+        let local = LocalCalendar(city.timeZone)
+        let end = warning.expires
+        let day = CivilDate(local.dateString(end)).map { DayLabels.dayMonth(month: $0.month, day: $0.day, language) } ?? ""
+        return string(local.dateString(end) == local.dateString(now) ? "warning_until" : "warning_until_day",
+                      ["time": clock(end, in: city), "day": day])
+    }
+
+    /// A warning's thread's opening words in `city`, in the board's language (Korean for Korean
+    /// cities): "🟧 Flash Flood Warning until 01:00, 22 Nov: what are you seeing where you are?"
+    static func threadOpening(_ warning: Warning, city: City, now: Date, string: (String, Language, [String: String]) -> String) -> String {
+        let language: Language = city.country == "KR" ? .ko : .en
+        let mark = switch warning.severity {
+        case .minor: "🟩"
+        case .moderate: "🟨"
+        case .severe: "🟧"
+        case .extreme: "🟥"
+        }
+        return string("warning_thread", language, [
+            "mark": mark, "event": warning.event,
+            "until": until(warning, city: city, language: language, now: now) { string($0, language, $1) },
+        ])
+    }
+
     /// The views of `warnings` for a page of `city` in `language`.
     static func of(_ warnings: [Warning], city: City, language: Language, now: Date,
                    string: (String, [String: String]) -> String) -> [WarningView] {
-        let local = LocalCalendar(city.timeZone)
-        func clock(_ date: Date) -> String {
-            let (hour, minute) = local.hourMinute(date)
-            return LocalCalendar.twoDigits(hour) + ":" + LocalCalendar.twoDigits(minute)
-        }
-        func day(_ date: Date) -> String {
-            CivilDate(local.dateString(date)).map { DayLabels.dayMonth(month: $0.month, day: $0.day, language) } ?? ""
-        }
-        return warnings.map { warning in
+        warnings.map { warning in
             let text = warning.text(language)
-            let sameDay = local.dateString(warning.expires) == local.dateString(now)
-            let until = string(sameDay ? "warning_until" : "warning_until_day", ["time": clock(warning.expires), "day": day(warning.expires)])
+            let until = until(warning, city: city, language: language, now: now, string: string)
             let textLanguage = text?.language.split(separator: "-").first.map(String.init)
             return WarningView(
                 id: warning.id, event: warning.event, severity: warning.severity.rawValue,
                 expires: DateFormatting.iso8601(warning.expires), until: until,
                 headline: text?.headline ?? warning.event, description: text?.description ?? "",
-                provenance: string("warning_source_\(warning.source)", ["time": clock(warning.sent)]),
+                provenance: string("warning_source_\(warning.source)", ["time": clock(warning.sent, in: city)]),
                 language: textLanguage == language.rawValue ? nil : textLanguage)
         }
     }

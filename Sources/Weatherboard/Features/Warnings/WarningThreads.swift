@@ -1,0 +1,73 @@
+import Foundation
+
+/// One pinned thread per warning and city (issue 43 #2): while a warning is in force in a city,
+/// its board's top post is the site's, asking what people see, pinned until the warning's end;
+/// an update of the warning carries the thread on, and its end (or cancellation) unpins it.
+/// Kept in the transaction that keeps the warnings, so however many nodes take a feed, each
+/// (warning, city) gets one thread (`posts_warning_thread` makes a second impossible).
+enum WarningThreads {
+    /// The opening words of a thread in a city.
+    typealias Words = (Warning, City) -> String
+
+    /// Brings the threads of `source`'s warnings in line with what is kept now: `replaced` are
+    /// the (earlier id, later id) pairs of this poll's updates.
+    static func keep(source: String, replaced: [(from: String, to: String)], now: Date, cities: CityIndex, words: Words,
+                     _ db: any SQLConnection, _ changes: ChangeLog) throws {
+        for (from, to) in replaced {
+            _ = try db.execute("""
+                UPDATE posts SET warning_id = ? WHERE warning_id = ?
+                AND NOT EXISTS (SELECT 1 FROM posts q WHERE q.city_id = posts.city_id AND q.warning_id = ?)
+                """, [.text(to), .text(from), .text(to)])
+        }
+        var wanted: [String: (Warning, City)] = [:]
+        for (cityID, warnings) in try WarningStore.inForce(now: now, db) {
+            guard let city = cities.city(id: cityID) else { continue }
+            for warning in warnings where warning.source == source { wanted["\(warning.id) \(cityID)"] = (warning, city) }
+        }
+        let threads = try db.all("SELECT id, city_id, warning_id, pinned_until, removed_at IS NOT NULL FROM posts WHERE warning_id LIKE ?",
+                                 [source + ":%"]) {
+            (id: $0.int64(0), city: $0.int64(1), key: "\($0.string(2)) \($0.int64(1))", pinnedUntil: $0.optionalDouble(3), removed: $0.int(4) != 0)
+        }
+        let existing = Set(threads.map(\.key))
+        for thread in threads {
+            // A thread a moderator removed stays removed; any other is pinned exactly while its warning is in force.
+            let until = thread.removed ? nil : wanted[thread.key]?.0.expires.timeIntervalSince1970
+            guard thread.pinnedUntil != until, until != nil || (thread.pinnedUntil ?? 0) > now.timeIntervalSince1970 else { continue }
+            try db.execute("UPDATE posts SET pinned_until = ? WHERE id = ?", until, thread.id)
+            try changes.emit(.city(thread.city))
+        }
+        let opening = wanted.filter { !existing.contains($0.key) }
+        guard !opening.isEmpty else { return }
+        let author = try SiteAccount.id(now: now, db)
+        for (_, (warning, city)) in opening.sorted(by: { $0.key < $1.key }) {
+            guard let id = try db.one("""
+                INSERT INTO posts (city_id, user_id, body, created_at, pinned_until, warning_id) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT DO NOTHING RETURNING id
+                """, [city.id, author, words(warning, city), now.timeIntervalSince1970, warning.expires.timeIntervalSince1970, warning.id],
+                { $0.int64(0) }) else { continue }
+            try changes.emit(.post(PostEvent(.posted, id: id, city: city.id, parent: nil, author: author)))
+        }
+    }
+}
+
+/// The site's own account: the author of warnings' threads. Made when first needed; nobody can
+/// sign in as it (`AccountStore.credentials` never finds it, and its password hash is random
+/// bytes no password derives), block it, mute it or report its posts.
+enum SiteAccount {
+    static let username = "weatherboard"
+
+    struct Taken: Error, CustomStringConvertible {
+        var description: String { "the username \(SiteAccount.username) belongs to a member: the site's own account cannot be made" }
+    }
+
+    static func id(now: Date, _ db: any SQLConnection) throws -> Int64 {
+        if let id = try db.one("SELECT id FROM users WHERE is_system = 1 ORDER BY id LIMIT 1", [], { $0.int64(0) }) { return id }
+        func random(_ count: Int) -> String { Data((0..<count).map { _ in UInt8.random(in: 0...255) }).base64EncodedString() }
+        let hash = "scrypt$32768$8$1$\(random(16))$\(random(64))"
+        guard let id = try db.one("""
+            INSERT INTO users (username, username_key, display_name, password_hash, role, created_at, is_system, level, level_set)
+            VALUES (?, ?, 'Weatherboard', ?, 'user', ?, 1, 2, 2) ON CONFLICT DO NOTHING RETURNING id
+            """, [username, username, hash, now.timeIntervalSince1970], { $0.int64(0) }) else { throw Taken() }
+        return id
+    }
+}
