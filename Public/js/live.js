@@ -240,6 +240,14 @@
       case "notice":
         updateUnread();
         break;
+      case "surge":
+        var slot = document.querySelector("[data-surge-slot]");
+        if (!slot || !slot.dataset.surgeSlot) return;
+        fetchPage(slot.dataset.surgeSlot).then(function (doc) {
+          var fresh = doc.querySelector("[data-surge-slot]");
+          if (fresh) slot.replaceWith(document.importNode(fresh, true));
+        }).catch(function () {});
+        break;
     }
   }
 

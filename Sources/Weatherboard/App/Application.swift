@@ -293,12 +293,15 @@ public final class Application: Sendable {
                               livePosition: { [live] in live.position(of: $0) })
         let bookmarks = Bookmarks(store: BookmarkStore(database: database), index: cities, clock: clock, secureCookies: configuration.secureCookies)
         bookmarks.addRoutes(to: router)
-        HomeController(pages: pages, index: cities, weather: weather, warnings: warnings, bookmarks: bookmarks, cache: cache, clock: clock).addRoutes(to: router)
-        CitiesController(pages: pages, index: cities).addRoutes(to: router)
+        let surges = Surges(database: database, clock: clock, logger: logger, changed: { [live] in live.surgeChanged($0) })
+        HomeController(pages: pages, index: cities, weather: weather, warnings: warnings, surges: surges, bookmarks: bookmarks, cache: cache, clock: clock).addRoutes(to: router)
+        CitiesController(pages: pages, index: cities, surgeLine: { city, language in
+            SurgeView(surges.surge(in: city), language) { pages.string($0, language, $1) }.map { ($0.count, $0.text) }
+        }).addRoutes(to: router)
         PostSearchController(pages: pages, database: database, index: cities, clientAddress: clientAddress,
                              searches: ClientLimit(limit: configuration.limits.searchesPerMinute, window: 60), clock: clock).addRoutes(to: router)
         PaletteController().addRoutes(to: router)
-        let cityPage = CityPageController(pages: pages, index: cities, weather: weather, warnings: warnings, board: board, bookmarks: bookmarks,
+        let cityPage = CityPageController(pages: pages, index: cities, weather: weather, warnings: warnings, surges: surges, board: board, bookmarks: bookmarks,
                                           cache: cache, clientAddress: clientAddress, clock: clock, fragments: weatherParts,
                                           boards: boards)
         cityPage.addRoutes(to: router)

@@ -111,6 +111,22 @@ final class OtherOriginContext: RequestContext {
         try Self.expectCleanConsole(browser)
     }
 
+    /// Issue 43 #4: an open city page shows a surge of reports as it begins, without a reload.
+    @Test func anOpenCityPageShowsASurgeAsItBegins() throws {
+        guard let site = try Self.start() else { return }
+        defer { withExtendedLifetime(site) {} }
+        let (app, watcher, base) = (site.app, site.browser, site.base)
+        try watcher.go(base + "/city/seoul")
+        try watcher.wait("the page listening") { app.application.live.listenerCount == 1 }
+        _ = try watcher.script("window.sameDocument = 42") // gone if the page ever reloads
+        #expect(try watcher.findAll("[data-surge]").isEmpty)
+        try SurgeTests.report(app, ["hail_a", "hail_b", "hail_c", "hail_d", "hail_e"], sky: "storm")
+        try watcher.wait("the surge line", seconds: 20) { try watcher.findAll("[data-surge-slot] [data-surge]").count == 1 }
+        #expect(try watcher.text("[data-surge]") == "Reports are surging: 5 in 30 minutes, mostly storm")
+        #expect(try watcher.script("return window.sameDocument") as? Int == 42, "no reload")
+        try Self.expectCleanConsole(watcher)
+    }
+
     /// Two people in two browsers: one on a phone, in Korean, writes through the forms; the other
     /// watches Seoul's board on a desktop and never reloads.
     @Test func aBoardMovesWithoutAReload() throws {

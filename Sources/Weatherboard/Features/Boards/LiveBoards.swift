@@ -249,6 +249,13 @@ final class LiveBoards: Sendable {
              now: clock().timeIntervalSince1970)
     }
 
+    /// `{"type":"surge"}` to a city's open board pages: its reports' surge began, changed or ended
+    /// (the page asks for the line, `/city/{slug}/surge`).
+    func surgeChanged(_ city: Int64) {
+        send(#"{"type":"surge"}"#, topics: [.board(city)], author: nil, conversationAuthor: nil, onlyNotTo: nil, onlyTo: nil,
+             now: clock().timeIntervalSince1970)
+    }
+
     /// Agreement counts held back by the once-a-second rule, once their second has passed.
     func flushCounts() {
         let now = clock().timeIntervalSince1970

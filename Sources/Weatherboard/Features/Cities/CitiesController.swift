@@ -6,10 +6,13 @@ struct CitiesController {
     let pages: Pages
     let index: CityIndex
     let forgiving: ForgivingSearch
+    /// A city's surge of reports as its line says it (`Surges`, handed in by the application), or nil.
+    let surgeLine: @Sendable (Int64, Language) -> (count: Int, text: String)?
 
-    init(pages: Pages, index: CityIndex) {
+    init(pages: Pages, index: CityIndex, surgeLine: @escaping @Sendable (Int64, Language) -> (count: Int, text: String)? = { _, _ in nil }) {
         self.pages = pages
         self.index = index
+        self.surgeLine = surgeLine
         forgiving = ForgivingSearch(index: index)
     }
 
@@ -31,7 +34,8 @@ struct CitiesController {
         }
         let results = found.cities.map { city in
             SearchPage.Result(slug: city.slug, name: city.name(language), otherName: language == .ko ? city.nameEn : city.nameKo,
-                              place: city.place(language), country: city.country)
+                              place: city.place(language), country: city.country,
+                              surge: surgeLine(city.id, language).map { SearchPage.Surge(count: $0.count, text: $0.text) })
         }
         var layout = pages.layout(context, title: pages.string("search_title", language))
         layout.searchQuery = query
@@ -64,6 +68,12 @@ struct SearchPage {
         var place: String
         /// The ISO code, for machines.
         var country: String
+        var surge: Surge?
+    }
+    /// Reports surging there (`[data-surge]`).
+    struct Surge {
+        var count: Int
+        var text: String
     }
 
     var layout: LayoutView

@@ -11,6 +11,7 @@ struct CityPageController {
     let index: CityIndex
     let weather: WeatherService
     let warnings: Warnings
+    let surges: Surges
     let board: BoardView
     let bookmarks: Bookmarks
     let cache: PageCache
@@ -22,6 +23,7 @@ struct CityPageController {
 
     func addRoutes(to router: Router<AppContext>) {
         router.get("/city/{slug}", show)
+        router.get("/city/{slug}/surge", surge)
     }
 
     /// `GET /city/{slug}`: today beside yesterday and tomorrow.
@@ -49,6 +51,19 @@ struct CityPageController {
         return response
     }
 
+    /// `GET /city/{slug}/surge`: the page's surge line alone, for an open page told it changed.
+    func surge(_ request: Request, _ context: AppContext) throws -> Response {
+        let city = try index.city(named: request)
+        let slot = surgeSlot(city, context.language)
+        var response = Response.html(pages.renderer.page(context.language) { Templates.surge_slot(slot, &$0, $1) }, for: context.request)
+        response.headers.set("Cache-Control", "no-cache")
+        return response
+    }
+
+    private func surgeSlot(_ city: City, _ language: Language) -> SurgeSlot {
+        SurgeSlot(address: "/city/\(city.slug)/surge", surge: SurgeView(surges.surge(in: city.id), language) { pages.string($0, language, $1) })
+    }
+
     /// The city page; also re-rendered by the board when a post is refused, with the text kept.
     func page(_ city: City, _ context: AppContext, before: Int64?, composer: Composer?, status: HTTPStatus = .ok) throws -> Response {
         .html(try render(city, context, before: before, composer: composer), for: context.request, status: status)
@@ -65,7 +80,7 @@ struct CityPageController {
         let shownWarnings = WarningView.of(warnings.inForce(city: city.id, now: clock()), city: city, language: language, now: clock()) {
             pages.string($0, language, $1)
         }
-        let view = CityPage(layout: layout, slug: city.slug, warnings: shownWarnings,
+        let view = CityPage(layout: layout, slug: city.slug, warnings: shownWarnings, surgeSlot: surgeSlot(city, language),
                             weather: try weatherFragment(city, language, client: clientAddress.of(context.request)),
                             observations: board.observations(posts.observations, language), bookmarked: isBookmarked,
                             boardJump: board.jumpLabel(posts, language),
@@ -181,6 +196,8 @@ struct CityPage {
     var hasWarnings: Bool { !warnings.isEmpty }
     /// A severe or extreme one is among them: the board is in event mode.
     var eventMode: Bool { warnings.contains { $0.severity == "severe" || $0.severity == "extreme" } }
+    /// Always there (an optional view opens a template scope): where the surge line is, or goes.
+    var surgeSlot: SurgeSlot?
     var weather: HTMLFragment
     /// Always there (an optional view is what opens a template scope).
     var observations: ObservationsView?
@@ -188,4 +205,11 @@ struct CityPage {
     /// "Board · 7 posts ↓": the board is two phone screens below the headline.
     var boardJump: String
     var board: HTMLFragment
+}
+
+/// The place on a city page for its surge line (`[data-surge-slot]`, which live pages fill again
+/// from `address` when told the surge changed).
+struct SurgeSlot {
+    var address: String
+    var surge: SurgeView?
 }

@@ -8,6 +8,7 @@ struct HomeController {
     let index: CityIndex
     let weather: WeatherService
     let warnings: Warnings
+    let surges: Surges
     let bookmarks: Bookmarks
     let cache: PageCache
     let clock: @Sendable () -> Date
@@ -56,6 +57,7 @@ struct HomeController {
         let now = clock()
         let rows = zip(cities, reports).map { city, report in
             var row = HomePage.CityRow(slug: city.slug, name: city.name(language), bookmarked: bookmarked)
+            row.surge = SurgeView(surges.surge(in: city.id), language) { pages.string($0, language, $1) }
             row.warnings = WarningView.of(warnings.inForce(city: city.id, now: now), city: city, language: language, now: now) {
                 pages.string($0, language, $1)
             }
@@ -112,6 +114,7 @@ struct HomePage {
         var isDemo = false
         /// Official warnings in force there, most severe first.
         var warnings: [WarningView] = []
+        var surge: SurgeView?
     }
 
     var layout: LayoutView

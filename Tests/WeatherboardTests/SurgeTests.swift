@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+@testable import Weatherboard
+
+/// Issue 43 #4: the surge rule over synthetic rates, then the flag as pages show it.
+@Suite struct SurgeRuleTests {
+    /// (people in the last half hour, people in that half hour on each of the 7 days before, surging)
+    @Test("the rule", arguments: [
+        (4, [0, 0, 0, 0, 0, 0, 0], false), // under the floor, however quiet the city usually is
+        (5, [0, 0, 0, 0, 0, 0, 0], true),  // the floor
+        (5, [], true),                     // a city with no history
+        (5, [2, 2, 2, 2, 2, 2, 2], false), // the floor, but not three times the usual (6)
+        (6, [2, 2, 2, 2, 2, 2, 2], true),
+        (14, [5, 5, 5, 5, 5, 5, 4], false), // usual 4.86: 14.57 needed
+        (15, [5, 5, 5, 5, 5, 5, 4], true),
+        (119, [40, 40, 40, 40, 40, 40, 40], false), // a busy city needs many more than usual
+        (120, [40, 40, 40, 40, 40, 40, 40], true),
+        (30, [70, 0, 0, 0, 0, 0, 0], true), // one odd day weighs a seventh
+        (0, [0, 0, 0, 0, 0, 0, 0], false),
+    ])
+    func theRule(recent: Int, baseline: [Int], surging: Bool) {
+        #expect(Surge.isSurging(recent: recent, baseline: baseline) == surging)
+    }
+}
+
+@Suite(.serialized, .onEveryEngine) struct SurgeTests {
+    /// Members who each report `sky` on Seoul's board through the form.
+    static func report(_ app: AppHarness, _ names: [String], sky: String) throws {
+        for name in names {
+            let member = app.browser()
+            #expect(try member.signUp(name).status == 303)
+            #expect(try ObservationTests.observe(member, "\(name) sees \(sky)", sky: sky, feels: nil).0.status == 303)
+        }
+    }
+
+    @Test func aSurgeShowsOnTheCityPageTheHomeRowAndInSearchUntilItPasses() throws {
+        let app = try AppHarness()
+        // The usual: one person in this half hour on each of the last seven days (the floor rules).
+        try Self.report(app, ["usual_one"], sky: "rain")
+        for day in 1...7 {
+            try app.execute("""
+                INSERT INTO posts (city_id, user_id, body, created_at, sky)
+                SELECT c.id, u.id, 'as usual', ?, 'rain' FROM cities c, users u WHERE c.slug = 'seoul' AND u.username = 'usual_one'
+                """, [AppHarness.fixedNow.timeIntervalSince1970 - Double(day) * 86_400 - 600])
+        }
+        try Self.report(app, ["storm_a", "storm_b", "storm_c"], sky: "storm")
+        #expect(try app.page("/city/seoul").1.count("//*[@data-surge]") == 0, "four people: under the floor")
+
+        try Self.report(app, ["storm_d"], sky: "storm")
+        var (_, page) = try app.page("/city/seoul")
+        let line = try #require(page.nodes("//*[@data-surge-slot]/*[@data-surge]").first)
+        #expect(line["data-count"] == "5")
+        #expect(line.text == "Reports are surging: 5 in 30 minutes, mostly storm")
+        #expect(try app.page("/city/seoul?lang=ko").1.text("//*[@data-surge]") == "제보 급증: 30분 동안 5명, 주로 뇌우")
+        (_, page) = try app.page("/")
+        #expect(page.count("//li[@data-slug='seoul']//*[@data-surge][@data-count='5']") == 1)
+        #expect(page.count("//li[@data-slug='busan']//*[@data-surge]") == 0)
+        (_, page) = try app.page("/search?q=seo")
+        #expect(page.count("//li[a[@data-slug='seoul']]//*[@data-surge][@data-count='5']") == 1)
+        (_, page) = try app.page("/city/seoul/surge")
+        #expect(page.count("//*[@data-surge-slot='/city/seoul/surge']/*[@data-surge]") == 1, "the line alone, for a live page")
+
+        // Half an hour on, it has passed.
+        app.clock.advance(Surge.window + Surges.keptFor)
+        (_, page) = try app.page("/city/seoul")
+        #expect(page.count("//*[@data-surge]") == 0)
+        #expect(page.count("//*[@data-surge-slot]") == 1, "the place for it stays")
+    }
+
+    /// A city that is always busy needs three times its usual: five people are not a surge where
+    /// three report in that half hour every day.
+    @Test func aBusyCityNeedsThreeTimesItsUsual() throws {
+        let app = try AppHarness()
+        try Self.report(app, ["day_a", "day_b", "day_c"], sky: "clouds")
+        for day in 1...7 {
+            try app.execute("""
+                INSERT INTO posts (city_id, user_id, body, created_at, sky)
+                SELECT c.id, u.id, 'daily', ?, 'clouds' FROM cities c, users u
+                WHERE c.slug = 'seoul' AND u.username IN ('day_a', 'day_b', 'day_c')
+                """, [AppHarness.fixedNow.timeIntervalSince1970 - Double(day) * 86_400 - 300])
+        }
+        try Self.report(app, ["new_a", "new_b"], sky: "rain")
+        #expect(try app.page("/city/seoul").1.count("//*[@data-surge]") == 0, "5 people against a usual of 3")
+        try Self.report(app, ["new_c", "new_d", "new_e", "new_f"], sky: "rain")
+        let (_, page) = try app.page("/city/seoul")
+        #expect(page.nodes("//*[@data-surge]").first?["data-count"] == "9")
+    }
+}
