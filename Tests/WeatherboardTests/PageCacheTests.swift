@@ -211,7 +211,7 @@ import Testing
         // for guests' kept pages alike: no compressed page deflates it again (issue 24 #4).
         let seoul = try #require(scene.app.application.cities.city(slug: "seoul"))
         let part = try #require(scene.app.application.weatherParts.fragment(city: seoul.id, language: .en,
-                                                                           report: scene.app.application.weather.report(for: seoul, client: "test"),
+                                                                           report: scene.app.application.weather.report(for: seoul, client: "test"), hourly: HourReports(),
                                                                            now: scene.app.application.configuration.clock()))
         let deflated = try #require(part.deflated).deflated
         #expect(DeflatedPieceTests.contains(packed.body, deflated))

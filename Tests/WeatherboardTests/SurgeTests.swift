@@ -86,3 +86,47 @@ import Testing
         #expect(page.nodes("//*[@data-surge]").first?["data-count"] == "9")
     }
 }
+
+/// Issue 43 #3: the hourly bars count today's reports of each past and current hour, and mark an
+/// hour "forecast missed" exactly at the threshold of people with standing (accounts older than a
+/// day), never for new accounts or hidden posts.
+@Suite(.serialized, .onEveryEngine) struct HourReportTests {
+    @Test func reportsOnTheHoursAndAForecastMissedAtTheThreshold() throws {
+        let app = try AppHarness()
+        for name in ["sky_a", "sky_b", "sky_c", "fresh_d"] { #expect(try app.browser().signUp(name).status == 303) }
+        try app.execute("UPDATE users SET created_at = created_at - 2 * 86400 WHERE username <> 'fresh_d'")
+        // Seoul's midnight today (UTC+9): 14:45 there is 05:45 UTC.
+        let midnight = AppHarness.fixedNow.timeIntervalSince1970 - (14 * 3600 + 45 * 60)
+        var (_, page) = try app.page("/city/seoul")
+        let counted = page.nodes("//div[@data-day='today']//li[@data-reports]")
+        #expect(counted.map { $0["data-hour"] }.last == "14", "past and current hours are counted, the rest not")
+        #expect(page.count("//div[@data-day='tomorrow']//li[@data-reports]") == 0)
+        // An hour whose forecast gave under 20 % (reports of rain miss it) or over 80 % (clear ones do).
+        let hour = try #require(counted.first { Int($0["data-precip"] ?? "") ?? 50 < 20 || Int($0["data-precip"] ?? "") ?? 50 > 80 })
+        let (hourText, chance) = (try #require(hour["data-hour"]), Int(hour["data-precip"]!)!)
+        let sky = chance < 20 ? "rain" : "clear"
+        func report(_ name: String) throws {
+            try app.execute("""
+                INSERT INTO posts (city_id, user_id, body, created_at, sky) SELECT c.id, u.id, ?, ?, ? FROM cities c, users u
+                WHERE c.slug = 'seoul' AND u.username = ?
+                """, ["\(name) saw \(sky)", midnight + Double(Int(hourText)!) * 3600 + 600, sky, name])
+            app.clock.advance(Surges.keptFor) // what is counted is read again a minute on
+        }
+        func bar() throws -> MarkupDocument.Node {
+            try #require(try app.page("/city/seoul").1.nodes("//div[@data-day='today']//li[@data-hour='\(hourText)']").first)
+        }
+        try report("sky_a")
+        try report("sky_b")
+        try report("fresh_d")
+        #expect(try bar()["data-missed"] == nil, "two with standing and a new account: not yet")
+        #expect(try bar()["data-reports"] == (sky == "rain" ? "3" : "0"), "rain is counted from everyone; a clear sky is not rain")
+        try report("sky_c")
+        #expect(try bar()["data-missed"] != nil, "three with standing: missed, at \(hourText):00 (\(chance) %)")
+        (_, page) = try app.page("/city/seoul")
+        #expect(page.text("//*[@data-forecast-missed]") == "Forecast missed at \(hourText):00: what people here reported is not what it said.")
+        // One of them hidden by reports: under the threshold again.
+        try app.execute("UPDATE posts SET hidden_at = ? WHERE body = ?", [midnight, "sky_c saw \(sky)"])
+        app.clock.advance(Surges.keptFor)
+        #expect(try bar()["data-missed"] == nil)
+    }
+}

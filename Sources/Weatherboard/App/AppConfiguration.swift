@@ -44,6 +44,8 @@ public struct AppConfiguration: Sendable {
     static let nwsURL = "https://api.weather.gov"
     /// How often each node asks the warnings' sources for what they have in force.
     public var warningsEvery: TimeInterval = 300
+    /// Reports by people with some standing that mark an hour's forecast missed on the bars.
+    public var forecastMissedReports = HourReports.defaultMissedAfter
     /// The KMA service key, from the environment only (`WEATHERBOARD_KMA_KEY`, read with the other
     /// settings in `resolve`); when set, the KMA is asked first for Korean cities.
     public var kmaKey: String?

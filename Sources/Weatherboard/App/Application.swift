@@ -303,7 +303,7 @@ public final class Application: Sendable {
         PaletteController().addRoutes(to: router)
         let cityPage = CityPageController(pages: pages, index: cities, weather: weather, warnings: warnings, surges: surges, board: board, bookmarks: bookmarks,
                                           cache: cache, clientAddress: clientAddress, clock: clock, fragments: weatherParts,
-                                          boards: boards)
+                                          boards: boards, forecastMissedReports: configuration.forecastMissedReports)
         cityPage.addRoutes(to: router)
         ForecastCheckController(pages: pages, index: cities, database: database, clock: clock).addRoutes(to: router)
         ObservationDataController(database: database, index: cities, clock: clock).addRoutes(to: router)

@@ -151,6 +151,8 @@ struct Setting {
                 guard let seconds = Double(text), seconds >= 1, seconds <= 86_400 else { throw Problem(description: "--warnings-every must be 1 to 86400 seconds") }
                 configuration.warningsEvery = seconds
             }, shown: { String(Int($0.warningsEvery)) }),
+            .number("forecast-missed-reports", "Reports by people with accounts older than a day that mark an hour's forecast missed (precipitation under 20 %, or a clear sky over 80 %).",
+                    \.forecastMissedReports),
             .text("kma-url", "Base URL of the KMA API gateway (the key comes only from WEATHERBOARD_KMA_KEY).", \.kmaURL),
             Setting(name: "weather-fresh-minutes", help: "Minutes a fetched forecast is served before asking again.", apply: { configuration, text in
                 guard let minutes = Int(text), minutes >= 1 else { throw Problem(description: "--weather-fresh-minutes must be at least 1") }

@@ -56,6 +56,52 @@ struct Surge: Sendable, Equatable {
     }
 }
 
+/// What people reported of the sky in each of today's hours in a city (issue 43 #3), for the hourly
+/// rain bars: how many distinct people saw rain, snow, fog or a storm, and how many people with
+/// some standing (an account older than a day) saw precipitation (rain, snow, a storm) or a clear
+/// sky. Hidden and removed posts do not count. Keyed by the local hour ("14").
+struct HourReports: Sendable, Equatable {
+    struct Hour: Sendable, Equatable {
+        var wet = 0
+        var wetWithStanding = 0
+        var clearWithStanding = 0
+    }
+    var hours: [String: Hour] = [:]
+
+    /// Reports with standing that make an hour's forecast "missed" (`--forecast-missed-reports`).
+    static let defaultMissedAfter = 3
+    static let standingAge: TimeInterval = 86_400
+
+    /// Whether the forecast's `chance` of rain for an hour was missed by what `hour` holds:
+    /// precipitation seen while it said under 20 %, or a clear sky while it said over 80 %.
+    static func missed(chance: Int, _ hour: Hour, after reports: Int) -> Bool {
+        (chance < 20 && hour.wetWithStanding >= reports) || (chance > 80 && hour.clearWithStanding >= reports)
+    }
+
+    /// Today's hours so far in `city` (its local day), one statement.
+    static func read(city: City, now: Date, _ db: any SQLConnection) throws -> HourReports {
+        let local = LocalCalendar(city.timeZone)
+        let t = now.timeIntervalSince1970
+        let midnight = Double(local.localDayNumber(now)) * 86_400 - Double(city.timeZone.secondsFromGMT(for: now))
+        var reports = HourReports()
+        try db.forEachRow("""
+            SELECT CAST((p.created_at - ?1) / 3600 AS INTEGER) AS hour,
+                   count(DISTINCT CASE WHEN p.sky IN ('rain', 'snow', 'fog', 'storm') THEN p.user_id END),
+                   count(DISTINCT CASE WHEN p.sky IN ('rain', 'snow', 'storm') AND u.created_at < ?3 THEN p.user_id END),
+                   count(DISTINCT CASE WHEN p.sky = 'clear' AND u.created_at < ?3 THEN p.user_id END)
+            FROM posts p JOIN users u ON u.id = p.user_id
+            WHERE p.city_id = ?2 AND p.parent_id IS NULL AND p.removed_at IS NULL AND p.hidden_at IS NULL
+                  AND p.sky IS NOT NULL AND p.created_at >= ?1 AND p.created_at <= ?4
+            GROUP BY hour
+            """, [.real(midnight), .integer(city.id), .real(t - standingAge), .real(t)]) { row in
+            let hour = row.int(0)
+            guard (0..<24).contains(hour) else { return }
+            reports.hours[LocalCalendar.twoDigits(hour)] = Hour(wet: row.int(1), wetWithStanding: row.int(2), clearWithStanding: row.int(3))
+        }
+        return reports
+    }
+}
+
 /// Each city's surge as last read, for pages and home rows: read again a minute after, or at
 /// once when a post is made, changed or goes in the city (on any node); open pages of a city
 /// whose surge changed are told (`LiveBoards.surgeChanged`).
@@ -64,6 +110,8 @@ final class Surges: Sendable {
     private let clock: @Sendable () -> Date
     private let logger: Logger
     private let kept = Mutex<[Int64: (readAt: Date, surge: Surge?)]>([:])
+    /// Today's reports by the hour, per city, as last read (the same minute, the same events).
+    private let hourly = Mutex<[Int64: (readAt: Date, reports: HourReports)]>([:])
     static let keptFor: TimeInterval = 60
     /// Cities kept at most (each a few bytes); past this the oldest half goes.
     static let citiesKept = 20_000
@@ -75,6 +123,7 @@ final class Surges: Sendable {
         database.changes.subscribe { [self] change, _ in
             // What changes who reported: a post written, gone, hidden or shown again (not an agreement, not a reply).
             guard case .post(let event) = change, event.parent == nil, event.kind != .agreed, event.kind != .edited else { return }
+            hourly.withLock { $0[event.city] = nil }
             let before = kept.withLock { $0[event.city]?.surge }
             let now = clock()
             if read(event.city, now: now) != before { changed(event.city) }
@@ -86,6 +135,25 @@ final class Surges: Sendable {
         let now = clock()
         if let hit = kept.withLock({ $0[city] }), now.timeIntervalSince(hit.readAt) < Self.keptFor, hit.readAt <= now { return hit.surge }
         return read(city, now: now)
+    }
+
+    /// Today's reports by the hour in `city`.
+    func hourReports(in city: City) -> HourReports {
+        let now = clock()
+        if let hit = hourly.withLock({ $0[city.id] }), now.timeIntervalSince(hit.readAt) < Self.keptFor, hit.readAt <= now {
+            return hit.reports
+        }
+        do {
+            let reports = try database.readStatement { try HourReports.read(city: city, now: now, $0) }
+            hourly.withLock { hourly in
+                if hourly.count >= Self.citiesKept { hourly.removeAll() }
+                hourly[city.id] = (now, reports)
+            }
+            return reports
+        } catch {
+            logger.error("surge: could not count \(city.slug)'s reports by the hour: \(LogText.oneLine(error))")
+            return HourReports()
+        }
     }
 
     @discardableResult

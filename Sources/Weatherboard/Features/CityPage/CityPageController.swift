@@ -20,6 +20,8 @@ struct CityPageController {
     let clock: @Sendable () -> Date
     let fragments: WeatherFragments
     let boards: BoardCache
+    /// Reports with standing that mark an hour's forecast missed.
+    var forecastMissedReports = HourReports.defaultMissedAfter
 
     func addRoutes(to router: Router<AppContext>) {
         router.get("/city/{slug}", show)
@@ -106,7 +108,8 @@ struct CityPageController {
     func weatherFragment(_ city: City, _ language: Language, client: String) throws -> HTMLFragment {
         let report = weather.report(for: city, client: client)
         let now = clock()
-        if let kept = fragments.fragment(city: city.id, language: language, report: report, now: now) { return kept }
+        let hourly = surges.hourReports(in: city)
+        if let kept = fragments.fragment(city: city.id, language: language, report: report, hourly: hourly, now: now) { return kept }
         var view = CityWeather(cityName: city.name(language), country: city.place(language), countryCode: city.country, hasWeather: false)
         if let report {
             // Today's row is written by yesterday's fetches: it does not change while the part is
@@ -116,7 +119,8 @@ struct CityPageController {
                 (try ForecastHistory.day(today, cityID: city.id, $0), try ClimateNormals.day(of: today, cityID: city.id, $0))
             }
             view = CityWeatherView(city: city, report: report, now: now, language: language, forecastForToday: kept,
-                                   normal: weather.normal(of: today, for: city, report: report, kept: normal)) { key, arguments in
+                                   normal: weather.normal(of: today, for: city, report: report, kept: normal),
+                                   hourReports: hourly, missedAfter: forecastMissedReports) { key, arguments in
                 pages.string(key, language, arguments)
             }.view
         }
@@ -124,7 +128,7 @@ struct CityPageController {
         guard fragments.enabled else { return fragment }
         // Deflated once here, so that no compressed page showing it deflates it again.
         let kept = fragment.deflatedOnce()
-        fragments.keep(kept, city: city.id, language: language, report: report, now: now)
+        fragments.keep(kept, city: city.id, language: language, report: report, hourly: hourly, now: now)
         return kept
     }
 }
@@ -137,6 +141,8 @@ final class WeatherFragments: Sendable {
     private struct Entry {
         let fetchedAt: Date?
         let source: String?
+        /// Today's reports by the hour it shows on the bars.
+        let hourly: HourReports
         let until: Date
         let fragment: HTMLFragment
     }
@@ -172,15 +178,16 @@ final class WeatherFragments: Sendable {
         return until
     }
 
-    func fragment(city: Int64, language: Language, report: WeatherReport?, now: Date) -> HTMLFragment? {
+    func fragment(city: Int64, language: Language, report: WeatherReport?, hourly: HourReports, now: Date) -> HTMLFragment? {
         guard let entry = entries.withLock({ $0.value(for: "\(city) \(language.rawValue)") }),
-              entry.fetchedAt == report?.forecast.fetchedAt, entry.source == report?.source, entry.until > now else { return nil }
+              entry.fetchedAt == report?.forecast.fetchedAt, entry.source == report?.source, entry.hourly == hourly, entry.until > now
+        else { return nil }
         return entry.fragment
     }
 
-    func keep(_ fragment: HTMLFragment, city: Int64, language: Language, report: WeatherReport?, now: Date) {
-        let entry = Entry(fetchedAt: report?.forecast.fetchedAt, source: report?.source, until: Self.validUntil(now: now, report: report),
-                          fragment: fragment)
+    func keep(_ fragment: HTMLFragment, city: Int64, language: Language, report: WeatherReport?, hourly: HourReports, now: Date) {
+        let entry = Entry(fetchedAt: report?.forecast.fetchedAt, source: report?.source, hourly: hourly,
+                          until: Self.validUntil(now: now, report: report), fragment: fragment)
         entries.withLock {
             $0.set(entry, for: "\(city) \(language.rawValue)", cost: fragment.residentBytes)
         }

@@ -101,12 +101,23 @@ struct CityWeather {
             /// Every third hour's label under the bars ("00", "03", …).
             var label: String?
             var isPast: Bool
+            /// "14": the local hour (`data-hour`).
+            var hour = ""
+            /// Past and current hours: distinct people who reported rain, snow, fog or a storm
+            /// (`data-reports`), and whether the forecast was missed (`data-missed`).
+            var reports: Int?
+            var missed = false
+            var isCounted: Bool { reports != nil }
+            var reportCount: Int { reports ?? 0 }
+            var hasReports: Bool { reportCount > 0 }
         }
         var day: String
         var title: String
         var hours: [Hour]
         /// Tomorrow's rain in words, under its bars.
         var sentence: String?
+        /// Today's hours whose forecast people's reports missed, in words.
+        var missedSentence: String?
     }
 
     /// Today's and tomorrow's rows (an optional: only an optional opens a template scope).

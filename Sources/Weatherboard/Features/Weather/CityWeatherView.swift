@@ -11,6 +11,10 @@ struct CityWeatherView {
     var forecastForToday: ForecastHistory? = nil
     /// The normal for today's date (`ClimateNormals`), when known.
     var normal: ClimateNormals.Day? = nil
+    /// What people reported in each of today's hours, and how many such reports mark an hour's
+    /// forecast missed.
+    var hourReports = HourReports()
+    var missedAfter = HourReports.defaultMissedAfter
     let strings: (String, [String: String]) -> String
 
     /// The view for `city_weather.mustache`.
@@ -235,15 +239,25 @@ struct CityWeatherView {
         let hours = forecast.hours(on: date).compactMap { hour -> CityWeather.RainDay.Hour? in
             guard let chance = hour.precipitationProbability else { return nil }
             let clock = String(hour.time.suffix(5))
-            return CityWeather.RainDay.Hour(chance: chance, band: min(10, (chance + 5) / 10),
-                                            label: clock.hasSuffix(":00") && Int(clock.prefix(2)).map { $0 % 3 == 0 } == true ? String(clock.prefix(2)) : nil,
-                                            isPast: name == "today" && Int(clock.prefix(2)).map { $0 < nowHour } == true)
+            var bar = CityWeather.RainDay.Hour(chance: chance, band: min(10, (chance + 5) / 10),
+                                               label: clock.hasSuffix(":00") && Int(clock.prefix(2)).map { $0 % 3 == 0 } == true ? String(clock.prefix(2)) : nil,
+                                               isPast: name == "today" && Int(clock.prefix(2)).map { $0 < nowHour } == true)
+            bar.hour = String(clock.prefix(2))
+            if name == "today", let hour = Int(bar.hour), hour <= nowHour {
+                let reported = hourReports.hours[bar.hour] ?? HourReports.Hour()
+                bar.reports = reported.wet
+                bar.missed = HourReports.missed(chance: chance, reported, after: missedAfter)
+            }
+            return bar
         }
         guard !hours.isEmpty else { return nil }
         // The bars are a picture of this sentence (hidden from screen readers, which read it):
         // today's is on its card, tomorrow's under its bars.
         let sentence = name == "tomorrow" ? RainOutlook(hours: forecast.hours(on: date), from: 0).sentence(strings: strings, day: "tomorrow") : nil
-        return CityWeather.RainDay(day: name, title: strings("day_" + name, [:]), hours: hours, sentence: sentence)
+        var day = CityWeather.RainDay(day: name, title: strings("day_" + name, [:]), hours: hours, sentence: sentence)
+        let missed = hours.filter(\.missed).map { $0.hour + ":00" }
+        if !missed.isEmpty { day.missedSentence = strings("forecast_missed", ["hours": missed.joined(separator: ", ")]) }
+        return day
     }
 
     /// The air's values with their Korean bands, if fetched recently enough to mean anything.
