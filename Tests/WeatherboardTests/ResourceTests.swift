@@ -57,7 +57,7 @@ import Testing
             "normal_high_": ["compare_warmer", "compare_colder", "compare_same"],
             "normal_low_": ["compare_warmer", "compare_colder", "compare_same"],
             "mute_for_": MuteDuration.allCases.map(\.rawValue),
-            "warning_source_": ["nws", "kma", "meteoalarm"],
+            "warning_source_": ["nws", "kma", "meteoalarm"], "severity_": Warning.Severity.allCases.map(\.rawValue),
             // named through `key` properties and `compassKey`, checked here all the same
             "air_": AirQualityBand.allCases.map(\.rawValue), "uv_": UVBand.allCases.map(\.rawValue),
             "wind_": ["n", "ne", "e", "se", "s", "sw", "w", "nw"],

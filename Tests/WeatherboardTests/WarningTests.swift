@@ -109,6 +109,8 @@ final class NWSStub: Sendable {
             Self.alert("urn:oid:old-1", event: "Dense Fog Advisory", ends: "1970-01-01T00:00:00Z", expires: "1970-01-01T00:00:00Z",
                        geometry: Self.losAngeles),
             Self.alert("urn:oid:test-1", event: "Test Message", status: "Test", geometry: Self.losAngeles),
+            // A zone the service has no shape for: shown nowhere, and said so.
+            Self.alert("urn:oid:lost-1", event: "Lost Zone Warning", zones: ["https://api.weather.gov/zones/forecast/ZZZ999"]),
         ])
         let app = try AppHarness { $0.warningsNWSURL = stub.url; $0.warningsEvery = 3600 }
         Self.firstPoll(app)
@@ -141,6 +143,8 @@ final class NWSStub: Sendable {
         #expect(page.nodes("//li[@data-slug='seoul']//*[@data-warning]").isEmpty)
         #expect(!app.log.lines.contains { $0.contains("Dense Fog Advisory") }, "a refusal names the warning's id, not its words")
         #expect(app.log.lines.contains { $0.contains("urn:oid:old-1") }, "the ended one was refused, and said so")
+        #expect(app.log.lines.contains { $0.contains("zone /zones/forecast/ZZZ999: HTTP 404") })
+        #expect(try app.count("SELECT count(*) FROM warning_cities WHERE warning_id = 'nws:urn:oid:lost-1'") == 0)
 
         // An update replaces the flood warning (now extreme); the storm is cancelled.
         try stub.alerts([
@@ -160,7 +164,7 @@ final class NWSStub: Sendable {
         #expect(Self.warnings(page).isEmpty, "cancelled")
         (_, page) = try app.page("/")
         #expect(page.nodes("//li[@data-slug='new-york-city']//*[@data-warning]").isEmpty, "the kept home page heard it too")
-        #expect(stub.hits.filter { $0.hasPrefix("/zones/") }.count == 1, "a zone's shape is asked once")
+        #expect(stub.hits.filter { $0 == "/zones/forecast/NYZ072" }.count == 1, "a zone's shape is asked once")
 
         // A broken answer changes nothing kept (XML with status 200), and is logged in one line.
         stub.answer(status: 200, "<?xml version=\"1.0\"?><error><message>Service unavailable</message></error>")
@@ -193,11 +197,7 @@ final class NWSStub: Sendable {
     /// find it again open no other, an update carries it on, and its end unpins it.
     @Test func aWarningOpensOnePinnedThreadPerCityThatItsEndUnpins() throws {
         let stub = try NWSStub()
-        let busan = ["type": "Polygon", "coordinates": [Self.box(around: 35.10278, 129.04028, size: 0.05)]] as [String: Any]
-        try stub.alerts([
-            Self.alert("urn:oid:flood-1", event: "Flash Flood Warning", geometry: Self.losAngeles),
-            Self.alert("urn:oid:rain-1", event: "호우경보", geometry: busan),
-        ])
+        try stub.alerts([Self.alert("urn:oid:flood-1", event: "Flash Flood Warning", geometry: Self.losAngeles)])
         let app = try AppHarness { $0.warningsNWSURL = stub.url; $0.warningsEvery = 3600 }
         Self.firstPoll(app)
         let covered = try app.count("SELECT count(*) FROM warning_cities WHERE warning_id = 'nws:urn:oid:flood-1'")
@@ -227,13 +227,18 @@ final class NWSStub: Sendable {
         #expect(refused.status == 401 || refused.status == 422 || refused.status == 400, "refused: \(refused.status)")
         #expect(refused.headers["Set-Cookie"]?.contains("session=") != true)
 
-        // A Korean city's thread is in Korean.
-        (_, page) = try member.get("/city/busan")
-        #expect(page.text("//section[@id='board']/article[1]//p[@class='post-body']")?.hasSuffix("지금 계신 곳은 어떤가요?") == true)
+        // A Korean city's thread would be in Korean (the NWS warns only in the US: the words are
+        // asked for directly).
+        let busan = try #require(app.application.cities.city(slug: "busan"))
+        let pages = app.application.pages
+        let losAngeles = try #require(app.application.cities.city(slug: "los-angeles"))
+        let flood = try #require(app.application.warnings.inForce(city: losAngeles.id, now: app.clock.read()).first)
+        let words = WarningView.threadOpening(flood, city: busan, now: app.clock.read()) { pages.string($0, $1, $2) }
+        #expect(words.hasPrefix("🟧 Flash Flood Warning ") && words.hasSuffix("지금 계신 곳은 어떤가요?"), "\(words)")
 
         // Polled again: no second thread. Updated: the same thread carries on under the new id.
         app.application.warnings.poll()
-        #expect(try app.count("SELECT count(*) FROM posts WHERE warning_id IS NOT NULL AND parent_id IS NULL") == covered + 1)
+        #expect(try app.count("SELECT count(*) FROM posts WHERE warning_id IS NOT NULL AND parent_id IS NULL") == covered)
         try stub.alerts([
             Self.alert("urn:oid:flood-2", event: "Flash Flood Warning", severity: "Extreme", messageType: "Update",
                        sent: "2026-11-21T21:40:00-08:00", ends: "2026-11-22T03:00:00-08:00", geometry: Self.losAngeles,
@@ -243,9 +248,7 @@ final class NWSStub: Sendable {
         (_, page) = try member.get("/city/los-angeles")
         first = try #require(page.nodes("//section[@id='board']/article").first)
         #expect(first["data-post-id"] == threadID && first["data-warning-id"] == "nws:urn:oid:flood-2" && first["data-pinned"] != nil)
-        #expect(try app.count("SELECT count(*) FROM posts WHERE warning_id IS NOT NULL AND parent_id IS NULL") == covered + 1)
-        #expect(try app.count("SELECT count(*) FROM posts WHERE warning_id = 'nws:urn:oid:rain-1' AND pinned_until IS NULL") == 1,
-                "Busan's warning is no longer listed: its thread is unpinned")
+        #expect(try app.count("SELECT count(*) FROM posts WHERE warning_id IS NOT NULL AND parent_id IS NULL") == covered)
 
         // Its end: unpinned, and still there with its replies.
         stub.answer(status: 200, #"{"type":"FeatureCollection","features":[]}"#)
@@ -280,6 +283,42 @@ final class NWSStub: Sendable {
         #expect(page?.text("//*[@id='post-body']") == "Now the underpass is closed", "the text is kept")
         app.clock.advance(Double(pause * PostingRules.eventPaceFactor))
         #expect(try newcomer.postOnBoard("los-angeles", "Now the underpass is closed").0.status == 303)
+    }
+
+    /// From a hostile probe: an alert drawn over the whole world covers no city (the service
+    /// warns only where it does, and a warning covers at most `maximumCities`), bidi controls are
+    /// dropped from the words, a description keeps its paragraphs, and three warnings in a city
+    /// pin two threads and leave the third on the board.
+    @Test func aFeedCannotFloodTheBoardsOrReorderThePage() throws {
+        let stub = try NWSStub()
+        let world = ["type": "Polygon", "coordinates": [[[-180, -89], [180, -89], [180, 89], [-180, 89], [-180, -89]]]] as [String: Any]
+        try stub.alerts([
+            Self.alert("urn:oid:world-1", event: "Everything Warning", geometry: world),
+            Self.alert("urn:oid:a-1", event: "Flood Warning\u{202E}", severity: "Moderate", geometry: Self.losAngeles,
+                       description: "* WHAT...Flooding.\n\n* WHERE...Los Angeles."),
+            Self.alert("urn:oid:b-1", event: "Wind Advisory", severity: "Minor", geometry: Self.losAngeles),
+            Self.alert("urn:oid:c-1", event: "Tornado Warning", severity: "Extreme", geometry: Self.losAngeles),
+        ])
+        let app = try AppHarness { $0.warningsNWSURL = stub.url; $0.warningsEvery = 3600 }
+        Self.firstPoll(app)
+        #expect(try app.count("SELECT count(*) FROM warnings WHERE id = 'nws:urn:oid:world-1'") == 0)
+        #expect(app.log.lines.contains { $0.contains("nws:urn:oid:world-1: covers") })
+        #expect(try app.count("SELECT count(*) FROM posts WHERE warning_id = 'nws:urn:oid:world-1'") == 0)
+        #expect(Self.warnings(try app.page("/city/seoul").1).isEmpty)
+
+        let (_, page) = try app.page("/city/los-angeles")
+        let events = Self.warnings(page).map { $0["data-event"] ?? "" }
+        #expect(events == ["Tornado Warning", "Flood Warning", "Wind Advisory"], "most severe first, no bidi control: \(events)")
+        #expect(page.text("//*[@data-warning][@data-event='Flood Warning']//details/p") == "* WHAT...Flooding.\n\n* WHERE...Los Angeles.\n\nTurn around, don't drown.",
+                "paragraphs kept, the instruction one of them")
+        #expect(page.nodes("//*[@data-warning]//*[@class='warning-severity']").map(\.text) == ["Extreme", "Moderate", "Minor"])
+        // Two pinned (the most severe), the third on the board in its place.
+        let pinned = page.nodes("//section[@id='board']/article[@data-pinned]").compactMap { $0["data-warning-id"] }
+        #expect(pinned == ["nws:urn:oid:c-1", "nws:urn:oid:a-1"] || pinned == ["nws:urn:oid:a-1", "nws:urn:oid:c-1"], "\(pinned)")
+        #expect(page.count("//section[@id='board']/article[@data-warning-id='nws:urn:oid:b-1'][not(@data-pinned)]") == 1)
+        // A refusal is logged once, not at every poll.
+        app.application.warnings.poll()
+        #expect(app.log.lines.filter { $0.contains("nws:urn:oid:world-1: covers") }.count == 1)
     }
 
     /// An answer that is not a feature collection, or whose features are nonsense, never stops

@@ -292,11 +292,19 @@ struct ModerationStore: Sendable {
                 (isPost: $0.int(0) != 0, shown: $0.int(1) != 0)
             }) else { throw HTTPError(.notFound) }
             guard row.isPost, row.shown else { throw HTTPError(.unprocessableContent, message: "Only a post that everyone sees can be pinned.") }
-            let others = try db.integer("SELECT count(*) FROM posts WHERE city_id = ? AND pinned_until > ? AND id <> ?", post.cityID, now, post.id)
+            // A moderator's pins come first: warnings' threads (`WarningThreads`) make room.
+            let others = try db.integer("SELECT count(*) FROM posts WHERE city_id = ? AND pinned_until > ? AND id <> ? AND warning_id IS NULL",
+                                        post.cityID, now, post.id)
             guard others < BoardQueries.pinsPerBoard else {
                 throw HTTPError(.conflict, message: "This board has \(BoardQueries.pinsPerBoard) pinned posts already: unpin one first.")
             }
             try db.execute("UPDATE posts SET pinned_until = ? WHERE id = ?", until, post.id)
+            let threads = try db.all("""
+                SELECT id FROM posts WHERE city_id = ? AND warning_id IS NOT NULL AND pinned_until > ? AND id <> ? ORDER BY pinned_until DESC, id
+                """, [post.cityID, now, post.id]) { $0.int64(0) }
+            for id in threads.dropFirst(max(0, BoardQueries.pinsPerBoard - others - 1)) {
+                try db.execute("UPDATE posts SET pinned_until = NULL WHERE id = ?", id)
+            }
             try changes.emit(.city(post.cityID))
         }
     }

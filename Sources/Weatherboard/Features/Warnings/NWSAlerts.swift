@@ -14,6 +14,9 @@ protocol WarningProvider: Sendable {
 struct WarningFeed: Sendable {
     var warnings: [(incoming: IncomingWarning, cities: [Int64])]
     var refused: [String]
+    /// False when some warnings were left for the next poll (a budget ran out): the ones not
+    /// listed may still be in force, so they are kept.
+    var complete = true
 }
 
 /// The US National Weather Service's active alerts (`/alerts/active`, GeoJSON features with CAP
@@ -31,6 +34,12 @@ final class NWSAlerts: WarningProvider {
     /// Zone polygons kept (a zone's shape does not change); past this many, the cache starts over.
     static let zonesKept = 5_000
     private let zones = Mutex<[String: WarningArea]>([:])
+    /// Where the service warns: the United States and its territories (an alert drawn elsewhere
+    /// matches nothing).
+    static let countries: Set<String> = ["US", "PR", "GU", "VI", "AS", "MP", "UM"]
+    /// Vertices matched in one poll, at most (a warning holds at most `WarningArea.maximumVertices`):
+    /// the rest of the alerts wait for the next poll.
+    static let verticesPerPoll = 200_000
 
     init(baseURL: String, timeout: TimeInterval = 10) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
@@ -43,28 +52,53 @@ final class NWSAlerts: WarningProvider {
         guard status == 200 else { throw UpstreamError("nws: HTTP \(status)") }
         let parsed = try Self.parse(body, now: now)
         var feed = WarningFeed(warnings: [], refused: parsed.refused)
-        var zoneBudget = Self.zonesPerPoll
+        var zoneBudget = Self.zonesPerPoll, vertexBudget = Self.verticesPerPoll
+        let here = cities.filter { Self.countries.contains($0.country) }
         for (incoming, zoneIDs) in parsed.alerts {
             var area = incoming.area
             if area.polygons.isEmpty {
                 for zone in zoneIDs {
-                    guard let polygons = zoneArea(zone, budget: &zoneBudget)?.polygons else { continue }
+                    guard let polygons = zoneArea(zone, budget: &zoneBudget, refused: &feed.refused)?.polygons else { continue }
                     area.polygons += polygons
                 }
             }
-            feed.warnings.append((incoming, incoming.kind == .cancel ? [] : area.cities(among: cities)))
+            guard incoming.kind != .cancel else {
+                feed.warnings.append((incoming, []))
+                continue
+            }
+            vertexBudget -= area.vertexCount
+            guard vertexBudget >= 0 else {
+                feed.refused.append("\(incoming.warning.id.prefix(80)): past this poll's \(Self.verticesPerPoll) vertices")
+                feed.complete = false
+                continue
+            }
+            let covered = area.cities(among: here)
+            guard covered.count <= WarningArea.maximumCities else {
+                feed.refused.append("\(incoming.warning.id.prefix(80)): covers \(covered.count) cities (at most \(WarningArea.maximumCities))")
+                continue
+            }
+            feed.warnings.append((incoming, covered))
         }
         return feed
     }
 
     /// A zone's polygons: kept, or asked for while `budget` lasts (nil past it, or when the
-    /// service has no shape for it).
-    private func zoneArea(_ zone: ZoneID, budget: inout Int) -> WarningArea? {
+    /// service has no shape for it: the alert shows nowhere until a later poll finds one, and
+    /// the poll's refusals say so).
+    private func zoneArea(_ zone: ZoneID, budget: inout Int, refused: inout [String]) -> WarningArea? {
         if let kept = zones.withLock({ $0[zone.path] }) { return kept }
         guard budget > 0, let url = URL(string: baseURL + zone.path) else { return nil }
         budget -= 1
-        guard let (status, body) = try? HTTPFetch.get(url, timeout: timeout, maximumBytes: Self.maximumBytes), status == 200,
-              let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else {
+        let object: [String: Any]
+        do {
+            let (status, body) = try HTTPFetch.get(url, timeout: timeout, maximumBytes: Self.maximumBytes)
+            guard status == 200, let parsed = try JSONSerialization.jsonObject(with: body) as? [String: Any] else {
+                refused.append("zone \(zone.path): HTTP \(status), or not a feature")
+                return nil
+            }
+            object = parsed
+        } catch {
+            refused.append("zone \(zone.path): \(error)")
             return nil // asked again at the next poll
         }
         let area = WarningArea(geoJSON: object["geometry"])

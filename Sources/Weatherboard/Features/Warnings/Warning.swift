@@ -50,15 +50,27 @@ struct Warning: Sendable, Hashable {
     /// for longer, and an absurd date must not keep one on a page for years.
     static let maximumLength: TimeInterval = 14 * 86_400
 
-    /// `text` without control characters (newlines kept as spaces), trimmed and cut to `limit`
-    /// characters on a character boundary.
-    static func cleaned(_ text: String, limit: Int) -> String {
+    /// `text` without control characters or bidi controls (which would reorder the page's text
+    /// around it), runs of white space as one space (or, with `keepingLines`, line breaks as up to
+    /// one blank line), trimmed and cut to `limit` characters on a character boundary.
+    static func cleaned(_ text: String, limit: Int, keepingLines: Bool = false) -> String {
         var out = ""
         out.reserveCapacity(min(text.utf8.count, limit * 4))
         var count = 0
         var lastWasSpace = true
+        var newlines = 0
         for scalar in text.unicodeScalars {
             guard count < limit else { break }
+            if isBidiControl(scalar) { continue }
+            if keepingLines && scalar == "\n" {
+                if newlines < 2 && count > 0 {
+                    while out.unicodeScalars.last == " " { out.unicodeScalars.removeLast(); count -= 1 }
+                    out.unicodeScalars.append("\n"); count += 1
+                }
+                newlines += 1
+                lastWasSpace = true
+                continue
+            }
             let isSpace = scalar.properties.isWhitespace || scalar.properties.generalCategory == .control
             if isSpace {
                 if !lastWasSpace { out.unicodeScalars.append(" "); count += 1 }
@@ -67,10 +79,19 @@ struct Warning: Sendable, Hashable {
                 out.unicodeScalars.append(scalar)
                 count += 1
                 lastWasSpace = false
+                newlines = 0
             }
         }
-        while out.last == " " { out.removeLast() }
+        while out.last == " " || out.last == "\n" { out.removeLast() }
         return out
+    }
+
+    /// The marks and embeddings that reorder text (LRM, RLM, ALM, LRE…RLO, LRI…PDI).
+    static func isBidiControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x200E, 0x200F, 0x061C, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
     }
 }
 
@@ -101,7 +122,7 @@ struct IncomingWarning: Sendable {
         warning.texts = warning.texts.prefix(Warning.maximumLanguages).map {
             Warning.Text(language: Warning.cleaned($0.language, limit: 16).lowercased(),
                          headline: Warning.cleaned($0.headline, limit: Warning.maximumHeadline),
-                         description: Warning.cleaned($0.description, limit: Warning.maximumDescription))
+                         description: Warning.cleaned($0.description, limit: Warning.maximumDescription, keepingLines: true))
         }
         guard !warning.event.isEmpty else { throw Refused(description: "\(warning.id.prefix(80)): no event") }
         if kind != .cancel {
@@ -128,7 +149,10 @@ struct WarningArea: Sendable {
 
     /// Vertices a warning may have in all (the US weather service's biggest run to a few
     /// thousand): past this the rest is dropped, so no feed makes matching grow without bound.
-    static let maximumVertices = 50_000
+    static let maximumVertices = 20_000
+    /// Cities one warning may cover: no weather service warns a whole continent at once, and each
+    /// covered city gets a thread (`WarningThreads`).
+    static let maximumCities = 300
 
     var vertexCount: Int { polygons.reduce(0) { $0 + $1.reduce(0) { $0 + $1.count } } }
 

@@ -8,6 +8,9 @@ import Foundation
 enum WarningThreads {
     /// The opening words of a thread in a city.
     typealias Words = (Warning, City) -> String
+    /// Threads opened in one poll, at most (the rest open at the next): a feed cannot write
+    /// thousands of posts at once.
+    static let openedPerPoll = 100
 
     /// Brings the threads of `source`'s warnings in line with what is kept now: `replaced` are
     /// the (earlier id, later id) pairs of this poll's updates.
@@ -24,6 +27,15 @@ enum WarningThreads {
             guard let city = cities.city(id: cityID) else { continue }
             for warning in warnings where warning.source == source { wanted["\(warning.id) \(cityID)"] = (warning, city) }
         }
+        // A board pins at most `BoardQueries.pinsPerBoard` posts, a moderator's first: the most
+        // severe warnings' threads take what is left, the others stay on the board unpinned.
+        var pinnedKeys = Set<String>()
+        for (cityID, threads) in Dictionary(grouping: wanted, by: { $0.value.1.id }) {
+            let taken = try db.integer("SELECT count(*) FROM posts WHERE city_id = ? AND warning_id IS NULL AND pinned_until > ?",
+                                       cityID, now.timeIntervalSince1970)
+            let ranked = threads.sorted { ($0.value.0.severity, $1.value.0.onset, $1.key) > ($1.value.0.severity, $0.value.0.onset, $0.key) }
+            pinnedKeys.formUnion(ranked.prefix(max(0, BoardQueries.pinsPerBoard - taken)).map(\.key))
+        }
         let threads = try db.all("SELECT id, city_id, warning_id, pinned_until, removed_at IS NOT NULL FROM posts WHERE warning_id LIKE ?",
                                  [source + ":%"]) {
             (id: $0.int64(0), city: $0.int64(1), key: "\($0.string(2)) \($0.int64(1))", pinnedUntil: $0.optionalDouble(3), removed: $0.int(4) != 0)
@@ -31,19 +43,20 @@ enum WarningThreads {
         let existing = Set(threads.map(\.key))
         for thread in threads {
             // A thread a moderator removed stays removed; any other is pinned exactly while its warning is in force.
-            let until = thread.removed ? nil : wanted[thread.key]?.0.expires.timeIntervalSince1970
+            let until = thread.removed || !pinnedKeys.contains(thread.key) ? nil : wanted[thread.key]?.0.expires.timeIntervalSince1970
             guard thread.pinnedUntil != until, until != nil || (thread.pinnedUntil ?? 0) > now.timeIntervalSince1970 else { continue }
             try db.execute("UPDATE posts SET pinned_until = ? WHERE id = ?", until, thread.id)
             try changes.emit(.city(thread.city))
         }
-        let opening = wanted.filter { !existing.contains($0.key) }
+        let opening = wanted.filter { !existing.contains($0.key) }.sorted(by: { $0.key < $1.key }).prefix(openedPerPoll)
         guard !opening.isEmpty else { return }
         let author = try SiteAccount.id(now: now, db)
-        for (_, (warning, city)) in opening.sorted(by: { $0.key < $1.key }) {
+        for (key, (warning, city)) in opening {
             guard let id = try db.one("""
                 INSERT INTO posts (city_id, user_id, body, created_at, pinned_until, warning_id) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT DO NOTHING RETURNING id
-                """, [city.id, author, words(warning, city), now.timeIntervalSince1970, warning.expires.timeIntervalSince1970, warning.id],
+                """, [city.id, author, words(warning, city), now.timeIntervalSince1970,
+                      pinnedKeys.contains(key) ? warning.expires.timeIntervalSince1970 : nil, warning.id],
                 { $0.int64(0) }) else { continue }
             try changes.emit(.post(PostEvent(.posted, id: id, city: city.id, parent: nil, author: author)))
         }

@@ -20,6 +20,8 @@ final class Warnings: Sendable {
     private let inForce = Mutex<[Int64: [Warning]]>([:])
     /// Polls made (tests wait for one).
     let polls = Atomic<Int>(0)
+    /// What each source's last poll refused: a refusal is logged when it is new, not every poll.
+    private let refused = Mutex<[String: Set<String>]>([:])
     /// A thread's opening words in a city (`WarningThreads`).
     private let words: @Sendable (Warning, City) -> String
 
@@ -32,8 +34,6 @@ final class Warnings: Sendable {
         self.clock = clock
         self.logger = logger
         worker = QueueWorker(pollInterval: interval)
-        let now = clock()
-        inForce.withLock { $0 = (try? database.readStatement { try WarningStore.inForce(now: now, $0) }) ?? [:] }
         database.changes.subscribe { [self] change, _ in
             switch change {
             case .warning(let city): reload(city: city)
@@ -44,6 +44,7 @@ final class Warnings: Sendable {
     }
 
     func start() {
+        reloadAll() // what another node (or this one before a restart) kept
         guard !providers.isEmpty else { return }
         worker.start { [self] in poll() }
     }
@@ -92,7 +93,11 @@ final class Warnings: Sendable {
             do {
                 let feed = try provider.warnings(now: now, cities: cities.cities)
                 breakers.reset(provider.source)
-                for reason in feed.refused.prefix(20) { logger.warning("warnings: \(provider.source) refused: \(LogText.oneLine(reason))") }
+                let new = refused.withLock { refused in
+                    defer { refused[provider.source] = Set(feed.refused) }
+                    return feed.refused.filter { !(refused[provider.source]?.contains($0) ?? false) }
+                }
+                for reason in new.prefix(20) { logger.warning("warnings: \(provider.source) refused: \(LogText.oneLine(reason))") }
                 try database.write { db, changes in
                     try WarningStore.apply(feed, source: provider.source, now: now, threads: (cities, words), db, changes)
                 }
@@ -109,6 +114,8 @@ struct WarningView {
     var id: String
     var event: String
     var severity: String
+    /// "Severe": the colour is never the only sign.
+    var severityWord: String
     /// ISO 8601, UTC (`data-expires`).
     var expires: String
     /// "until 21:00 (26 Nov)", the city's local time.
@@ -161,6 +168,7 @@ struct WarningView {
             let textLanguage = text?.language.split(separator: "-").first.map(String.init)
             return WarningView(
                 id: warning.id, event: warning.event, severity: warning.severity.rawValue,
+                severityWord: string("severity_\(warning.severity.rawValue)", [:]),
                 expires: DateFormatting.iso8601(warning.expires), until: until,
                 headline: text?.headline ?? warning.event, description: text?.description ?? "",
                 provenance: string("warning_source_\(warning.source)", ["time": clock(warning.sent, in: city)]),
