@@ -42,6 +42,15 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // libvips (Debian's libvips-dev), the image library imgproxy and sharp build on: photos are
+        // decoded, turned upright and written anew by it, not by code of ours.
+        .systemLibrary(
+            name: "CVips",
+            pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"])]
+        ),
+        // vips's interface is variadic, which Swift cannot call: a few fixed C functions over it.
+        .target(name: "CPhotos", dependencies: ["CVips"]),
         // epoll and eventfd, which Glibc's Swift module does not export.
         .target(name: "CSystem"),
         // The application as a library of features on top of HTTPServer.
@@ -53,6 +62,7 @@ let package = Package(
                 "CZlib",
                 "CLibXML2",
                 "CCurl",
+                "CPhotos",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -114,7 +124,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WeatherboardTests",
-            dependencies: ["Weatherboard", "HTTPServer", "HTTPTestSupport", "CLibXML2", "CZlib"],
+            dependencies: ["Weatherboard", "HTTPServer", "HTTPTestSupport", "CLibXML2", "CZlib", "CPhotos"],
             resources: [.copy("Fixtures")],
             swiftSettings: strict
         ),

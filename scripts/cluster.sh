@@ -82,6 +82,7 @@ $upstreams        keepalive 64;
     }
     server {
         listen 127.0.0.1:$PORT;
+        client_max_body_size 19m;          # a post's photo (docs/operations.md)
         location / {
             proxy_pass http://weatherboard;
             proxy_http_version 1.1;

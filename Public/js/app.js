@@ -38,3 +38,59 @@ if ("serviceWorker" in navigator) {
     content.focus();
   });
 })();
+
+// A photo waiting for a moderator comes blurred; its Show button (hidden without scripts)
+// shows it to this reader only.
+(function () {
+  document.querySelectorAll("[data-show-photo][hidden]").forEach(function (button) { button.hidden = false; });
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest ? event.target.closest("[data-show-photo]") : null;
+    var figure = button && button.closest("figure");
+    if (!figure) return;
+    var image = figure.querySelector("img[data-blurred]");
+    if (image) image.removeAttribute("data-blurred");
+    figure.classList.remove("is-blurred");
+    button.closest("figcaption").hidden = true;
+  });
+})();
+
+// The post form's photo: a preview, and a photo larger than the site takes (or than a board
+// shows) made smaller here before it is sent (a phone's 12-megapixel photo in a few hundred KB).
+// Without scripts the photo is sent as it is and the server says if it is too large.
+(function () {
+  var input = document.querySelector("input[type=file][name=photo]");
+  var preview = document.querySelector("[data-photo-preview]");
+  if (!input || !window.URL || !URL.createObjectURL) return;
+  var maxBytes = parseInt(input.getAttribute("data-max-bytes"), 10) || 12 * 1024 * 1024;
+  var longest = 2560;
+  input.addEventListener("change", function () {
+    var file = input.files && input.files[0];
+    input.setCustomValidity("");
+    if (preview) { preview.hidden = true; preview.removeAttribute("src"); }
+    if (!file) return;
+    var url = URL.createObjectURL(file);
+    var image = new Image();
+    image.onload = function () {
+      if (preview) { preview.src = url; preview.hidden = false; }
+      var scale = Math.min(1, longest / Math.max(image.naturalWidth, image.naturalHeight));
+      if (scale >= 1 && file.size <= maxBytes / 4) return;
+      if (!window.DataTransfer || !HTMLCanvasElement.prototype.toBlob) return;
+      var canvas = document.createElement("canvas");
+      canvas.width = Math.round(image.naturalWidth * scale);
+      canvas.height = Math.round(image.naturalHeight * scale);
+      canvas.getContext("2d").drawImage(image, 0, 0, canvas.width, canvas.height);
+      canvas.toBlob(function (blob) {
+        if (!blob || blob.size >= file.size) return;
+        var smaller = new DataTransfer();
+        smaller.items.add(new File([blob], file.name.replace(/\.[^.]*$/, "") + ".jpg", { type: "image/jpeg" }));
+        input.files = smaller.files;
+      }, "image/jpeg", 0.85);
+    };
+    image.onerror = function () {
+      // A format this browser cannot show (HEIC outside Safari): sent as it is, if it fits.
+      if (file.size > maxBytes) input.setCustomValidity(input.getAttribute("data-too-large") || "");
+    };
+    image.src = url;
+    if (file.size > maxBytes && !window.DataTransfer) input.setCustomValidity(input.getAttribute("data-too-large") || "");
+  });
+})();

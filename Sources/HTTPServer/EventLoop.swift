@@ -345,7 +345,12 @@ final class EventLoop: @unchecked Sendable {
     /// while its answer is being made or is unsent, only a little of the next pipelined request
     /// (a client that sends without reading its answers is not buffered a megabyte at a time).
     private func readLimit(_ connection: Connection) -> Int {
-        connection.inFlight || connection.hasPendingOutput ? Self.pipelinedInputLimit : readHighWater
+        if connection.inFlight || connection.hasPendingOutput { return Self.pipelinedInputLimit }
+        // A body larger than the default limit, allowed for its address (`ParserLimits.bodyLimit`).
+        if connection.parser.isReadingBody && connection.parser.bodyLimit > server.configuration.limits.maxBodyBytes {
+            return readHighWater - server.configuration.limits.maxBodyBytes + connection.parser.bodyLimit
+        }
+        return readHighWater
     }
     static let pipelinedInputLimit = 16 * 1024
 

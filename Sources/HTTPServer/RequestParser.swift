@@ -15,8 +15,17 @@ public struct ParserLimits: Sendable {
     /// is unwilling to process, RFC 9110 §15.5.14). 4,096 chunks keep a 1 MiB body's average
     /// chunk at 256 bytes, far smaller than any real uploader writes.
     public var maxChunkCount = 4_096
+    /// A larger (or smaller) body limit for some requests, decided from the head before any of
+    /// the body is read: an upload address can take megabytes while every other request keeps
+    /// `maxBodyBytes`. Nil: `maxBodyBytes` for all.
+    public var bodyLimit: (@Sendable (RequestHead) -> Int)?
 
     public init() {}
+
+    /// The body limit of the request `head` opens.
+    public func maxBodyBytes(for head: RequestHead) -> Int {
+        bodyLimit?(head) ?? maxBodyBytes
+    }
 }
 
 /// How the request's body is delimited (RFC 9112 §6.3).
@@ -34,6 +43,11 @@ public struct RequestHead: Sendable {
     public var headers: HTTPHeaders
     public var framing: BodyFraming
     public var expectsContinue: Bool
+
+    /// The path part of the target, still percent-encoded.
+    public var path: Substring {
+        target.firstIndex(of: "?").map { target[..<$0] } ?? target[...]
+    }
 }
 
 /// What the parser found in the bytes it was given.
@@ -64,9 +78,12 @@ public struct RequestParser {
 
     public let limits: ParserLimits
     private var state: State = .head(scanned: 0, firstLineFound: false)
+    /// The body limit of the request being read (`ParserLimits.maxBodyBytes(for:)`).
+    public private(set) var bodyLimit: Int
 
     public init(limits: ParserLimits = ParserLimits()) {
         self.limits = limits
+        self.bodyLimit = limits.maxBodyBytes
     }
 
     /// True while no byte of the next request has been consumed (the connection is idle).
@@ -179,11 +196,12 @@ public struct RequestParser {
         case .failure(let status):
             return fail(status)
         case .success(let head):
+            bodyLimit = limits.maxBodyBytes(for: head)
             switch head.framing {
             case .none:
                 return finish(head, body: [])
             case .length(let length):
-                if length > limits.maxBodyBytes { return fail(.contentTooLarge) }
+                if length > bodyLimit { return fail(.contentTooLarge) }
                 if length == 0 { return finish(head, body: []) }
                 state = .fixedBody(head, length: length)
                 return .head(head)
@@ -210,7 +228,7 @@ public struct RequestParser {
                 }
                 if lineEnd < 0 { return fail(.badRequest) }
                 guard let size = parseChunkSize(buffer, from: index, to: lineEnd) else { return fail(.badRequest) }
-                if size > limits.maxBodyBytes - body.count { return fail(.contentTooLarge) }
+                if size > bodyLimit - body.count { return fail(.contentTooLarge) }
                 index = lineEnd + 2
                 if size == 0 {
                     state = .trailers(head, body: body, bytes: 0)

@@ -136,6 +136,20 @@ func parse(_ text: String, limits: ParserLimits = ParserLimits()) -> [Outcome] {
         #expect(parse("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n", limits: limits) == [.error(413)])
     }
 
+    /// An address may take a larger body (`bodyLimit`, decided from the head); every other
+    /// request keeps `maxBodyBytes`, by length or chunked.
+    @Test func aLargerBodyOnlyWhereTheHeadAllowsIt() {
+        var limits = ParserLimits()
+        limits.maxBodyBytes = 10
+        limits.bodyLimit = { $0.path == "/upload" ? 20 : 10 }
+        let body = String(repeating: "x", count: 15)
+        #expect(parse("POST /upload?x=1 HTTP/1.1\r\nHost: x\r\nContent-Length: 15\r\n\r\n\(body)", limits: limits).count == 1)
+        #expect(parse("POST /other HTTP/1.1\r\nHost: x\r\nContent-Length: 15\r\n\r\n\(body)", limits: limits) == [.error(413)])
+        #expect(parse("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 21\r\n\r\n", limits: limits) == [.error(413)])
+        #expect(parse("POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nf\r\n\(body)\r\n0\r\n\r\n", limits: limits).count == 1)
+        #expect(parse("POST /other HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nf\r\n\(body)\r\n0\r\n\r\n", limits: limits) == [.error(413)])
+    }
+
     /// A body of many tiny chunks costs one step per chunk; past `maxChunkCount` the parser
     /// stops with 413 after exactly that many steps, however many more chunks were sent
     /// (issue 20 #1: 300,000 one-byte chunks once took 0.86 s of the event loop's CPU).

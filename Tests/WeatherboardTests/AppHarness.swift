@@ -243,7 +243,11 @@ final class Browser {
         let body = all.map { "\(percentEncode($0.0))=\(percentEncode($0.1))" }.joined(separator: "&")
         var headers = self.headers
         headers.append(("Content-Type", "application/x-www-form-urlencoded"))
-        let response = try send("POST", target, headers: headers, body: Array(body.utf8))
+        return try answer(to: send("POST", target, headers: headers, body: Array(body.utf8)))
+    }
+
+    /// A form's answer as the browser takes it: its cookies kept, a page it shows parsed.
+    private func answer(to response: WireResponse) throws -> (WireResponse, MarkupDocument?) {
         keepCookies(response)
         var page: MarkupDocument?
         if response.headers["Content-Type"]?.hasPrefix("text/html") == true, !response.body.isEmpty {
@@ -251,6 +255,35 @@ final class Browser {
             lastPage = page
         }
         return (response, page)
+    }
+
+    /// A file in a multipart form.
+    struct Upload {
+        var name = "photo"
+        var filename: String
+        var contentType: String
+        var bytes: [UInt8]
+    }
+
+    /// Posts a `multipart/form-data` form as a browser sends one with a file input; the token as `post` adds it.
+    @discardableResult
+    func postMultipart(_ target: String, _ fields: [(String, String)], files: [Upload], withToken: Bool = true) throws -> (WireResponse, MarkupDocument?) {
+        var all = fields
+        if withToken { all.append(("csrf_token", csrfToken ?? "")) }
+        let boundary = "----WeatherboardTestBoundary\(UUID().uuidString.prefix(8))"
+        var body: [UInt8] = []
+        for (name, value) in all {
+            body += Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"\r\n\r\n\(value)\r\n".utf8)
+        }
+        for file in files {
+            body += Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(file.name)\"; filename=\"\(file.filename)\"\r\nContent-Type: \(file.contentType)\r\n\r\n".utf8)
+            body += file.bytes
+            body += Array("\r\n".utf8)
+        }
+        body += Array("--\(boundary)--\r\n".utf8)
+        var headers = self.headers
+        headers.append(("Content-Type", "multipart/form-data; boundary=\(boundary)"))
+        return try answer(to: send("POST", target, headers: headers, body: body))
     }
 
     /// Signs up through the form and stays signed in.

@@ -298,6 +298,10 @@ extension AppHarness {
             """)
         try execute("INSERT INTO warning_cities (warning_id, city_id) SELECT 'kma:2026-11-22-1', id FROM cities WHERE slug = 'seoul'")
 
+        // A post with a photo (its three files as bytes), and a removed photo's likeness.
+        #expect(try PhotoTests.post(scene.author, "The sky as it was", photo: "photo.webp", alt: "Clouds").0.status == 303)
+        try execute("INSERT INTO removed_photos (difference_hash, removed_at) VALUES (-6148914691236517206, 4.5)")
+
         // A browser that signed in to an account before.
         try execute("INSERT INTO known_devices (token_hash, user_id, created_at, last_used_at) SELECT 'a digest', id, 1.5, 2.5 FROM users WHERE username = 'loud'")
 

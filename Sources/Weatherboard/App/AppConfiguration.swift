@@ -70,6 +70,8 @@ public struct AppConfiguration: Sendable {
     public var poolSize: Int { databaseConnections ?? server.workerThreads + WeatherService.fetchThreads + 2 }
     /// Upstream fetches a minute for the node, and cold fetches one client may cause.
     public var weatherFetchBudget = WeatherService.FetchBudget()
+    /// What an upload may be and how photos are decoded (`PhotoProcessor`).
+    var photoLimits = PhotoProcessor.Limits()
     /// Abuse limits (documented in the README).
     public var limits = Limits()
     /// scrypt's cost for new password hashes (tests lower it to stay fast).
@@ -148,6 +150,16 @@ public struct AppConfiguration: Sendable {
         public var profileChangesPerHour = 10
         /// "Agree" toggles per person per hour (each re-renders the board's kept page).
         public var reactionsPerHour = 120
+        /// Photos a member may post a day, and what they and the site may keep (bytes as stored).
+        var photos = PhotoLimits()
+        public var photoMegabytesPerMember: Int {
+            get { photos.bytesPerMember >> 20 }
+            set { photos.bytesPerMember = newValue << 20 }
+        }
+        public var photoBudgetMegabytes: Int {
+            get { photos.siteBudget >> 20 }
+            set { photos.siteBudget = newValue << 20 }
+        }
         public init() {}
     }
 

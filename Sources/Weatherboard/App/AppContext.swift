@@ -39,6 +39,8 @@ public final class AppContext: RequestContext {
     var newGuestToken: String?
     /// The decoded form of a POST (checked for CSRF before any handler sees it).
     public internal(set) var form = URLEncodedForm()
+    /// The files of a multipart POST (a photo), by field name.
+    var files: [MultipartForm.File] = []
     /// The address of the page this response shows, for links that reload it (the language
     /// switch): the request's own for a GET; for a form's POST answered with a page (a refused
     /// form), the nearest page above the form's address (`/city/seoul` for `/city/seoul/posts`).

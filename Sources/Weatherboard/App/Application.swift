@@ -159,6 +159,8 @@ public final class Application: Sendable {
         serverConfiguration.serverName = "weatherboard"
         // Behind a proxy, every visitor arrives from it: its connections are not one client's.
         serverConfiguration.uncappedAddresses = Set(configuration.trustedProxies)
+        serverConfiguration.limits.bodyLimit = PhotoUpload.bodyLimit(default: serverConfiguration.limits.maxBodyBytes,
+                                                                      photoBytes: configuration.photoLimits.maxBytes)
         let scrapes = MetricsController(metrics: metrics, allowed: Set(configuration.metricsAddresses),
                                         clientAddress: ClientAddress(trustedProxies: Set(configuration.trustedProxies)))
         // Both answered on the event loop: they must answer while every worker is stuck.
@@ -307,11 +309,14 @@ public final class Application: Sendable {
         cityPage.addRoutes(to: router)
         ForecastCheckController(pages: pages, index: cities, database: database, clock: clock).addRoutes(to: router)
         ObservationDataController(database: database, index: cities, clock: clock).addRoutes(to: router)
+        let photos = PhotosController(database: database, clock: clock)
+        photos.addRoutes(to: router)
         let postingRules = PostingRules(secondsBetweenPosts: configuration.limits.secondsBetweenPosts,
                                         postsPerDay: configuration.limits.postsPerDay,
-                                        inEventMode: { [clock] in warnings.inEventMode(city: $0, now: clock()) })
+                                        inEventMode: { [clock] in warnings.inEventMode(city: $0, now: clock()) },
+                                        photoLimits: configuration.limits.photos)
         BoardController(pages: pages, store: BoardStore(database: database, effects: BoardNotices()), index: cities, rules: postingRules,
-                        clock: clock, logger: logger,
+                        photos: PhotoProcessor(limits: configuration.photoLimits), clock: clock, logger: logger,
                         cityPageWithComposer: { city, context, composer, status in
                             try cityPage.page(city, context, before: nil, composer: composer, status: status)
                         }).addRoutes(to: router)
@@ -324,7 +329,8 @@ public final class Application: Sendable {
         NotificationsController(pages: pages, store: NotificationStore(database: database), board: board, clock: clock).addRoutes(to: router)
         SafetyController(pages: pages, store: BoardStore(database: database, effects: BoardNotices()), database: database, board: board, limits: configuration.limits,
                          clock: clock).addRoutes(to: router)
-        AdminArea(pages: pages, store: ModerationStore(database: database), database: database, clock: clock).addRoutes(to: router)
+        AdminArea(pages: pages, store: ModerationStore(database: database), database: database, clock: clock,
+                  forgetPhoto: { photos.forget($0) }).addRoutes(to: router)
         TransparencyController(pages: pages, store: ModerationStore(database: database), index: cities).addRoutes(to: router)
         let accounts = AccountStore(database: database), hasher = PasswordHasher(cost: configuration.passwordCost)
         let accountsController = AccountsController(pages: pages, store: accounts, identity: identity, hasher: hasher,

@@ -15,6 +15,7 @@ struct Flash: Equatable {
         case rainWindowAdded = "rain_window_added", rainWindowRemoved = "rain_window_removed"
         case banUndone = "ban_undone", nothingToUndo = "nothing_to_undo"
         case muted, unmuted, levelSet = "level_set"
+        case photoApproved = "photo_approved", photoRemoved = "photo_removed"
     }
 
     let kind: Kind

@@ -179,6 +179,9 @@ struct Setting {
             .number("reports-per-day", "Reports per person per day (a new member: a third).", \.limits.reportsPerDay),
             .number("report-threshold", "Members' reports that hide a post pending review (weighed by standing: docs/standing.md).", \.limits.reportThreshold),
             .number("reactions-per-hour", "\"Agree\" toggles per person per hour.", \.limits.reactionsPerHour),
+            .number("photos-per-day", "Photos per member per day.", \.limits.photos.perDay),
+            .number("photo-megabytes-per-member", "Megabytes of photos (as stored) a member may keep.", atLeast: 1, \.limits.photoMegabytesPerMember),
+            .number("photo-budget", "Megabytes of photos (as stored) the site keeps at most; past it, photos are refused.", atLeast: 1, \.limits.photoBudgetMegabytes),
         ]
     }
 

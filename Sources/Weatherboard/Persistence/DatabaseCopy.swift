@@ -120,6 +120,10 @@ struct RowChecksum {
                 let bytes = Array(text.utf8)
                 withUnsafeBytes(of: UInt64(bytes.count).littleEndian) { encoded.append(contentsOf: $0) }
                 encoded.append(contentsOf: bytes)
+            case .blob(let bytes):
+                encoded.append(4)
+                withUnsafeBytes(of: UInt64(bytes.count).littleEndian) { encoded.append(contentsOf: $0) }
+                encoded.append(contentsOf: bytes)
             }
         }
         let digest = Array(SHA256.hash(data: encoded))

@@ -14,6 +14,8 @@ public enum SQLValue: Sendable, Equatable {
     case integer(Int64)
     case real(Double)
     case text(String)
+    /// Bytes as they are (a photo): SQLite's BLOB, PostgreSQL's bytea.
+    case blob([UInt8])
 }
 
 /// Swift values that bind to placeholders.
@@ -25,6 +27,7 @@ extension Int64: SQLArgument { public var sqlValue: SQLValue { .integer(self) } 
 extension Int: SQLArgument { public var sqlValue: SQLValue { .integer(Int64(self)) } }
 extension Double: SQLArgument { public var sqlValue: SQLValue { .real(self) } }
 extension String: SQLArgument { public var sqlValue: SQLValue { .text(self) } }
+extension [UInt8]: SQLArgument { public var sqlValue: SQLValue { .blob(self) } }
 /// Booleans are stored as 0 and 1 (SQLite has no boolean; PostgreSQL reads "1"/"0" as one where it wants one).
 extension Bool: SQLArgument { public var sqlValue: SQLValue { .integer(self ? 1 : 0) } }
 /// Times are seconds since 1970 in both engines.
@@ -43,6 +46,8 @@ public protocol SQLRow {
     func string(_ column: Int) -> String
     /// Text or NULL with one look at the column (a row of the board has eight such columns).
     func optionalString(_ column: Int) -> String?
+    /// A BLOB (bytea) column's bytes; empty for NULL.
+    func bytes(_ column: Int) -> [UInt8]
 }
 
 extension SQLRow {

@@ -8,7 +8,7 @@ enum Schema {
     static let bookkeeping: Set<String> = ["grdb_migrations", "schema_migrations"]
 
     struct Column {
-        enum Kind { case integer, real, text }
+        enum Kind { case integer, real, text, blob }
         let name: String
         let kind: Kind
     }
@@ -31,6 +31,7 @@ enum Schema {
                 case .integer: .integer(row.int64(index))
                 case .real: .real(row.double(index))
                 case .text: .text(row.string(index))
+                case .blob: .blob(row.bytes(index))
                 }
             }
         }
@@ -143,6 +144,8 @@ enum Schema {
                 kind = .real
             } else if type.contains("text") || type.contains("char") {
                 kind = .text
+            } else if type == "blob" || type == "bytea" {
+                kind = .blob
             } else {
                 // Copied as text it would come back different: refuse rather than change it.
                 throw DatabaseCopy.Failure(description: "\(table).\(name) is of type \(type), which a copy cannot carry unchanged")

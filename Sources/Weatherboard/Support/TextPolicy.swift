@@ -23,6 +23,7 @@ struct TextPolicy: Sendable {
     static let post = TextPolicy(maxScalars: 500, maxBytes: 2_000, allowsLines: true)
     static let reportDetail = TextPolicy(maxScalars: 1_000, maxBytes: 4_000, allowsLines: true, allowsEmpty: true)
     static let moderationReason = TextPolicy(maxScalars: 500, maxBytes: 2_000, allowsLines: false, allowsEmpty: true)
+    static let photoAlt = TextPolicy(maxScalars: 200, maxBytes: 800, allowsLines: false, allowsEmpty: true)
 
     enum Problem: Error, Equatable {
         case empty, tooLong, nul, control, noncharacter, tooManyMarks

@@ -13,7 +13,7 @@ struct Identity {
     static let guestCookie = "csrf"
 
     /// Paths that never show forms or personal data: no session look-up for them.
-    static let anonymousPrefixes = ["/static/", "/healthz", "/palette.css", "/favicon.ico", "/manifest.webmanifest", "/sw.js", "/offline"]
+    static let anonymousPrefixes = ["/static/", "/healthz", "/palette.css", "/favicon.ico", "/manifest.webmanifest", "/sw.js", "/offline", "/photos/"]
 
     /// Addresses that carry their own authority, a secret token, and only turn something off:
     /// RFC 8058's one-click unsubscribe is POSTed by mail providers, with neither `Origin` nor
@@ -24,7 +24,7 @@ struct Identity {
         // Anything but GET and HEAD may change state (POST, and DELETE for push subscriptions).
         var changesState = request.method != "GET" && request.method != "HEAD"
         if changesState && Self.tokenAuthorisedPrefixes.contains(where: { request.path.hasPrefix($0) }) {
-            context.form = request.isForm ? try request.formBody() : URLEncodedForm()
+            try Self.readForm(request, context)
             changesState = false
         }
         if !changesState && Self.anonymousPrefixes.contains(where: { request.path.hasPrefix($0) }) {
@@ -48,10 +48,10 @@ struct Identity {
         if changesState && routeExists(request) {
             switch RequestSource(request) {
             // A form's fields, or nothing for a script's JSON (read by its handler).
-            case .thisSite: context.form = request.isForm ? try request.formBody() : URLEncodedForm()
+            case .thisSite: try Self.readForm(request, context)
             case .elsewhere: throw HTTPError(.forbidden, message: "cross-origin")
             case .unstated:
-                context.form = try request.formBody()
+                try Self.readForm(request, context, required: true)
                 guard !context.csrfSecret.isEmpty, Tokens.matches(context.form["csrf_token"] ?? "", secret: context.csrfSecret) else {
                     throw HTTPError(.forbidden, message: "csrf")
                 }
@@ -62,6 +62,20 @@ struct Identity {
             response.setCookie(SetCookie(name: Self.guestCookie, value: token, maxAge: 7 * 24 * 3600, secure: secureCookies))
         }
         return response
+    }
+
+    /// A form's fields (URL-encoded, or multipart with its files); nothing for a script's JSON,
+    /// unless `required` (415 then).
+    static func readForm(_ request: Request, _ context: AppContext, required: Bool = false) throws {
+        if request.isMultipartForm {
+            let form = try request.multipartBody()
+            context.form = form.fields
+            context.files = form.files
+        } else if request.isForm || required {
+            context.form = try request.formBody()
+        } else {
+            context.form = URLEncodedForm()
+        }
     }
 
     /// The cookie that carries a session token.

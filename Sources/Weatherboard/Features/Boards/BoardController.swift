@@ -8,6 +8,8 @@ struct BoardController {
     let store: BoardStore
     let index: CityIndex
     let rules: PostingRules
+    /// Turns an attached photo into what the site keeps (nil: photos are not taken).
+    let photos: PhotoProcessor
     let clock: @Sendable () -> Date
     /// Where a form given back on database trouble is logged with its cause.
     let logger: Logger
@@ -31,10 +33,13 @@ struct BoardController {
         let typed = TextPolicy.post.typed(context.form["body"])
         // At most a word each comes back (they are only ever one of the listed values).
         let (skyTyped, feelsTyped) = (context.form["sky"].map { String($0.prefix(16)) }, context.form["feels"].map { String($0.prefix(16)) })
+        let altTyped = TextPolicy.photoAlt.typed(context.form["photo_alt"])
         func refuse(_ refusal: PostingRules.Refusal) throws -> Response {
-            try cityPageWithComposer(city, context, Composer(text: typed.text, error: pages.string(refusal.key, context.language, refusal.arguments),
-                                                             sky: skyTyped, feels: feelsTyped),
-                                     refusal.status)
+            var response = try cityPageWithComposer(city, context, Composer(text: typed.text, error: pages.string(refusal.key, context.language, refusal.arguments),
+                                                                            sky: skyTyped, feels: feelsTyped, photoAlt: altTyped.text),
+                                                    refusal.status)
+            if refusal.status == .serviceUnavailable { response.headers.set("Retry-After", "30") }
+            return response
         }
         guard let observation = try? Observation(sky: skyTyped, feels: feelsTyped) else {
             return try refuse(PostingRules.Refusal(key: "error_observation"))
@@ -44,9 +49,22 @@ struct BoardController {
         case .success(let text): body = text
         case .failure(let refusal): return try refuse(refusal)
         }
+        var photo: NewPhoto?
+        if let upload = context.files.first(where: { $0.name == "photo" && !($0.bytes.isEmpty && $0.filename.isEmpty) }) {
+            let alt: String
+            switch TextPolicy.photoAlt.normalise(altTyped) {
+            case .success(let text): alt = text
+            case .failure(let problem): return try refuse(PostingRules.Refusal(key: problem.key(lengthKey: "error_photo_alt_long")))
+            }
+            switch photos.process(upload.bytes) {
+            case .success(let processed): photo = NewPhoto(photo: processed, alt: alt)
+            case .failure(let refusal): return try refuse(refusal.posting)
+            }
+        }
         let now = clock().timeIntervalSince1970
         do {
-            if let refusal = try store.create(cityID: city.id, userID: user.id, body: body, observation: observation, now: now, rules: rules) {
+            if let refusal = try store.create(cityID: city.id, userID: user.id, body: body, observation: observation, photo: photo,
+                                              now: now, rules: rules) {
                 // Sent again (a double click, a retry after a timeout): it is saved; show it.
                 if let existing = refusal.duplicateOf {
                     context.nextFlash = Flash(.postAlreadySaved)

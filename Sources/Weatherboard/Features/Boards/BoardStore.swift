@@ -20,11 +20,11 @@ struct BoardStore: Sendable {
 
     /// Inserts the post (with what its author saw outside, if they said) unless `rules` refuse
     /// it; the refusal otherwise.
-    func create(cityID: Int64, userID: Int64, body: String, observation: Observation? = nil, now: Double,
-                rules: PostingRules) throws -> PostingRules.Refusal? {
+    func create(cityID: Int64, userID: Int64, body: String, observation: Observation? = nil, photo: NewPhoto? = nil,
+                now: Double, rules: PostingRules) throws -> PostingRules.Refusal? {
         try database.write { db, changes in
-            switch try Self.insert(cityID: cityID, parentID: nil, userID: userID, body: body, observation: observation, now: now,
-                                   rules: rules, db, changes) {
+            switch try Self.insert(cityID: cityID, parentID: nil, userID: userID, body: body, observation: observation, photo: photo,
+                                   now: now, rules: rules, db, changes) {
             case .failure(let refusal):
                 return refusal
             case .success(let id):
@@ -77,7 +77,8 @@ struct BoardStore: Sendable {
     }
 
     /// A post or reply, unless `rules` refuse it: the rules count posts and replies together.
-    private static func insert(cityID: Int64, parentID: Int64?, userID: Int64, body: String, observation: Observation?, now: Double,
+    private static func insert(cityID: Int64, parentID: Int64?, userID: Int64, body: String, observation: Observation?,
+                               photo: NewPhoto? = nil, now: Double,
                                rules: PostingRules, paced: Bool = true, _ db: any SQLConnection,
                                _ changes: ChangeLog) throws -> Result<Int64, PostingRules.Refusal> {
         let last = paced ? try db.one("SELECT max(created_at) FROM posts WHERE user_id = ?", [userID]) { $0.optionalDouble(0) } ?? nil : nil
@@ -89,9 +90,17 @@ struct BoardStore: Sendable {
                                        eventMode: rules.inEventMode(cityID)) {
             return .failure(refusal)
         }
+        if let photo {
+            if let refusal = try PhotoQueries.refusal(of: photo.photo, author: userID, limits: rules.photoLimits, now: now, db) {
+                return .failure(refusal.posting)
+            }
+            try PhotoQueries.keep(photo.photo, author: userID, now: now, db)
+        }
         let id = try db.one("""
-            INSERT INTO posts (city_id, user_id, body, created_at, parent_id, sky, feels) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id
-            """, [cityID, userID, body, now, parentID, observation?.sky?.rawValue, observation?.feels?.rawValue]) { $0.int64(0) } ?? 0
+            INSERT INTO posts (city_id, user_id, body, created_at, parent_id, sky, feels, photo_hash, photo_alt, photo_state)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+            """, [cityID, userID, body, now, parentID, observation?.sky?.rawValue, observation?.feels?.rawValue, photo?.photo.hash,
+                  photo.map { $0.alt.isEmpty ? nil : $0.alt } ?? nil, photo.map { _ in PhotoQueries.initialState(level).rawValue }]) { $0.int64(0) } ?? 0
         try changes.emit(.post(PostEvent(.posted, id: id, city: cityID, parent: parentID, author: userID)))
         return .success(id)
     }
@@ -137,6 +146,7 @@ struct BoardStore: Sendable {
             } else {
                 try db.execute("INSERT INTO reactions (post_id, user_id, created_at) VALUES (?, ?, ?)", postID, userID, now)
                 try effects.agreed(with: postID, author: post.authorID, by: userID, now: now.timeIntervalSince1970, db, changes)
+                try PhotoQueries.agreementsChanged(postID, db, changes)
                 if let author = post.authorID { try Standing.refresh(author, now: now, db, changes) }
                 agrees = true
             }
@@ -293,6 +303,7 @@ struct BoardStore: Sendable {
                 INSERT INTO reports (post_id, reporter_id, reason, detail, created_at, reported_body, weight) VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (post_id, reporter_id) DO NOTHING
                 """, post.id, reporterID, reason, detail, now, post.body, level.reportWeight)
+            try PhotoQueries.reported(post.id, db, changes)
             try Self.applyThreshold(postID: post.id, threshold: threshold, now: now, db, changes)
         }
     }

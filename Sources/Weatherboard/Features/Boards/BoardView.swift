@@ -8,6 +8,8 @@ struct Composer {
     /// The observation's choices as sent (post form only).
     var sky: String? = nil
     var feels: String? = nil
+    /// The photo's description as typed (the photo itself has to be chosen again).
+    var photoAlt: String? = nil
 }
 
 /// A city's board on its page: one page of posts and the form to post.
@@ -20,6 +22,9 @@ struct BoardSection {
     var canPost: Bool
     var composerText: String
     var composerError: String?
+    var composerPhotoAlt: String?
+    /// The largest photo taken, for the page's script to shrink or refuse before sending.
+    var photoMaxBytes = PhotoProcessor.Limits().maxBytes
     var posts: [PostView]
     var hasPosts: Bool { !posts.isEmpty }
     /// The post form's optional observation, with what was chosen (open when something was).
@@ -188,6 +193,7 @@ struct BoardView {
                 let replies = rows.replies[post.id]
                 return presenter.view(post, replies: replies?.shown ?? [], count: replies?.count ?? 0, returnTo: returnTo)
             }, livePosition: rows.livePosition)
+        section.composerPhotoAlt = composer?.photoAlt.flatMap { $0.isEmpty ? nil : $0 }
         if posts.count > BoardQueries.pageSize, let last = shown.last { section.olderHref = "/city/\(slug)?before=\(last.id)#board" }
         if render.before != nil { section.newestHref = "/city/\(slug)#board" }
         if render.reader.signedIn {

@@ -67,6 +67,17 @@ struct PostPresenter {
                 sky: post.observation.sky.map { ObservationTag(code: $0.rawValue, icon: $0.icon, word: strings("sky_\($0.rawValue)", [:])) },
                 feels: post.observation.feels.map { ObservationTag(code: $0.rawValue, word: strings("feels_\($0.rawValue)", [:])) })
         }
+        if let photo = post.photo {
+            let alt = photo.alt ?? strings("photo_alt_default", ["name": post.displayName ?? strings("deleted_user", [:]), "time": view.relativeTime])
+            let blurred = photo.state.blurredForOthers && !mine
+            view.photo = PhotoView(
+                hash: photo.hash,
+                webpSrcset: "\(PhotoVariant.small.path(photo.hash)) \(photo.smallWidth)w, \(PhotoVariant.large.path(photo.hash)) \(photo.width)w",
+                jpeg: PhotoVariant.jpeg.path(photo.hash), jpegSrcset: "\(PhotoVariant.jpeg.path(photo.hash)) \(photo.width)w",
+                alt: alt, width: photo.width, height: photo.height, blurred: blurred,
+                notice: blurred ? strings(photo.state == .reported ? "photo_reported" : "photo_blurred", [:]) : nil,
+                waitingMine: mine && photo.state.blurredForOthers)
+        }
         if post.removedAt != nil {
             view.removedNotice = strings("removed_notice", ["reason": post.removedReason ?? ""])
             return view

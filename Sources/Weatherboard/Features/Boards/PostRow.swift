@@ -1,5 +1,15 @@
 import Foundation
 
+/// A post's photo as a board reads it.
+struct PostPhoto: Sendable, Hashable {
+    var hash: String
+    var alt: String?
+    var state: PhotoState
+    var width: Int
+    var height: Int
+    var smallWidth: Int
+}
+
 /// A post as a viewer may see it, with its author and the viewer's relation to it.
 struct PostRow: Sendable, Hashable {
     var id: Int64
@@ -34,6 +44,8 @@ struct PostRow: Sendable, Hashable {
     var authorIsSite: Bool
     /// The warning whose thread this is.
     var warningID: String?
+    /// Its photo, if it has one.
+    var photo: PostPhoto?
 
     /// The SELECT list `init(row:)` reads, in order (`p` the post, `u` its author, `c` its city,
     /// `?1` the viewer): the list and the reader come from this one enum, so a column added or
@@ -42,6 +54,7 @@ struct PostRow: Sendable, Hashable {
         case id, cityID, userID, body, createdAt, editedAt, hiddenAt, removedAt, removedReason
         case username, displayName, role, citySlug, cityNameEn, cityNameKo
         case reportedAt, parentID, reactions, reacted, sky, feels, pinnedUntil, authorLevel, authorIsSite, warningID
+        case photoHash, photoAlt, photoState, photoSize
 
         var sql: String {
             switch self {
@@ -70,6 +83,11 @@ struct PostRow: Sendable, Hashable {
             case .authorLevel: "u.level"
             case .authorIsSite: "u.is_system"
             case .warningID: "p.warning_id"
+            case .photoHash: "p.photo_hash"
+            case .photoAlt: "p.photo_alt"
+            case .photoState: "p.photo_state"
+            // One look-up, for posts with a photo only: "width height small-width".
+            case .photoSize: "(SELECT ph.width || ' ' || ph.height || ' ' || ph.small_width FROM photos ph WHERE ph.hash = p.photo_hash)"
             }
         }
     }
@@ -118,5 +136,11 @@ struct PostRow: Sendable, Hashable {
         authorLevel = row.int(Column.authorLevel.rawValue)
         authorIsSite = (row.optionalInt(Column.authorIsSite.rawValue) ?? 0) != 0
         warningID = row.optionalString(Column.warningID.rawValue)
+        if let hash = row.optionalString(Column.photoHash.rawValue),
+           let size = row.optionalString(Column.photoSize.rawValue)?.split(separator: " ").compactMap({ Int($0) }), size.count == 3 {
+            photo = PostPhoto(hash: hash, alt: row.optionalString(Column.photoAlt.rawValue),
+                              state: row.optionalString(Column.photoState.rawValue).flatMap(PhotoState.init(rawValue:)) ?? .waiting,
+                              width: size[0], height: size[1], smallWidth: size[2])
+        }
     }
 }

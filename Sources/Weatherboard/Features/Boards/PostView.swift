@@ -72,6 +72,8 @@ final class PostView {
     var canReply = false
     /// What its author saw outside, if they said.
     var observation: ObservationTags?
+    /// Its photo as this reader sees it.
+    var photo: PhotoView?
 
     init(id: Int64, author: String, hasAuthor: Bool, displayName: String, datetime: String, relativeTime: String, edited: Bool,
          parts: [Part], isHidden: Bool, csrfToken: String, citySlug: String, cityName: String, returnTo: HTMLFragment) {
@@ -89,6 +91,23 @@ final class PostView {
         self.cityName = cityName
         self.returnTo = returnTo
     }
+}
+
+/// A post's photo in `post.mustache`: a WebP in two sizes and a JPEG for browsers without WebP,
+/// blurred with "Show photo" while it waits for a moderator (never for its author).
+struct PhotoView {
+    var hash: String
+    var webpSrcset: String
+    var jpeg: String
+    var jpegSrcset: String
+    var alt: String
+    var width: Int
+    var height: Int
+    var blurred: Bool
+    /// Why it is blurred, said above the button.
+    var notice: String?
+    /// Its author sees it as it is, told that others do not yet.
+    var waitingMine: Bool
 }
 
 /// The report reasons as `report_reasons.mustache` lists them.

@@ -10,6 +10,8 @@ struct PostingRules: Sendable {
     /// new members then wait `eventPaceFactor` times longer between posts.
     var inEventMode: @Sendable (Int64) -> Bool = { _ in false }
     static let eventPaceFactor = 4
+    /// What a member and the site may keep in photos.
+    var photoLimits = PhotoLimits()
 
     /// An author may edit a post for this long after posting it.
     static let editWindow: TimeInterval = 15 * 60

@@ -11,6 +11,8 @@ struct AdminArea {
     let store: ModerationStore
     let database: AppDatabase
     let clock: @Sendable () -> Date
+    /// Drops a removed photo's files kept on this node (`PhotosController.forget`).
+    var forgetPhoto: @Sendable (String) -> Void = { _ in }
     static let pageSize = 20
     /// Page numbers the admin lists accept: far past any real list, and small enough that no
     /// offset computed from them can overflow.

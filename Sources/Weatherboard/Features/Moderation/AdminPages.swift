@@ -2,6 +2,20 @@ import Foundation
 
 /// The report queue: reported posts grouped, most reporters first.
 struct AdminQueuePage {
+    /// A photo waiting for a moderator, with Approve and Remove.
+    struct WaitingPhoto {
+        var postID: Int64
+        var hash: String
+        var src: String
+        var alt: String
+        var why: String
+        var author: String?
+        var citySlug: String
+        var body: String
+    }
+    var photos: [WaitingPhoto] = []
+    var hasPhotos: Bool { !photos.isEmpty }
+
     struct ReasonCount {
         var reason: String
         var count: Int

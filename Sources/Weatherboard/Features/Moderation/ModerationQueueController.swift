@@ -15,6 +15,25 @@ struct ModerationQueueController {
         admin.post("/posts/{id}/remove", remove)
         admin.post("/posts/{id}/pin", pin)
         admin.post("/posts/{id}/unpin", unpin)
+        admin.post("/posts/{id}/photo/approve", approvePhoto)
+        admin.post("/posts/{id}/photo/remove", removePhoto)
+    }
+
+    /// `POST /admin/posts/{id}/photo/approve`: the photo is shown to everyone.
+    func approvePhoto(_ request: Request, _ context: AppContext) throws -> Response {
+        let admin = try context.requireUser()
+        try store.approvePhoto(try area.post(request), by: admin, now: clock())
+        context.nextFlash = Flash(.photoApproved)
+        return .redirect(to: context.returnPath(or: "/admin"))
+    }
+
+    /// `POST /admin/posts/{id}/photo/remove`: the photo goes (the post stays), and the same picture is refused again.
+    func removePhoto(_ request: Request, _ context: AppContext) throws -> Response {
+        let admin = try context.requireUser()
+        let hash = try store.removePhoto(try area.post(request), by: admin, now: clock())
+        area.forgetPhoto(hash)
+        context.nextFlash = Flash(.photoRemoved)
+        return .redirect(to: context.returnPath(or: "/admin"))
     }
 
     /// `POST /admin/posts/{id}/pin` with `duration` (1d, 7d, 30d, permanent): the post leads its
@@ -90,6 +109,12 @@ struct ModerationQueueController {
         if page > 1 { view.newerHref = "/admin?page=\(page - 1)" }
         if groups.count == AdminArea.pageSize { view.olderHref = "/admin?page=\(page + 1)" }
         if let problem, problem.postID == nil { view.problem = problem.message }
+        view.photos = try store.photosWaiting().map { waiting in
+            AdminQueuePage.WaitingPhoto(postID: waiting.postID, hash: waiting.hash, src: PhotoVariant.small.path(waiting.hash),
+                                        alt: waiting.alt.isEmpty ? pages.string("photo_alt_default", language, ["name": waiting.author ?? "", "time": ""]) : waiting.alt,
+                                        why: pages.string(waiting.state == .reported ? "queue_photo_reported" : "queue_photo_new_member", language),
+                                        author: waiting.author, citySlug: waiting.citySlug, body: waiting.body)
+        }
         return pages.html(context, status: status) { Templates.admin_queue(view, &$0, $1) }
     }
 

@@ -173,6 +173,34 @@ struct ModerationStore: Sendable {
         }
     }
 
+    /// A moderator approves a post's photo: shown unblurred to everyone (until a new report), logged.
+    func approvePhoto(_ post: ModeratedPost, by admin: User, now: Date) throws {
+        try database.write { db, changes in
+            guard try PhotoQueries.setState(post.id, .approved, only: [.waiting, .reported, .shown], db, changes) else { throw HTTPError(.notFound) }
+            try log(db, admin: admin, action: "photo_approve", postID: post.id, userID: post.userID, username: post.username,
+                    cityID: post.cityID, reason: "", now: now)
+        }
+    }
+
+    /// A moderator removes a post's photo (the post stays): the picture is refused from then on,
+    /// logged. The photo's hash, for this node's kept files.
+    func removePhoto(_ post: ModeratedPost, by admin: User, now: Date) throws -> String {
+        try database.write { db, changes in
+            guard let hash = try db.one("SELECT photo_hash FROM posts WHERE id = ? AND photo_hash IS NOT NULL", [post.id], { $0.string(0) }) else {
+                throw HTTPError(.notFound)
+            }
+            try PhotoQueries.remove(hash: hash, now: now.timeIntervalSince1970, db, changes)
+            try log(db, admin: admin, action: "photo_remove", postID: post.id, userID: post.userID, username: post.username,
+                    cityID: post.cityID, reason: "", now: now)
+            return hash
+        }
+    }
+
+    /// Photos waiting for a moderator (new members', reported ones), oldest first.
+    func photosWaiting() throws -> [PhotoQueries.Waiting] {
+        try database.readStatement { try PhotoQueries.waiting($0) }
+    }
+
     /// A moderator sets `target`'s level by hand (nil: back to what they earn), logged with the
     /// reason; the level holds until a moderator changes it again.
     func setLevel(of target: User, to level: Int?, by admin: User, reason: String, now: Date) throws {

@@ -514,6 +514,7 @@ final class PostgresConnection: SQLConnection {
             case .integer(let i): return strdup(String(i))
             case .real(let d): return strdup(d.isFinite ? "\(d)" : (d.isNaN ? "NaN" : d > 0 ? "Infinity" : "-Infinity"))
             case .text(let s): return strdup(s)
+            case .blob(let bytes): return strdup(PostgresRow.hexBytea(bytes)) // bytea's text form
             }
         }
         defer { texts.forEach { free($0) } }
@@ -576,4 +577,41 @@ struct PostgresRow: SQLRow {
 
     func double(_ column: Int) -> Double { text(column).map { strtod($0, nil) } ?? 0 }
     func string(_ column: Int) -> String { text(column).map { String(cString: $0) } ?? "" }
+
+    /// bytea in its text form, `\x` and two hex digits a byte (PostgreSQL's default output).
+    func bytes(_ column: Int) -> [UInt8] {
+        guard let text = text(column) else { return [] }
+        let length = Int(library.getlength(result, row, Int32(column)))
+        guard length >= 2 else { return [] }
+        return UnsafeBufferPointer(start: text, count: length).withMemoryRebound(to: UInt8.self) { chars in
+            var bytes = [UInt8]()
+            bytes.reserveCapacity((length - 2) / 2)
+            var i = 2
+            while i + 1 < length {
+                bytes.append(Self.nibble(chars[i]) << 4 | Self.nibble(chars[i + 1]))
+                i += 2
+            }
+            return bytes
+        }
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8 {
+        switch c {
+        case 0x30...0x39: c - 0x30
+        case 0x61...0x66: c - 0x61 + 10
+        case 0x41...0x46: c - 0x41 + 10
+        default: 0
+        }
+    }
+
+    static func hexBytea(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text = [UInt8](repeating: 0, count: 2 + bytes.count * 2)
+        text[0] = UInt8(ascii: "\\"); text[1] = UInt8(ascii: "x")
+        for (i, byte) in bytes.enumerated() {
+            text[2 + 2 * i] = digits[Int(byte >> 4)]
+            text[3 + 2 * i] = digits[Int(byte & 15)]
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
 }

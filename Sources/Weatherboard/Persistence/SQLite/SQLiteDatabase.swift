@@ -188,6 +188,11 @@ final class GRDBConnection: SQLConnection {
             case .integer(let integer): sqlite3_bind_int64(handle, index, integer)
             case .real(let real): sqlite3_bind_double(handle, index, real)
             case .text(let text): Self.bind(text, handle, index)
+            case .blob(let bytes):
+                bytes.withUnsafeBytes { raw in
+                    // A zero-length blob still needs an address (NULL would bind NULL).
+                    sqlite3_bind_blob(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), CInt(raw.count), Self.transient)
+                }
             }
             guard code == SQLITE_OK else { throw failure(code, sql) }
         }
@@ -230,5 +235,9 @@ struct SQLiteRow: SQLRow {
     func optionalString(_ column: Int) -> String? {
         guard let text = sqlite3_column_text(statement, CInt(column)) else { return nil }
         return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, CInt(column)))), as: UTF8.self)
+    }
+    func bytes(_ column: Int) -> [UInt8] {
+        guard let blob = sqlite3_column_blob(statement, CInt(column)) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: blob, count: Int(sqlite3_column_bytes(statement, CInt(column)))))
     }
 }
