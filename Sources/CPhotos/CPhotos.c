@@ -156,9 +156,9 @@ int wb_photo_render(const void *bytes, size_t length, int format, int large_edge
     output->width = vips_image_get_width(memory);
     output->height = vips_image_get_height(memory);
     if (vips_webpsave_buffer(memory, &output->large_webp.data, &output->large_webp.length, "Q", quality, "strip", TRUE, NULL)) goto fail;
-    int longest = output->width > output->height ? output->width : output->height;
-    if (longest > small_edge) {
-        if (vips_resize(memory, &small, (double)small_edge / (double)longest, NULL)) goto fail;
+    /* The small one is for a phone's column: its width is what a srcset's `w` picks by. */
+    if (output->width > small_edge) {
+        if (vips_resize(memory, &small, (double)small_edge / (double)output->width, NULL)) goto fail;
     } else {
         small = memory;
         g_object_ref(small);

@@ -24,6 +24,23 @@ import Testing
         return (a, b, { postgres.drop(url) })
     }
 
+    /// Issue 44: a photo posted through one node is on the other's board and served by it, the same bytes.
+    @Test func aPhotoPostedThroughOneNodeIsServedByTheOther() throws {
+        guard let (a, b, drop) = try Self.twoNodes(configure: { $0.limits.secondsBetweenPosts = 0 }) else { return }
+        defer { drop() }
+        let poster = a.browser()
+        try poster.signUp("photographer")
+        try a.inGoodStanding("photographer")
+        #expect(try PhotoTests.post(poster, "A halo around the sun", photo: "photo.webp", alt: "A halo").0.status == 303)
+        let image = try #require(try PhotoTests.images(b.browser()).first)
+        #expect(image["alt"] == "A halo")
+        let hash = try #require(image["data-photo"])
+        for variant in ["webp", "480.webp", "jpg"] {
+            let there = try b.get("/photos/\(hash).\(variant)"), here = try a.get("/photos/\(hash).\(variant)")
+            #expect(there.status == 200 && !there.body.isEmpty && there.body == here.body, "\(variant)")
+        }
+    }
+
     /// Issue 43 #2: two nodes taking the same warnings at once open one thread per warning and
     /// city, not two.
     @Test func twoNodesOpenOneThreadPerWarningAndCity() throws {

@@ -55,11 +55,12 @@ import Testing
     @Test func keptForecastsCostWhatTheHeapHoldsForThem() throws {
         let url = try #require(Bundle.module.url(forResource: "open-meteo-seoul", withExtension: "json", subdirectory: "Fixtures"))
         let json = try Data(contentsOf: url)
-        // Other suites allocate and free meanwhile (the whole run shares the heap): three rounds,
-        // and the median of their ratios, so one round's noise does not decide.
+        // Other suites allocate and free meanwhile (the whole run shares the heap; a photo upload
+        // holds tens of megabytes for a moment): five rounds, and the median of their ratios, so
+        // that two rounds' noise does not decide.
         var ratios: [Double] = []
         var grown = 0.0, reported = 0.0
-        for _ in 0..<3 {
+        for _ in 0..<5 {
             let memory = ForecastMemory(WeatherService.MemoryLimit(forecasts: 1_000, bytes: 1 << 30))
             let before = SiteMetrics.heapBytes().inUse
             for city in 0..<600 {
@@ -72,8 +73,8 @@ import Testing
             // shrank): its ratio sorts last, and the median is of the rounds that grew.
             ratios.append(grown > 0 ? reported / grown : .infinity)
         }
-        #expect(ratios.filter(\.isFinite).count >= 2, "the heap grew in most rounds: \(ratios)")
-        let median = ratios.sorted()[1]
+        #expect(ratios.filter(\.isFinite).count >= 3, "the heap grew in most rounds: \(ratios)")
+        let median = ratios.sorted()[2]
         #expect(abs(median - 1) < 0.2, "ratios \(ratios); last round: reported \(Int(reported)) bytes, the heap grew by \(Int(grown)); their JSON: \(600 * json.count)")
     }
 

@@ -38,7 +38,8 @@ int wb_photos_start(void);
 int wb_photo_read_header(const void *bytes, size_t length, int format, wb_photo_header *header);
 
 /* Decodes, applies the EXIF orientation, converts to sRGB and writes a WebP fitting
-   large_edge, one fitting small_edge and a JPEG fitting large_edge, all without metadata, and a
+   large_edge × large_edge, one small_edge wide (at most) and a JPEG fitting large_edge, all
+   without metadata, and a
    64-bit difference hash of the picture. Gives up after `seconds`. */
 int wb_photo_render(const void *bytes, size_t length, int format, int large_edge, int small_edge,
                     int quality, double seconds, wb_photo_output *output);

@@ -4,9 +4,10 @@ import HTTPServer
 enum Middleware {
     /// Pages declare their policy once here: scripts, styles and images only from our own
     /// origin, no inline code at all (colours computed from temperatures are classes in a
-    /// stylesheet, not `style` attributes), no framing, forms only to ourselves.
+    /// stylesheet, not `style` attributes), no framing, forms only to ourselves. `blob:` images
+    /// are the post form's preview of a photo chosen on this device.
     static let contentSecurityPolicy = [
-        "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:",
+        "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data: blob:",
         "object-src 'none'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
     ].joined(separator: "; ")
 

@@ -116,6 +116,11 @@ final class WebDriver {
         try command("POST", "/element/\(element)/value", ["text": text])
     }
 
+    /// Chooses a file in a file input, as a person picking it would (WebDriver sends its path).
+    func attach(_ css: String, file path: String) throws {
+        try command("POST", "/element/\(try find(css))/value", ["text": path])
+    }
+
     func text(_ css: String) throws -> String { try command("GET", "/element/\(try find(css))/text") as? String ?? "" }
 
     /// Runs a script in the page and returns its result.

@@ -196,9 +196,12 @@ struct BoardStore: Sendable {
     func delete(postID: Int64, authorID: Int64?) throws {
         try database.write { db, changes in
             if try Self.isUnderReview(postID: postID, db) { throw UnderReview() }
+            let photo = try db.one("SELECT photo_hash FROM posts WHERE id = ? AND user_id = ?", [postID, authorID]) { $0.optionalString(0) } ?? nil
             try Self.changed(.gone, on: changes, try db.one("""
                 DELETE FROM posts WHERE id = ? AND user_id = ? RETURNING id, city_id, parent_id, user_id
                 """, [postID, authorID], PostEvent.read))
+            // Its photo's files go with it (they count against the author's and the site's space).
+            if let photo { try PhotoQueries.dropIfUnused(photo, db) }
         }
     }
 

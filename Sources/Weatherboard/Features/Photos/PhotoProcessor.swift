@@ -37,7 +37,7 @@ final class PhotoProcessor: Sendable {
         var deadline: TimeInterval = 15
     }
 
-    /// The sizes written: a WebP and a JPEG fitting `large`, a WebP fitting `small` (both edges).
+    /// The sizes written: a WebP and a JPEG fitting `large` × `large`, a WebP `small` wide (a phone's column).
     static let large = 1600
     static let small = 480
     static let quality: Int32 = 80
