@@ -7,8 +7,12 @@
 #      gzip, and guests' and a signed-in member's req/s (gzip), each in the same run.
 #   2. One photo (the 1600-px WebP) from the node's warm memory, against nginx (one worker,
 #      `sendfile on`, `open_file_cache`) serving the same bytes from a file.
+#   3. Under callgrind with `--page-caches off` (every page rendered in full, the cost a kept
+#      page hides): instructions per page, both boards, a guest and the member (SKIP_CALLGRIND=1
+#      leaves it out; needs valgrind).
 # Release build, a fresh SQLite database, demo weather; posts and photos go through the forms.
-# Environment: BIN (default .build/release/weatherboard), DURATION=8s WARMUP=2s REPS=3 CONNS=64, PORT=8090.
+# Environment: BIN (default .build/release/weatherboard), DURATION=8s WARMUP=2s REPS=3 CONNS=64, PORT=8090,
+# CALLGRIND_REQUESTS=50.
 # Needs: wrk, curl, taskset, nginx, python3 with Pillow (the photos are made by the test's fixture script).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,7 +62,7 @@ for i in $(seq 1 20); do
     python3 -c "from PIL import Image; im = Image.open('$picture').convert('RGB'); w, h = im.size; im.crop(($i, $i, w - $i, h - $i)).save('$WORK/p$i.jpg', quality=90)"
     curl -fs -b "$jar" -H 'Sec-Fetch-Site: same-origin' -o /dev/null -F "body=Sky over the harbour, number $i" \
         -F "photo_alt=The harbour, picture $i" -F "photo=@$WORK/p$i.jpg" "$BASE/city/busan/posts"
-    curl -fs -b "$jar" -H 'Sec-Fetch-Site: same-origin' -o /dev/null --data-urlencode "body=Sky over the harbour, number $i" "$BASE/city/incheon/posts"
+    curl -fs -b "$jar" -H 'Sec-Fetch-Site: same-origin' -o /dev/null --data-urlencode "body=Sky over the harbour: number $i" "$BASE/city/incheon/posts"
 done
 photos=$(sqlite3 "$WORK/site.sqlite" "SELECT count(*) FROM photos")
 [[ $photos == 20 ]] || { echo "expected 20 photos, have $photos" >&2; exit 1; }
@@ -67,12 +71,12 @@ session=$(awk '$6 == "session" { print $7 }' "$jar")
 {
     echo "# scripts/bench-photos.sh, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, $(git rev-parse --short HEAD)"
     for city in busan incheon; do
-        plain=$(curl -fs "$BASE/city/$city" | wc -c)
-        gzipped=$(curl -fs -H 'Accept-Encoding: gzip' "$BASE/city/$city" | wc -c)
+        plain=$(curl -fs -H 'Sec-Fetch-Site: none' "$BASE/city/$city" | wc -c)
+        gzipped=$(curl -fs -H 'Sec-Fetch-Site: none' -H 'Accept-Encoding: gzip' "$BASE/city/$city" | wc -c)
         echo "bytes $city: $plain plain, $gzipped gzip"
     done
     for city in busan incheon; do
-        echo "guest $city req/s: $(measure "guest-$city" "$BASE/city/$city" -H 'Accept-Encoding: gzip')"
+        echo "guest $city req/s: $(measure "guest-$city" "$BASE/city/$city" -H 'Accept-Encoding: gzip' -H 'Sec-Fetch-Site: none')"
         echo "member $city req/s: $(measure "member-$city" "$BASE/city/$city" -H 'Accept-Encoding: gzip' -H "Cookie: session=$session" -H 'Sec-Fetch-Site: same-origin')"
     done
 } | tee "$OUT/results.txt"
@@ -105,3 +109,28 @@ taskset -c 0 nginx -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf"
     echo "ours photo req/s: $(measure ours-photo "$BASE/photos/$hash.webp")"
     echo "nginx photo req/s: $(measure nginx-photo "http://127.0.0.1:$NGINX_PORT/photos/$hash.webp")"
 } | tee -a "$OUT/results.txt"
+
+# Instructions per page with every page rendered in full.
+[[ -n ${SKIP_CALLGRIND:-} ]] && exit 0
+kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true
+cp "$BIN" "$WORK/weatherboard-stripped" && strip --strip-debug "$WORK/weatherboard-stripped"
+taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.%p" "$WORK/weatherboard-stripped" --port "$PORT" \
+    --db "$WORK/site.sqlite" --weather demo --page-caches off --log-level warning >"$OUT/callgrind-server.log" 2>&1 &
+SERVER_PID=$!
+for _ in $(seq 600); do curl -fs "$BASE/healthz" >/dev/null && break; sleep 0.2; done
+count() { # NAME URL [curl args...]
+    local name=$1 url=$2; shift 2
+    for _ in $(seq 1 10); do curl -fsS -o /dev/null "$@" "$url"; done
+    callgrind_control -z "$SERVER_PID" >/dev/null
+    for _ in $(seq 1 "${CALLGRIND_REQUESTS:-50}"); do curl -fsS -o /dev/null "$@" "$url"; done
+    callgrind_control -d "$SERVER_PID" >/dev/null
+    sleep 1
+    local dump total
+    dump=$(ls -t "$WORK"/callgrind.* | head -1)
+    total=$(awk '/^(summary|totals):/ {print $2; exit}' "$dump")
+    echo "instructions $name $(( total / ${CALLGRIND_REQUESTS:-50} ))" | tee -a "$OUT/results.txt"
+}
+for city in busan incheon; do
+    count "guest-$city-uncached" "$BASE/city/$city" -H 'Accept-Encoding: gzip' -H 'Sec-Fetch-Site: none'
+    count "member-$city-uncached" "$BASE/city/$city" -H 'Accept-Encoding: gzip' -H 'Sec-Fetch-Site: same-origin' -H "Cookie: session=$session"
+done

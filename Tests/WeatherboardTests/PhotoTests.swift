@@ -93,7 +93,8 @@ import Testing
         for image in images {
             let hash = try #require(image["data-photo"])
             #expect(image["alt"]?.hasPrefix("The sky, ") == true)
-            #expect(image["srcset"] == "/photos/\(hash).jpg \(image["width"] ?? "")w")
+            #expect(image["srcset"]?.hasPrefix("/photos/\(hash).480.webp ") == true && image["srcset"]?.hasSuffix(", /photos/\(hash).webp \(image["width"] ?? "")w") == true)
+            #expect(image["src"] == "/photos/\(hash).jpg", "the JPEG for a browser that reads no srcset")
             #expect(image["loading"] == "lazy")
             #expect(image["data-blurred"] == nil, "a member with standing's photo is shown at once")
             for (variant, type) in [("webp", "image/webp"), ("480.webp", "image/webp"), ("jpg", "image/jpeg")] {

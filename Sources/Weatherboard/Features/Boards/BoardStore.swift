@@ -97,10 +97,12 @@ struct BoardStore: Sendable {
             try PhotoQueries.keep(photo.photo, author: userID, now: now, db)
         }
         let id = try db.one("""
-            INSERT INTO posts (city_id, user_id, body, created_at, parent_id, sky, feels, photo_hash, photo_alt, photo_state)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+            INSERT INTO posts (city_id, user_id, body, created_at, parent_id, sky, feels,
+                               photo_hash, photo_alt, photo_state, photo_width, photo_height, photo_small_width)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
             """, [cityID, userID, body, now, parentID, observation?.sky?.rawValue, observation?.feels?.rawValue, photo?.photo.hash,
-                  photo.map { $0.alt.isEmpty ? nil : $0.alt } ?? nil, photo.map { _ in PhotoQueries.initialState(level).rawValue }]) { $0.int64(0) } ?? 0
+                  photo.map { $0.alt.isEmpty ? nil : $0.alt } ?? nil, photo.map { _ in PhotoQueries.initialState(level).rawValue },
+                  photo?.photo.width, photo?.photo.height, photo?.photo.smallWidth]) { $0.int64(0) } ?? 0
         try changes.emit(.post(PostEvent(.posted, id: id, city: cityID, parent: parentID, author: userID)))
         return .success(id)
     }

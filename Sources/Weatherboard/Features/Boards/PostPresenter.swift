@@ -72,8 +72,8 @@ struct PostPresenter {
             let blurred = photo.state.blurredForOthers && !mine
             view.photo = PhotoView(
                 hash: photo.hash,
-                webpSrcset: "\(PhotoVariant.small.path(photo.hash)) \(photo.smallWidth)w, \(PhotoVariant.large.path(photo.hash)) \(photo.width)w",
-                jpeg: PhotoVariant.jpeg.path(photo.hash), jpegSrcset: "\(PhotoVariant.jpeg.path(photo.hash)) \(photo.width)w",
+                srcset: "\(PhotoVariant.small.path(photo.hash)) \(photo.smallWidth)w, \(PhotoVariant.large.path(photo.hash)) \(photo.width)w",
+                jpeg: PhotoVariant.jpeg.path(photo.hash),
                 alt: alt, width: photo.width, height: photo.height, blurred: blurred,
                 notice: blurred ? strings(photo.state == .reported ? "photo_reported" : "photo_blurred", [:]) : nil,
                 waitingMine: mine && photo.state.blurredForOthers)

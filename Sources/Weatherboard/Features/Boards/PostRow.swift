@@ -54,7 +54,7 @@ struct PostRow: Sendable, Hashable {
         case id, cityID, userID, body, createdAt, editedAt, hiddenAt, removedAt, removedReason
         case username, displayName, role, citySlug, cityNameEn, cityNameKo
         case reportedAt, parentID, reactions, reacted, sky, feels, pinnedUntil, authorLevel, authorIsSite, warningID
-        case photoHash, photoAlt, photoState, photoSize
+        case photoHash, photoAlt, photoState, photoWidth, photoHeight, photoSmallWidth
 
         var sql: String {
             switch self {
@@ -86,8 +86,9 @@ struct PostRow: Sendable, Hashable {
             case .photoHash: "p.photo_hash"
             case .photoAlt: "p.photo_alt"
             case .photoState: "p.photo_state"
-            // One look-up, for posts with a photo only: "width height small-width".
-            case .photoSize: "(SELECT ph.width || ' ' || ph.height || ' ' || ph.small_width FROM photos ph WHERE ph.hash = p.photo_hash)"
+            case .photoWidth: "p.photo_width"
+            case .photoHeight: "p.photo_height"
+            case .photoSmallWidth: "p.photo_small_width"
             }
         }
     }
@@ -136,11 +137,11 @@ struct PostRow: Sendable, Hashable {
         authorLevel = row.int(Column.authorLevel.rawValue)
         authorIsSite = (row.optionalInt(Column.authorIsSite.rawValue) ?? 0) != 0
         warningID = row.optionalString(Column.warningID.rawValue)
-        if let hash = row.optionalString(Column.photoHash.rawValue),
-           let size = row.optionalString(Column.photoSize.rawValue)?.split(separator: " ").compactMap({ Int($0) }), size.count == 3 {
+        if let hash = row.optionalString(Column.photoHash.rawValue) {
             photo = PostPhoto(hash: hash, alt: row.optionalString(Column.photoAlt.rawValue),
                               state: row.optionalString(Column.photoState.rawValue).flatMap(PhotoState.init(rawValue:)) ?? .waiting,
-                              width: size[0], height: size[1], smallWidth: size[2])
+                              width: row.int(Column.photoWidth.rawValue), height: row.int(Column.photoHeight.rawValue),
+                              smallWidth: row.int(Column.photoSmallWidth.rawValue))
         }
     }
 }

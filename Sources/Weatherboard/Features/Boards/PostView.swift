@@ -93,13 +93,13 @@ final class PostView {
     }
 }
 
-/// A post's photo in `post.mustache`: a WebP in two sizes and a JPEG for browsers without WebP,
-/// blurred with "Show photo" while it waits for a moderator (never for its author).
+/// A post's photo in `post.mustache`: the WebP in two widths (`srcset`; every browser of the last
+/// five years reads WebP) and the JPEG as `src` for those that read no `srcset`, blurred with
+/// "Show photo" while it waits for a moderator (never for its author).
 struct PhotoView {
     var hash: String
-    var webpSrcset: String
+    var srcset: String
     var jpeg: String
-    var jpegSrcset: String
     var alt: String
     var width: Int
     var height: Int

@@ -139,7 +139,9 @@ enum PhotoQueries {
         guard let likeness = try db.one("SELECT difference_hash FROM photos WHERE hash = ?", [hash], { $0.int64(0) }) else { return }
         try db.execute("INSERT INTO removed_photos (difference_hash, removed_at) VALUES (?, ?)", likeness, now)
         let events = try db.all("""
-            UPDATE posts SET photo_hash = NULL, photo_alt = NULL, photo_state = NULL WHERE photo_hash = ? RETURNING id, city_id, parent_id, user_id
+            UPDATE posts SET photo_hash = NULL, photo_alt = NULL, photo_state = NULL, photo_width = NULL, photo_height = NULL,
+                             photo_small_width = NULL
+            WHERE photo_hash = ? RETURNING id, city_id, parent_id, user_id
             """, [hash], PostEvent.read)
         for var event in events {
             event.kind = .edited
