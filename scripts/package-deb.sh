@@ -5,7 +5,7 @@
 # naming every setting (commented out at its default), and systemd units with sandboxing
 # (weatherboard.service for one node, weatherboard@PORT.service for several).
 #   scripts/package-deb.sh [OUT_DIR]        (default: ./dist; prints the package's path last)
-# Install: dpkg -i OUT_DIR/weatherboard_*.deb; systemctl enable --now weatherboard
+# Install: apt-get install ./OUT_DIR/weatherboard_*.deb (apt brings the libraries it depends on); systemctl enable --now weatherboard
 set -euo pipefail
 repository="$(cd "$(dirname "$0")/.." && pwd)"
 out="${1:-$repository/dist}"

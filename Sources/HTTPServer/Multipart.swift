@@ -11,7 +11,8 @@ public struct MultipartForm: Sendable {
         public var filename: String
         /// The part's `Content-Type` as sent (nil when absent).
         public var contentType: String?
-        public var bytes: [UInt8]
+        /// The part's bytes, a slice of the body (a 12 MB photo is not copied again).
+        public var bytes: ArraySlice<UInt8>
     }
 
     public struct Limits: Sendable {
@@ -96,7 +97,7 @@ public struct MultipartForm: Sendable {
             }
             let content = body[contentStart..<contentEnd]
             if let filename = head.filename {
-                files.append(File(name: head.name, filename: filename, contentType: head.contentType, bytes: Array(content)))
+                files.append(File(name: head.name, filename: filename, contentType: head.contentType, bytes: content))
             } else {
                 if content.count > limits.maxFieldBytes { throw Failure.tooLarge("field too large") }
                 guard let value = String(validating: content, as: UTF8.self) else {

@@ -19,12 +19,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             readHeader(file.bytes)
         }
     } else {
-        readHeader(Array(bytes.dropFirst()))
+        readHeader(bytes.dropFirst())
     }
     return 0
 }
 
-private func readHeader(_ file: [UInt8]) {
+private func readHeader(_ file: ArraySlice<UInt8>) {
     guard case .success(let format) = PhotoFormat.recognise(file) else { return }
     var header = wb_photo_header()
     let status = file.withUnsafeBytes { wb_photo_read_header($0.baseAddress, $0.count, format.rawValue, &header) }

@@ -213,6 +213,10 @@ final class NWSStub: Sendable {
         #expect(page.count("//section[@id='board']/article[1]//*[@data-site]") == 1, "labelled as the site")
         #expect(page.nodes("//section[@id='board']/article[1]//form[contains(@action, '/block') or contains(@action, '/report')]").isEmpty)
         let threadID = try #require(first["data-post-id"])
+        // Its profile says it is the site's own account, not a member's level.
+        let profile = try member.get("/users/weatherboard").1
+        #expect(profile.count("//p[@class='standing'][@data-site]") == 1 && profile.count("//p[@class='standing'][@data-level]") == 0)
+        #expect(profile.text("//p[@class='standing']")?.contains("site's own account") == true)
         // The site's account: not blocked, muted or reported through the forms' addresses either.
         #expect(try member.post("/users/weatherboard/block", []).0.status == 403)
         #expect(try member.post("/users/weatherboard/mute", [("duration", "day")]).0.status == 403)

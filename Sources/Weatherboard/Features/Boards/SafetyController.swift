@@ -37,7 +37,10 @@ struct SafetyController {
             canBlock: viewer != nil && !isMe && !person.isAdmin && !person.isSite && !blockedByMe,
             posts: blockedByMe ? [] : posts.map { presenter.view($0, returnTo: returnTo) })
         view.level = level
-        view.levelText = pages.string("profile_level", language, ["n": String(level), "name": pages.string("level_\(level)", language)])
+        // The site's own account earns no standing: it says what it is instead.
+        view.isSite = person.isSite
+        view.levelText = person.isSite ? pages.string("profile_site_account", language)
+            : pages.string("profile_level", language, ["n": String(level), "name": pages.string("level_\(level)", language)])
         if let mute {
             view.mutedNotice = mute.until.map {
                 pages.string("you_muted_until", language, ["date": DateFormatting.string($0, style: .long, language: language)])
@@ -209,6 +212,8 @@ struct ProfilePage {
     /// Their standing (`Standing`): `data-level`, and "Level 1 · Member".
     var level = 0
     var levelText = ""
+    /// The site's own account (`data-site`): no level shown.
+    var isSite = false
     /// "You muted them until 3 December" (with Unmute), or the durations to mute them for.
     var mutedNotice: String?
     var muteDurations: [SelectOption] = []

@@ -22,7 +22,8 @@ enum Standing {
     /// What a level counts for.
     struct Level: Equatable {
         let value: Int
-        /// Links in posts and replies (photos too, once there are photos).
+        /// Links in posts and replies. (Photos are taken from every level; a new member's wait,
+        /// blurred, for a moderator or members with standing: `PhotoState`.)
         var mayPostLinks: Bool { value >= 1 }
         /// The pause between posts is this many times the site's.
         var paceFactor: Int { value == 0 ? 3 : 1 }

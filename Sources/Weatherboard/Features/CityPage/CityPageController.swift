@@ -79,10 +79,12 @@ struct CityPageController {
         }
         let language = context.language
         let layout = pages.layout(context, title: city.name(language))
-        let shownWarnings = WarningView.of(warnings.inForce(city: city.id, now: clock()), city: city, language: language, now: clock()) {
+        let inForce = warnings.inForce(city: city.id, now: clock())
+        let shownWarnings = WarningView.of(inForce, city: city, language: language, now: clock()) {
             pages.string($0, language, $1)
         }
-        let view = CityPage(layout: layout, slug: city.slug, warnings: shownWarnings, surgeSlot: surgeSlot(city, language),
+        let view = CityPage(layout: layout, slug: city.slug, warnings: shownWarnings, eventMode: Warnings.eventMode(inForce),
+                            surgeSlot: surgeSlot(city, language),
                             weather: try weatherFragment(city, language, client: clientAddress.of(context.request)),
                             observations: board.observations(posts.observations, language), bookmarked: isBookmarked,
                             boardJump: board.jumpLabel(posts, language),
@@ -201,8 +203,8 @@ struct CityPage {
     /// Official warnings in force, most severe first.
     var warnings: [WarningView]
     var hasWarnings: Bool { !warnings.isEmpty }
-    /// A severe or extreme one is among them: the board is in event mode.
-    var eventMode: Bool { warnings.contains { $0.severity == "severe" || $0.severity == "extreme" } }
+    /// A severe or extreme one is among them: the board is in event mode (`Warnings.eventMode`).
+    var eventMode: Bool
     /// Always there (an optional view opens a template scope): where the surge line is, or goes.
     var surgeSlot: SurgeSlot?
     var weather: HTMLFragment

@@ -18,7 +18,7 @@ enum PhotoFormat: Int32, Sendable {
     }
 
     /// The format of `bytes`, or why it is not a photo we take.
-    static func recognise(_ bytes: [UInt8]) -> Result<PhotoFormat, PhotoFormat.Problem> {
+    static func recognise(_ bytes: ArraySlice<UInt8>) -> Result<PhotoFormat, PhotoFormat.Problem> {
         bytes.withUnsafeBufferPointer { buffer in
             if buffer.starts(with: [0xFF, 0xD8, 0xFF]) {
                 return checkJPEG(buffer).map { .jpeg }

@@ -58,7 +58,7 @@ final class PhotoProcessor: Sendable {
 
     /// The upload as the site will keep it, or why not. Blocks the calling worker until a decoder
     /// has done, and no longer than the queue's wait plus the deadline.
-    func process(_ upload: [UInt8]) -> Result<ProcessedPhoto, PhotoRefusal> {
+    func process(_ upload: ArraySlice<UInt8>) -> Result<ProcessedPhoto, PhotoRefusal> {
         guard upload.count <= limits.maxBytes else { return .failure(.tooLarge) }
         let format: PhotoFormat
         switch PhotoFormat.recognise(upload) {
@@ -84,7 +84,7 @@ final class PhotoProcessor: Sendable {
         return result.withLock { $0 } ?? .failure(.busy)
     }
 
-    private static func decode(_ upload: [UInt8], format: PhotoFormat, limits: Limits) -> Result<ProcessedPhoto, PhotoRefusal> {
+    private static func decode(_ upload: ArraySlice<UInt8>, format: PhotoFormat, limits: Limits) -> Result<ProcessedPhoto, PhotoRefusal> {
         upload.withUnsafeBytes { raw -> Result<ProcessedPhoto, PhotoRefusal> in
             var header = wb_photo_header()
             guard wb_photo_read_header(raw.baseAddress, raw.count, format.rawValue, &header) == 0 else { return .failure(.damaged) }

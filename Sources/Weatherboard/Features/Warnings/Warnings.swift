@@ -58,7 +58,12 @@ final class Warnings: Sendable {
 
     /// A severe or extreme warning is in force in `city`: its board is in event mode.
     func inEventMode(city: Int64, now: Date) -> Bool {
-        inForce(city: city, now: now).contains { $0.severity >= .severe }
+        Self.eventMode(inForce(city: city, now: now))
+    }
+
+    /// Event mode's one rule: a severe or extreme warning among those in force.
+    static func eventMode(_ inForce: [Warning]) -> Bool {
+        inForce.contains { $0.severity >= .severe }
     }
 
     private func reload(city: Int64) {
