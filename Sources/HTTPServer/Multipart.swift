@@ -36,11 +36,8 @@ public struct MultipartForm: Sendable {
         case tooLarge(String)
     }
 
-    /// The first file sent as `name` that is not empty (a file input left empty sends an empty
-    /// part with an empty filename).
-    public func file(_ name: String) -> File? {
-        files.first { $0.name == name && !($0.bytes.isEmpty && $0.filename.isEmpty) }
-    }
+    /// The first file sent as `name` that is not empty (`[File].named`).
+    public func file(_ name: String) -> File? { files.named(name) }
 
     /// The boundary parameter of a `multipart/form-data` content type (RFC 2046 §5.1.1: 1–70
     /// characters), or nil when the type is another or the boundary is malformed.
@@ -198,5 +195,13 @@ public struct MultipartForm: Sendable {
             close()
             return result
         }
+    }
+}
+
+extension [MultipartForm.File] {
+    /// The first file sent as `name` that is not empty (a file input left empty sends an empty
+    /// part with an empty filename).
+    public func named(_ name: String) -> MultipartForm.File? {
+        first { $0.name == name && !($0.bytes.isEmpty && $0.filename.isEmpty) }
     }
 }

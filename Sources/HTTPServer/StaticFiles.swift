@@ -36,11 +36,8 @@ public struct StaticFiles: Sendable {
             ("Last-Modified", httpDate(secondsSince1970: modified)),
             ("Cache-Control", cacheControl),
         ])
-        if let match = request.headers["If-None-Match"] {
-            // Weak comparison (RFC 9110 §13.1.2): W/ prefixes are ignored.
-            let tags = match.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-                .map { $0.hasPrefix("W/") ? String($0.dropFirst(2)) : $0 }
-            if tags.contains("*") || tags.contains(etag) { return Response(status: .notModified, headers: headers) }
+        if request.headers["If-None-Match"] != nil {
+            if request.ifNoneMatch(etag) { return Response(status: .notModified, headers: headers) }
         } else if let since = request.headers["If-Modified-Since"].flatMap(parseHTTPDate), modified <= since {
             return Response(status: .notModified, headers: headers)
         }
@@ -73,5 +70,16 @@ public struct StaticFiles: Sendable {
         case "webmanifest": return "application/manifest+json"
         default: return "application/octet-stream"
         }
+    }
+}
+
+extension Request {
+    /// Whether `If-None-Match` names `etag` or `*`, by weak comparison (RFC 9110 §13.1.2: `W/`
+    /// prefixes are ignored): the client holds this version, answer 304.
+    public func ifNoneMatch(_ etag: String) -> Bool {
+        guard let match = headers["If-None-Match"] else { return false }
+        return match.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            .map { $0.hasPrefix("W/") ? String($0.dropFirst(2)) : $0 }
+            .contains { $0 == "*" || $0 == etag }
     }
 }

@@ -50,7 +50,7 @@ struct BoardController {
         case .failure(let refusal): return try refuse(refusal)
         }
         var photo: NewPhoto?
-        if let upload = context.files.first(where: { $0.name == "photo" && !($0.bytes.isEmpty && $0.filename.isEmpty) }) {
+        if let upload = context.files.named("photo") {
             let alt: String
             switch TextPolicy.photoAlt.normalise(altTyped) {
             case .success(let text): alt = text

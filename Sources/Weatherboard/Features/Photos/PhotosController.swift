@@ -43,28 +43,24 @@ final class PhotosController: Sendable {
             ("X-Content-Type-Options", "nosniff"),
             ("Content-Security-Policy", Self.contentSecurityPolicy),
         ])
-        let key = variant.path(hash), now = clock()
-        var bytes = kept.withLock { cache -> [UInt8]? in
-            guard let entry = cache.value(for: key), now.timeIntervalSince(entry.readAt) < Self.recheckAfter else { return nil }
-            return entry.bytes
-        }
-        if bytes == nil {
-            try Lane.waitsAllowed()
-            bytes = try database.readStatement { try PhotoQueries.file(hash, variant, $0) }
-            if let bytes {
-                kept.withLock { $0.set(Kept(bytes: bytes, readAt: now), for: key, cost: bytes.count + 64) }
-            } else {
-                kept.withLock { $0.removeValue(for: key) }
-                throw HTTPError(.notFound)
-            }
-        }
-        guard let bytes else { throw HTTPError(.notFound) }
-        if let match = request.headers["If-None-Match"],
-           match.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }).contains(where: { $0 == etag || $0 == "W/" + etag || $0 == "*" }) {
-            return Response(status: .notModified, headers: headers)
-        }
+        let bytes = try file(hash, variant)
+        if request.ifNoneMatch(etag) { return Response(status: .notModified, headers: headers) }
         if let range = request.headers["Range"], let answer = Self.range(range, of: bytes, headers: headers) { return answer }
         return Response(status: .ok, headers: headers, body: bytes)
+    }
+
+    /// The stored form, from memory while it was read from the database within `recheckAfter`;
+    /// 404 when no post shows it any more.
+    private func file(_ hash: String, _ variant: PhotoVariant) throws -> [UInt8] {
+        let key = variant.path(hash), now = clock()
+        if let entry = kept.withLock({ $0.value(for: key) }), now.timeIntervalSince(entry.readAt) < Self.recheckAfter { return entry.bytes }
+        try Lane.waitsAllowed()
+        guard let bytes = try database.readStatement({ try PhotoQueries.file(hash, variant, $0) }) else {
+            kept.withLock { $0.removeValue(for: key) }
+            throw HTTPError(.notFound)
+        }
+        kept.withLock { $0.set(Kept(bytes: bytes, readAt: now), for: key, cost: bytes.count + 64) }
+        return bytes
     }
 
     /// Forgets a removed photo's files on this node at once.
