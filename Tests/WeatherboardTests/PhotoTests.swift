@@ -2,6 +2,7 @@ import CPhotos
 import Foundation
 import HTTPServer
 import HTTPTestSupport
+import Synchronization
 import Testing
 @testable import Weatherboard
 
@@ -289,8 +290,10 @@ import Testing
         let poster = try member(app, "poster")
         #expect(try Self.post(poster, "One", photo: "photo.webp").0.status == 303)
         #expect(try Self.post(poster, "Two", photo: "other.jpg").0.status == 303)
+        let decodes = app.application.photoProcessor.decodes.load(ordering: .relaxed)
         let (answer, page) = try Self.post(poster, "Three", photo: "text.png", alt: "kept")
         #expect(answer.status == 429)
+        #expect(app.application.photoProcessor.decodes.load(ordering: .relaxed) == decodes, "refused before it is decoded")
         #expect(page?.text("//p[@id='post-error']")?.contains("as many photos as a day allows") == true)
         #expect(page?.text("//textarea[@name='body']") == "Three")
         // A day later the member may again.

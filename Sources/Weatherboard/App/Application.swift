@@ -50,6 +50,8 @@ public final class Application: Sendable {
     let digests: Digests?
     /// Official warnings, asked for on every node and kept for pages.
     let warnings: Warnings
+    /// Photos' decoder (tests count its decodes).
+    let photoProcessor: PhotoProcessor
     /// The port listened on, once started (`--port 0` picks one): passkeys' origin without `--public-url`.
     private let boundPort = BoundPort()
     let logger: Logger
@@ -109,6 +111,7 @@ public final class Application: Sendable {
             case .city, .post, .everything, .notice, .warning: break
             }
         }
+        photoProcessor = PhotoProcessor(limits: configuration.photoLimits)
         warnings = try Warnings(database: database, cities: cities, providers: Application.makeWarningProviders(configuration),
                                 interval: configuration.warningsEvery,
                                 words: { [pages, clock = configuration.clock] warning, city in
@@ -147,7 +150,7 @@ public final class Application: Sendable {
         let health = HealthController(database: database)
         self.health = health
         router = try Application.makeRouter(configuration: configuration, database: database, pages: pages,
-                                        cities: cities, weather: weather, warnings: warnings, cache: pageCache, live: live, metrics: metrics,
+                                        cities: cities, weather: weather, warnings: warnings, photoProcessor: photoProcessor, cache: pageCache, live: live, metrics: metrics,
                                         health: health, weatherParts: weatherParts, boards: boards, sharedReplies: sharedReplies, boardSnapshots: boardSnapshots,
                                         mail: mail, push: push, party: PasskeyParty(publicURL: configuration.publicURL,
                                                                         onLoopback: ["127.0.0.1", "::1", "localhost"].contains(configuration.host),
@@ -258,7 +261,7 @@ public final class Application: Sendable {
     }
 
     static func makeRouter(configuration: AppConfiguration, database: AppDatabase, pages: Pages,
-                           cities: CityIndex, weather: WeatherService, warnings: Warnings, cache: PageCache, live: LiveBoards,
+                           cities: CityIndex, weather: WeatherService, warnings: Warnings, photoProcessor: PhotoProcessor, cache: PageCache, live: LiveBoards,
                            metrics: SiteMetrics, health: HealthController, weatherParts: WeatherFragments,
                            boards: BoardCache, sharedReplies: SharedReplies, boardSnapshots: BoardSnapshots?, mail: MailSender?, push: PushSender?, party: PasskeyParty,
                            logger: Logger) throws -> Router<AppContext> {
@@ -316,7 +319,7 @@ public final class Application: Sendable {
                                         inEventMode: { [clock] in warnings.inEventMode(city: $0, now: clock()) },
                                         photoLimits: configuration.limits.photos)
         BoardController(pages: pages, store: BoardStore(database: database, effects: BoardNotices()), index: cities, rules: postingRules,
-                        photos: PhotoProcessor(limits: configuration.photoLimits), clock: clock, logger: logger,
+                        photos: photoProcessor, clock: clock, logger: logger,
                         cityPageWithComposer: { city, context, composer, status in
                             try cityPage.page(city, context, before: nil, composer: composer, status: status)
                         }).addRoutes(to: router)

@@ -56,6 +56,10 @@ struct BoardController {
             case .success(let text): alt = text
             case .failure(let problem): return try refuse(PostingRules.Refusal(key: problem.key(lengthKey: "error_photo_alt_long")))
             }
+            let now = clock().timeIntervalSince1970
+            if try store.database.readStatement({ try PhotoQueries.postedTheirDay(user.id, limits: rules.photoLimits, now: now, $0) }) {
+                return try refuse(PhotoRefusal.dailyLimit.posting)
+            }
             switch photos.process(upload.bytes) {
             case .success(let processed): photo = NewPhoto(photo: processed, alt: alt)
             case .failure(let refusal): return try refuse(refusal.posting)

@@ -45,6 +45,8 @@ final class PhotoProcessor: Sendable {
     let limits: Limits
     private let work: OperationQueue
     private let waiting = Atomic<Int>(0)
+    /// Uploads handed to a decoder.
+    let decodes = Atomic<Int>(0)
 
     /// libvips is started once for the process.
     private static let started: Bool = wb_photos_start() == 0
@@ -73,6 +75,7 @@ final class PhotoProcessor: Sendable {
         let result = Mutex<Result<ProcessedPhoto, PhotoRefusal>?>(nil)
         let done = DispatchSemaphore(value: 0)
         let limits = self.limits
+        decodes.add(1, ordering: .relaxed)
         work.addOperation {
             result.withLock { $0 = Self.decode(upload, format: format, limits: limits) }
             done.signal()

@@ -22,8 +22,6 @@ enum PhotoRefusal: String, Error, Sendable {
     case dailyLimit = "daily_limit"
     case memberBytes = "member_bytes"
     case siteBudget = "site_budget"
-    /// Photos go with posts, not replies.
-    case notOnReplies = "not_on_replies"
 
     var key: String { "error_photo_\(rawValue)" }
 
@@ -42,7 +40,6 @@ enum PhotoRefusal: String, Error, Sendable {
         case .busy: .serviceUnavailable
         case .dailyLimit: .tooManyRequests
         case .siteBudget: .insufficientStorage
-        case .notOnReplies: .badRequest
         case .damaged, .moreThanAPhoto, .tooSlow, .removedBefore: .unprocessableContent
         }
     }

@@ -60,9 +60,7 @@ enum PhotoVariant: String, CaseIterable, Sendable {
 enum PhotoQueries {
     /// Why `photo` may not be kept for `author` now, or nil.
     static func refusal(of photo: ProcessedPhoto, author: Int64, limits: PhotoLimits, now: Double, _ db: any SQLConnection) throws -> PhotoRefusal? {
-        if try db.integer("SELECT count(*) FROM photos WHERE user_id = ? AND created_at > ?", author, now - 86_400) >= limits.perDay {
-            return .dailyLimit
-        }
+        if try postedTheirDay(author, limits: limits, now: now, db) { return .dailyLimit }
         if try db.integer("SELECT coalesce(sum(bytes), 0) FROM photos WHERE user_id = ?", author) + photo.bytes > limits.bytesPerMember {
             return .memberBytes
         }
@@ -75,6 +73,12 @@ enum PhotoQueries {
             if PhotoLikeness.distance(UInt64(bitPattern: row.int64(0)), photo.differenceHash) <= PhotoLikeness.sameWithin { removed = true }
         }
         return removed ? .removedBefore : nil
+    }
+
+    /// Whether `author` has posted as many photos as a day allows: asked again before an upload
+    /// is decoded, so that a member past the limit costs no decode.
+    static func postedTheirDay(_ author: Int64, limits: PhotoLimits, now: Double, _ db: any SQLConnection) throws -> Bool {
+        try db.integer("SELECT count(*) FROM photos WHERE user_id = ? AND created_at > ?", author, now - 86_400) >= limits.perDay
     }
 
     /// Keeps the photo's files (a photo already kept under the same hash is the same bytes).
