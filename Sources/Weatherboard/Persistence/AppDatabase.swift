@@ -113,21 +113,22 @@ public final class AppDatabase: Sendable {
         return try troubles.count { try engine.readStatement { try body(CountedConnection($0, self)) } }
     }
 
-    /// A write that changes nothing pages show (sessions, rate limits, blocks, leases).
+    /// A write that changes nothing pages show (sessions, rate limits, blocks, leases); what
+    /// it excludes while it runs is `locks` (`.cluster`: every other write).
     @discardableResult
-    public func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+    public func write<T>(_ locks: WriteLocks = .cluster, _ body: (any SQLConnection) throws -> T) throws -> T {
         try Lane.waitsAllowed()
-        return try troubles.count { try engine.write { try body(CountedConnection($0, self)) } }
+        return try troubles.count { try engine.write(locks) { try body(CountedConnection($0, self)) } }
     }
 
     /// A write that changes what pages show: `body` emits each change into the log where it
     /// writes the data, and the changes reach every consumer once the transaction commits
     /// (none if it does not).
     @discardableResult
-    public func write<T>(_ body: (any SQLConnection, ChangeLog) throws -> T) throws -> T {
+    public func write<T>(_ locks: WriteLocks = .cluster, _ body: (any SQLConnection, ChangeLog) throws -> T) throws -> T {
         try Lane.waitsAllowed()
         var committed: [PageChange] = []
-        let value = try troubles.count { try engine.write { engineConnection in
+        let value = try troubles.count { try engine.write(locks) { engineConnection in
             let db = CountedConnection(engineConnection, self)
             let log = ChangeLog(db, notifyingAs: dialect == .postgres ? changes.node : nil)
             let value = try body(db, log)

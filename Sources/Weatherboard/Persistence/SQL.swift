@@ -60,6 +60,48 @@ extension SQLRow {
     public func optionalDate(_ column: Int) -> Date? { isNull(column) ? nil : date(column) }
 }
 
+/// What a write transaction excludes while it runs.
+public enum WriteLocks: Sendable {
+    /// Every other write: for writes whose checks nobody has said the subjects of (moderation,
+    /// accounts, imports), and the rare write that changes many subjects at once (a ban).
+    case cluster
+    /// Only writes on the same subjects: the write's checks each lock what they count
+    /// (`SQLConnection.lock`) before they read it. The hot writes (posts, replies, agreements,
+    /// reports, sign-in limits) are of this kind, so they do not queue behind one another
+    /// across nodes. A `.cluster` write still waits for them all, and they for it.
+    case subjects
+}
+
+/// What a check counts, locked for the rest of its transaction so that two writes cannot both
+/// pass the check on the same counts. Taken in this order (kinds first to last), so that two
+/// writes never wait for each other in a circle; PostgreSQL breaks any circle left with an error
+/// and the write is tried again.
+public enum LockSubject: Sendable, Equatable {
+    /// A rate limit's bucket (`RateLimit`).
+    case bucket(String)
+    /// A post and its conversation: its replies, agreements, reports and notices of them.
+    case post(Int64)
+    /// A member: what they posted and reported today, their standing, their ban.
+    case member(Int64)
+    /// The site's photo space (`PhotoLimits.siteMegabytes`).
+    case photoSpace
+
+    /// The two keys of PostgreSQL's `pg_advisory_xact_lock(int4, int4)` (a space apart from the
+    /// one-key locks the engine itself takes): the kind, and the id, or a bucket's digest.
+    /// Two subjects that meet on one key wait for each other needlessly, and nothing worse.
+    var keys: (Int32, Int32) {
+        switch self {
+        case .bucket(let name):
+            var hash: UInt32 = 2_166_136_261 // FNV-1a: stable across processes, unlike `Hasher`
+            for byte in name.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+            return (1, Int32(bitPattern: hash))
+        case .post(let id): return (2, Int32(truncatingIfNeeded: id))
+        case .member(let id): return (3, Int32(truncatingIfNeeded: id))
+        case .photoSpace: return (4, 0)
+        }
+    }
+}
+
 /// A connection inside a read or a write transaction.
 public protocol SQLConnection: AnyObject {
     var dialect: SQLDialect { get }
@@ -68,6 +110,16 @@ public protocol SQLConnection: AnyObject {
     func execute(_ sql: String, _ arguments: [SQLValue]) throws -> Int
     /// Runs a query and hands each row to `body` (the row is valid only during the call).
     func forEachRow(_ sql: String, _ arguments: [SQLValue], _ body: (any SQLRow) throws -> Void) throws
+}
+
+extension SQLConnection {
+    /// Locks `subject` until the transaction ends (PostgreSQL; SQLite's single writer holds
+    /// everything already). Taken before the check reads what it counts.
+    public func lock(_ subject: LockSubject) throws {
+        guard dialect == .postgres else { return }
+        let (kind, id) = subject.keys
+        try execute("SELECT pg_advisory_xact_lock(?, ?)", [.integer(Int64(kind)), .integer(Int64(id))])
+    }
 }
 
 // The helpers map arguments with closures, not `\.sqlValue`: a key path through an existential is
@@ -114,7 +166,9 @@ public struct SQLError: Error, CustomStringConvertible {
     /// `unavailable`: it answered but cannot do this now (read-only, out of connections, an I/O
     /// error); `full`: its disk is full. Those five are the site's temporary trouble, answered
     /// 503 (507 when full) with `Retry-After`.
-    public enum Kind: Sendable { case uniqueViolation, constraintViolation, busy, timeout, connection, unavailable, full, other }
+    /// `conflict`: PostgreSQL ended the transaction to break a deadlock (or a serialisation
+    /// failure); the engine tries the write again before anyone sees it.
+    public enum Kind: Sendable { case uniqueViolation, constraintViolation, busy, conflict, timeout, connection, unavailable, full, other }
     public let kind: Kind
     public let message: String
     public var description: String { message }
@@ -127,7 +181,7 @@ public struct SQLError: Error, CustomStringConvertible {
     /// Trouble that passes (the request may succeed if tried again later), not a fault of ours.
     public var isTemporary: Bool {
         switch kind {
-        case .busy, .timeout, .connection, .unavailable, .full: true
+        case .busy, .conflict, .timeout, .connection, .unavailable, .full: true
         case .uniqueViolation, .constraintViolation, .other: false
         }
     }
@@ -140,9 +194,10 @@ public protocol SQLDatabase: Sendable {
     func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T
     /// One statement's read, outside a transaction (cheaper; the statement is its own snapshot).
     func readStatement<T>(_ body: (any SQLConnection) throws -> T) throws -> T
-    /// A write transaction. Writes are serialised, as SQLite's single writer does: checks and the
-    /// insert they guard (rate limits, posting rules, the report threshold) cannot interleave.
-    func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T
+    /// A write transaction. `.cluster`: no other write runs beside it. `.subjects`: other such
+    /// writes run beside it, and each check locks its subject (`SQLConnection.lock`) before it
+    /// reads. SQLite has one writer whatever is asked.
+    func write<T>(_ locks: WriteLocks, _ body: (any SQLConnection) throws -> T) throws -> T
     /// Whether the database answers a trivial query.
     func isHealthy() -> Bool
     func close() throws

@@ -35,7 +35,7 @@ struct AccountStore: Sendable {
 
     /// Counts one attempt in each bucket, together; throws 429 when any is over its limit.
     func count(_ attempts: [(limit: RateLimit, bucket: String)], now: Date) throws {
-        try database.write { db in
+        try database.write(.subjects) { db in
             for attempt in attempts { try attempt.limit.hit(attempt.bucket, now: now, db) }
         }
     }
@@ -46,7 +46,7 @@ struct AccountStore: Sendable {
     /// password check takes in line.
     func countSignIn(_ attempts: [(limit: RateLimit, bucket: String)], on account: String, device: (token: String?, userID: Int64?),
                      brake: GuessingBrake, siteBrake: SiteWideBrake, now: Date) throws -> ConcurrencyLimit.Priority {
-        try database.write { db in
+        try database.write(.subjects) { db in
             for attempt in attempts { try attempt.limit.hit(attempt.bucket, now: now, db) }
             if let userID = device.userID, try KnownDevices.isKnown(device.token, userID: userID, db) { return .knownDevice }
             let priority: ConcurrencyLimit.Priority = try brake.attempt(on: account, now: now, db) < brake.quietBelow ? .quietAccount : .other
@@ -58,7 +58,7 @@ struct AccountStore: Sendable {
     /// A password that did not match (or an account that has none, or no account): counted for
     /// the site's brake, and against the known browser that sent it, if any.
     func signInFailed(knownDevice: String?, now: Date) throws {
-        try database.write { db in
+        try database.write(.subjects) { db in
             try SiteWideBrake.failed(now: now, db)
             if let knownDevice { try KnownDevices.failed(knownDevice, now: now, db) }
         }
@@ -108,7 +108,9 @@ struct AccountStore: Sendable {
     /// The browser becomes one the account knows, under a new token (`KnownDevices`).
     func signIn(userID: Int64, replacing oldTokenHash: String?, device oldDevice: String?, language: Language, sessions: SessionStore,
                 now: Date) throws -> (session: String, device: String) {
-        try database.write { db in
+        try database.write(.subjects) { db in
+            // The member's browsers are kept to a number, their sessions and visits counted.
+            try db.lock(.member(userID))
             if let oldTokenHash { try db.execute("DELETE FROM sessions WHERE token_hash = ?", oldTokenHash) }
             try EmailTokens.dropResets(userID: userID, db)
             try db.execute("UPDATE users SET language = ? WHERE id = ?", language.rawValue, userID)

@@ -188,7 +188,7 @@ struct PasskeysController {
         guard let relying = party.resolve(), let binding = request.cookie(Self.ceremonyCookie).map(Tokens.digest),
               let clientData = bytes("client_data", context), let attestation = bytes("attestation", context),
               let challenge = try? WebAuthn.ClientData(clientData).challenge,
-              let ceremony = try store.database.write({ try AccountStore.take(challenge, .signup, binding: binding, now: now, $0) }),
+              let ceremony = try store.database.write(.cluster, { try AccountStore.take(challenge, .signup, binding: binding, now: now, $0) }),
               let username = ceremony.username, let displayName = ceremony.displayName, let handle = ceremony.userHandle else {
             return accounts.signUpRefused(context, expired)
         }

@@ -16,6 +16,7 @@ public struct RateLimit: Sendable {
     /// Buckets are stored as a SHA-256 digest (a bucket may hold a username as typed, of any
     /// length), and expired rows of every bucket are purged once a minute.
     func hit(_ bucket: String, now: Date, _ db: any SQLConnection) throws {
+        try db.lock(.bucket(bucket))
         try Self.purgeIfDue(now: now, db)
         try db.execute("DELETE FROM rate_events WHERE bucket = ? AND at <= ?", Tokens.digest(bucket), now.timeIntervalSince1970 - window)
         if let retry = try wait(bucket, now: now, db) { throw Self.refusal(retryAfter: retry) }
@@ -100,6 +101,7 @@ struct GuessingBrake: Sendable {
     @discardableResult
     func attempt(on account: String, now: Date, _ db: any SQLConnection) throws -> Int {
         let bucket = Tokens.digest("login:account:\(account.lowercased())")
+        try db.lock(.bucket(bucket))
         let seconds = now.timeIntervalSince1970
         let (count, last) = try db.one("SELECT count(*), max(at) FROM rate_events WHERE bucket = ? AND at > ?",
                                        [bucket, seconds - window]) { ($0.int(0), $0.isNull(1) ? 0 : $0.double(1)) } ?? (0, 0)

@@ -22,7 +22,7 @@ struct BoardStore: Sendable {
     /// it; the refusal otherwise.
     func create(cityID: Int64, userID: Int64, body: String, observation: Observation? = nil, photo: NewPhoto? = nil,
                 now: Double, rules: PostingRules) throws -> PostingRules.Refusal? {
-        try database.write { db, changes in
+        try database.write(.subjects) { db, changes in
             switch try Self.insert(cityID: cityID, parentID: nil, userID: userID, body: body, observation: observation, photo: photo,
                                    now: now, rules: rules, db, changes) {
             case .failure(let refusal):
@@ -46,11 +46,13 @@ struct BoardStore: Sendable {
     /// `moderator` only).
     func reply(to postID: Int64, userID: Int64, moderator: Bool = false, body: String, now: Double,
                rules: PostingRules) throws -> Result<(id: Int64, parentID: Int64), PostingRules.Refusal> {
-        try database.write { db, changes in
+        try database.write(.subjects) { db, changes in
             guard let target = try db.one("SELECT id, parent_id, city_id FROM posts WHERE id = ?", [postID], {
                 (id: $0.int64(0), parentID: $0.optionalInt64(1), cityID: $0.int64(2))
             }) else { throw HTTPError(.notFound) }
             let parentID = target.parentID ?? target.id
+            // Its replies are counted, its state read, under the conversation's lock.
+            try db.lock(.post(parentID))
             guard let parent = try db.one("SELECT user_id, removed_at, hidden_at FROM posts WHERE id = ?", [parentID], {
                 (authorID: $0.optionalInt64(0), removed: !$0.isNull(1), hidden: !$0.isNull(2))
             }) else { throw HTTPError(.notFound) }
@@ -81,6 +83,11 @@ struct BoardStore: Sendable {
                                photo: NewPhoto? = nil, now: Double,
                                rules: PostingRules, paced: Bool = true, _ db: any SQLConnection,
                                _ changes: ChangeLog) throws -> Result<Int64, PostingRules.Refusal> {
+        // What the rules count of the author, and their ban, read under their lock: two posts at
+        // once cannot both pass, and none is saved after a ban committed (the ban is a
+        // `.cluster` write; the session the request read may predate it).
+        try db.lock(.member(userID))
+        if let ban = try Ban.active(userID: userID, now: Date(timeIntervalSince1970: now), db) { throw BannedError(ban: ban) }
         let last = paced ? try db.one("SELECT max(created_at) FROM posts WHERE user_id = ?", [userID]) { $0.optionalDouble(0) } ?? nil : nil
         let today = try db.integer("SELECT count(*) FROM posts WHERE user_id = ? AND created_at > ?", userID, now - 86400)
         let recent = try db.all("SELECT id, body FROM posts WHERE user_id = ? AND created_at > ?",
@@ -129,7 +136,9 @@ struct BoardStore: Sendable {
     /// closed by removal or reports (404, as it is not there for them), unless a `moderator`.
     /// Whether the person agrees now, and how many do.
     func toggleReaction(postID: Int64, userID: Int64, moderator: Bool = false, now: Date, limit: RateLimit) throws -> (agrees: Bool, count: Int) {
-        try database.write { db, changes in
+        try database.write(.subjects) { db, changes in
+            // Its agreements, and the one notice that counts them, change under the post's lock.
+            try db.lock(.post(postID))
             guard let post = try db.one("""
                 SELECT p.city_id, p.user_id, p.removed_at, p.parent_id, p.hidden_at, q.hidden_at, q.removed_at
                 FROM posts p LEFT JOIN posts q ON q.id = p.parent_id WHERE p.id = ?
@@ -295,13 +304,15 @@ struct BoardStore: Sendable {
     /// reaches `threshold` distinct reporters.
     func report(_ post: PostRow, by reporterID: Int64, reason: String, detail: String, now: Double,
                 perDay: Int, threshold: Int) throws {
-        try database.write { db, changes in
+        try database.write(.subjects) { db, changes in
+            // The threshold is weighed under the post's lock: reports at once all count.
+            try db.lock(.post(post.id))
             // Read again in this transaction: a post deleted since the form was shown is gone (404),
             // not a foreign-key failure.
             guard try db.exists("SELECT 1 FROM posts WHERE id = ?", post.id) else { throw HTTPError(.notFound) }
             // The site's own thread is not the members' to hide: a moderator removes it if need be.
             guard !post.authorIsSite else { throw HTTPError(.forbidden, message: "The site's own posts cannot be reported.") }
-            let level = try Standing.refresh(reporterID, now: Date(timeIntervalSince1970: now), db, changes)
+            let level = try Standing.refresh(reporterID, now: Date(timeIntervalSince1970: now), db, changes) // locks the reporter
             let today = try db.integer("SELECT count(*) FROM reports WHERE reporter_id = ? AND created_at > ?", reporterID, now - 86400)
             if today >= level.reportsPerDay(perDay) { throw TooManyReports(perDay: level.reportsPerDay(perDay)) }
             try db.execute("""
@@ -319,7 +330,8 @@ struct BoardStore: Sendable {
     /// Withdraws the reporter's pending report, inside the window; the post's city, or nil when
     /// there was no such report.
     func withdraw(postID: Int64, reporterID: Int64, now: Double, threshold: Int) throws -> (id: Int64, slug: String)? {
-        try database.write { db, changes in
+        try database.write(.subjects) { db, changes in
+            try db.lock(.post(postID))
             guard let created = try db.one("SELECT created_at FROM reports WHERE post_id = ? AND reporter_id = ? AND outcome = 'pending'",
                                            [postID, reporterID], { $0.double(0) }) else { return nil }
             guard PostingRules.canWithdraw(reportedAt: Date(timeIntervalSince1970: created), now: Date(timeIntervalSince1970: now)) else {

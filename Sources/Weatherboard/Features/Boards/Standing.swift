@@ -38,6 +38,8 @@ enum Standing {
     /// a change is announced for the boards their posts are on, so that kept pages showing it follow.
     @discardableResult
     static func refresh(_ userID: Int64, now: Date, _ db: any SQLConnection, _ changes: ChangeLog?) throws -> Level {
+        // Counted and kept under the member's lock: two writes at once keep the level of the later counts.
+        try db.lock(.member(userID))
         let now = now.timeIntervalSince1970
         guard let person = try db.one("""
             SELECT u.level, u.level_set, u.created_at, u.visit_days, u.role,
@@ -71,6 +73,7 @@ enum Standing {
     /// A member's first sign-in or request of a (UTC) day counts a visit; with `changes`, their
     /// level is looked at again (a sign-in's is, at their next request).
     static func visited(_ userID: Int64, now: Date, _ db: any SQLConnection, _ changes: ChangeLog?) throws {
+        try db.lock(.member(userID)) // before the row, as every other write on the member takes them
         let day = Int64(Int(clampedSeconds: now.timeIntervalSince1970) / 86_400)
         if try db.execute("""
             UPDATE users SET visit_days = visit_days + 1, last_visit_day = ? WHERE id = ? AND (last_visit_day IS NULL OR last_visit_day < ?)

@@ -60,6 +60,9 @@ enum PhotoVariant: String, CaseIterable, Sendable {
 enum PhotoQueries {
     /// Why `photo` may not be kept for `author` now, or nil.
     static func refusal(of photo: ProcessedPhoto, author: Int64, limits: PhotoLimits, now: Double, _ db: any SQLConnection) throws -> PhotoRefusal? {
+        // The author's photos are counted under their lock (the post's write holds it); the
+        // site's space under its own, until this photo is kept or refused.
+        try db.lock(.photoSpace)
         if try postedTheirDay(author, limits: limits, now: now, db) { return .dailyLimit }
         if try db.integer("SELECT coalesce(sum(bytes), 0) FROM photos WHERE user_id = ?", author) + photo.bytes > limits.bytesPerMember {
             return .memberBytes

@@ -27,13 +27,14 @@ struct ForecastStore: Sendable {
 
     /// Deletes a provider's cached forecast for the city (one that cannot be shown).
     func discard(cityID: Int64, provider: String) throws {
-        try database.write { try $0.execute("DELETE FROM weather_cache WHERE city_id = ? AND provider = ?", cityID, provider) }
+        try database.write(.subjects) { try $0.execute("DELETE FROM weather_cache WHERE city_id = ? AND provider = ?", cityID, provider) }
     }
 
     /// Keeps the newest forecast; pages showing the old one (on every node) give way on commit.
     /// Its history (`ForecastHistory.record`) is written in the same transaction.
     func save(_ forecast: Forecast, for city: City, payload: String) throws {
-        try database.write { db, changes in
+        // Upserts that check nothing: they wait for no other write but one on every subject.
+        try database.write(.subjects) { db, changes in
             try changes.emit(.weather(city.id))
             try db.execute("""
                 INSERT INTO weather_cache (city_id, provider, fetched_at, payload) VALUES (?, ?, ?, ?)
@@ -45,7 +46,7 @@ struct ForecastStore: Sendable {
 
     /// Takes the city's lease for `holder` until `until`, unless another holder's is unexpired at `now`.
     func claimLease(cityID: Int64, holder: String, until: Double, now: Double) throws -> Bool {
-        try database.write { db in
+        try database.write(.subjects) { db in
             try db.one("""
                 INSERT INTO weather_refresh_leases (city_id, holder, until) VALUES (?1, ?2, ?3)
                 ON CONFLICT (city_id) DO UPDATE SET holder = excluded.holder, until = excluded.until
@@ -56,7 +57,7 @@ struct ForecastStore: Sendable {
     }
 
     func releaseLease(cityID: Int64, holder: String) throws {
-        try database.write { try $0.execute("DELETE FROM weather_refresh_leases WHERE city_id = ? AND holder = ?", cityID, holder) }
+        try database.write(.subjects) { try $0.execute("DELETE FROM weather_refresh_leases WHERE city_id = ? AND holder = ?", cityID, holder) }
     }
 
     func isLeased(cityID: Int64) throws -> Bool {

@@ -66,9 +66,9 @@ final class PostgresDatabase: SQLDatabase, Sendable {
 
     var dialect: SQLDialect { .postgres }
 
-    /// The advisory lock every write transaction takes, so writes are serialised across nodes as
-    /// SQLite serialises them in one process: the checks a write makes (rate limits, posting
-    /// rules, the report threshold) and the write they guard cannot interleave with another's.
+    /// The cluster's write lock: a `.cluster` write holds it alone, as SQLite's one writer
+    /// holds its file, so its checks and the write they guard cannot interleave with any other
+    /// write on any node; `.subjects` writes share it (`WriteLocks`).
     static let writeLock: Int64 = 0x5745_4154_4852 // "WEATHR"
     /// Held while migrating, so two nodes starting together do not both apply a migration.
     static let migrationLock: Int64 = 0x5745_4154_4D49 // "WEATMI"
@@ -271,14 +271,26 @@ final class PostgresDatabase: SQLDatabase, Sendable {
         try withConnection { try body($0) }
     }
 
-    func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
-        try withConnection { connection in
-            try connection.transaction("BEGIN") {
-                try connection.execute("SELECT pg_advisory_xact_lock(?)", [.integer(Self.writeLock)])
-                return try body(connection)
+    func write<T>(_ locks: WriteLocks, _ body: (any SQLConnection) throws -> T) throws -> T {
+        // The cluster's lock with BEGIN, in one round trip: held alone by a `.cluster` write,
+        // shared by `.subjects` writes (which lock their subjects as they check them).
+        let begin = switch locks {
+        case .cluster: "BEGIN; SELECT pg_advisory_xact_lock(\(Self.writeLock))"
+        case .subjects: "BEGIN; SELECT pg_advisory_xact_lock_shared(\(Self.writeLock))"
+        }
+        // A deadlock between subjects' locks ends one of the writes, which is then tried again
+        // (the whole transaction: nothing of the first try was kept).
+        var attempt = 1
+        while true {
+            do {
+                return try withConnection { connection in try connection.transaction(begin) { try body(connection) } }
+            } catch let error as SQLError where error.kind == .conflict && attempt < Self.writeAttempts {
+                attempt += 1
             }
         }
     }
+    /// Tries of a write that PostgreSQL ended to break a deadlock.
+    static let writeAttempts = 3
 
     /// Answers within `healthDeadline` whatever the server does. The check runs on a thread of
     /// its own, and whoever asks meanwhile waits for that same check: connecting to a frozen
@@ -545,7 +557,8 @@ final class PostgresConnection: SQLConnection {
         case "23505": .uniqueViolation
         case let s where s.hasPrefix("23"): .constraintViolation
         case let s where s.hasPrefix("08") || s.isEmpty || s.hasPrefix("57P"): .connection // lost, refused, shut down
-        case "55P03", "40001", "40P01": .busy // a lock not granted in time, a serialisation failure, a deadlock
+        case "55P03": .busy // a lock not granted in time
+        case "40001", "40P01": .conflict // a serialisation failure, a deadlock
         case "57014": .timeout // the statement's time ran out
         case "53300": .unavailable // too many connections
         case "53100": .full // disk full

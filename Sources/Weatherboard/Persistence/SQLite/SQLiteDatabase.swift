@@ -77,7 +77,7 @@ final class SQLiteDatabase: SQLDatabase {
         try Self.classifying { try pool.unsafeRead { try body(GRDBConnection($0)) } }
     }
 
-    func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+    func write<T>(_ locks: WriteLocks, _ body: (any SQLConnection) throws -> T) throws -> T {
         try Self.classifying { try pool.write { try body(GRDBConnection($0)) } }
     }
 
