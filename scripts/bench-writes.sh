@@ -36,7 +36,7 @@ csrf_of() { grep -o 'name="csrf_token" value="[^"]*"' | sed -n '1{s/.*value="//;
 
 start() { # BIN DAILY_LIMIT
     scripts/cluster.sh stop "$DIR" >/dev/null 2>&1 || true
-    BIN=$1 NODE_PREFIX="taskset -c 0" \
+    BIN=$1 NODE_PREFIX="taskset -c ${CLUSTER_CPUS:-0}" \
         NODE_ARGS="--weather demo --seconds-between-posts 0 --posts-per-day $2 --sign-ups-per-hour 1000000 --sign-ins-per-minute 1000000" \
         scripts/cluster.sh start "$DIR" >/dev/null
     # 32 members through the sign-up form, and 32 cities (the largest), one each.

@@ -144,4 +144,29 @@ import Testing
         }
         #expect(try app.count("SELECT count(*) FROM posts WHERE user_id = ?", [userID]) == 1)
     }
+
+    /// Two writes that each hold one member and wait for the other's: PostgreSQL ends one
+    /// (a deadlock), the node tries it again, and both land. (SQLite has one writer: no circle.)
+    @Test func aDeadlockBetweenSubjectsIsTriedAgainAndBothWritesLand() throws {
+        let app = try AppHarness()
+        guard app.engine == .postgres else { return }
+        let database = app.application.database
+        let holding = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]
+        let attempts = Locked([0, 0])
+        let results = atOnce(2) { index in
+            try database.write(.subjects) { db in
+                attempts.update { $0[index] += 1 }
+                try db.lock(.member(Int64(index + 1)))
+                if attempts.value[index] == 1 { // each holds its own before asking for the other's
+                    holding[index].signal()
+                    holding[1 - index].wait()
+                }
+                try db.lock(.member(Int64(2 - index)))
+                try db.execute("INSERT INTO rate_events (bucket, at) VALUES (?, ?)", "deadlock-\(index)", 0.0)
+            }
+        }
+        for result in results { #expect(throws: Never.self) { try result.get() } }
+        #expect(try app.count("SELECT count(*) FROM rate_events WHERE bucket LIKE 'deadlock-%'") == 2)
+        #expect(attempts.value.reduce(0, +) == 3, "one of the two was tried again: \(attempts.value)")
+    }
 }

@@ -340,4 +340,24 @@ final class NWSStub: Sendable {
         #expect(try app.count("SELECT count(*) FROM warning_cities") == 0)
         #expect(try app.get("/city/seoul").status == 200)
     }
+
+    /// A source's threads are kept from that source's warnings alone, read as such (not every
+    /// warning in force, filtered afterwards): what `WarningThreads.keep` reads at each poll.
+    @Test func warningsInForceAreReadForOneSource() throws {
+        let app = try AppHarness()
+        let seoul = try app.count("SELECT id FROM cities WHERE slug = 'seoul'"), now = app.clock.read().timeIntervalSince1970
+        for (id, source) in [("nws:a", "nws"), ("kma:b", "kma"), ("nws:c", "nws")] {
+            try app.execute("INSERT INTO warnings (id, source, event, severity, urgency, sent, onset, expires) VALUES (?, ?, 'Flood', 'severe', 'Expected', ?, ?, ?)",
+                            [id, source, now, now, now + 3600])
+            try app.execute("INSERT INTO warning_texts (warning_id, language, headline, description) VALUES (?, 'en', ?, '')", [id, "Headline \(id)"])
+            try app.execute("INSERT INTO warning_cities (warning_id, city_id) VALUES (?, ?)", [id, seoul])
+        }
+        let database = app.application.database, at = app.clock.read()
+        let nws = try database.read { try WarningStore.inForce(source: "nws", now: at, $0) }[Int64(seoul)] ?? []
+        #expect(Set(nws.map(\.id)) == ["nws:a", "nws:c"])
+        #expect(nws.allSatisfy { $0.texts.map(\.headline) == ["Headline \($0.id)"] })
+        let seoulKMA = try database.read { try WarningStore.inForce(cityID: Int64(seoul), source: "kma", now: at, $0) }
+        #expect(seoulKMA[Int64(seoul)]?.map(\.id) == ["kma:b"])
+        #expect(try database.read { try WarningStore.inForce(now: at, $0) }[Int64(seoul)]?.count == 3)
+    }
 }

@@ -139,7 +139,13 @@ public final class AppDatabase: Sendable {
         return value
     }
     public func isHealthy() -> Bool { engine.isHealthy() }
-    public func close() throws { try engine.close() }
+    public func close() throws {
+        closed.store(true, ordering: .relaxed)
+        try engine.close()
+    }
+    /// Closed: work scheduled for later (`Surges`) has nothing left to do.
+    public var isClosed: Bool { closed.load(ordering: .relaxed) }
+    private let closed = Atomic(false)
 }
 
 /// A connection that counts its statements into its database's `statements`.
@@ -153,6 +159,16 @@ private final class CountedConnection: SQLConnection {
     }
 
     var dialect: SQLDialect { connection.dialect }
+
+    /// Subjects this transaction holds already: asking again would cost a round trip for nothing
+    /// (a post's write locks its author, and their standing's refresh asks again).
+    private var held: Set<LockSubject> = []
+
+    func lock(_ subject: LockSubject) throws {
+        guard !held.contains(subject) else { return }
+        try connection.lock(subject)
+        held.insert(subject)
+    }
 
     func execute(_ sql: String, _ arguments: [SQLValue]) throws -> Int {
         database.statements.add(1, ordering: .relaxed)

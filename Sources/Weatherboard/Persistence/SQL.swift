@@ -76,7 +76,7 @@ public enum WriteLocks: Sendable {
 /// pass the check on the same counts. Taken in this order (kinds first to last), so that two
 /// writes never wait for each other in a circle; PostgreSQL breaks any circle left with an error
 /// and the write is tried again.
-public enum LockSubject: Sendable, Equatable {
+public enum LockSubject: Sendable, Hashable {
     /// A rate limit's bucket (`RateLimit`).
     case bucket(String)
     /// A post and its conversation: its replies, agreements, reports and notices of them.
@@ -110,11 +110,12 @@ public protocol SQLConnection: AnyObject {
     func execute(_ sql: String, _ arguments: [SQLValue]) throws -> Int
     /// Runs a query and hands each row to `body` (the row is valid only during the call).
     func forEachRow(_ sql: String, _ arguments: [SQLValue], _ body: (any SQLRow) throws -> Void) throws
+    /// Locks `subject` until the transaction ends (PostgreSQL; SQLite's single writer holds
+    /// everything already). Taken before the check reads what it counts.
+    func lock(_ subject: LockSubject) throws
 }
 
 extension SQLConnection {
-    /// Locks `subject` until the transaction ends (PostgreSQL; SQLite's single writer holds
-    /// everything already). Taken before the check reads what it counts.
     public func lock(_ subject: LockSubject) throws {
         guard dialect == .postgres else { return }
         let (kind, id) = subject.keys

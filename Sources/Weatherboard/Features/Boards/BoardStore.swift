@@ -87,9 +87,16 @@ struct BoardStore: Sendable {
         // once cannot both pass, and none is saved after a ban committed (the ban is a
         // `.cluster` write; the session the request read may predate it).
         try db.lock(.member(userID))
-        if let ban = try Ban.active(userID: userID, now: Date(timeIntervalSince1970: now), db) { throw BannedError(ban: ban) }
-        let last = paced ? try db.one("SELECT max(created_at) FROM posts WHERE user_id = ?", [userID]) { $0.optionalDouble(0) } ?? nil : nil
-        let today = try db.integer("SELECT count(*) FROM posts WHERE user_id = ? AND created_at > ?", userID, now - 86400)
+        // The ban, the last post and the day's count in one statement: this runs on every post.
+        let (ban, latest, today) = try db.one("""
+            SELECT b.reason, b.until, (SELECT max(created_at) FROM posts WHERE user_id = ?1),
+                   (SELECT count(*) FROM posts WHERE user_id = ?1 AND created_at > ?3)
+            FROM (SELECT CAST(?1 AS BIGINT) AS id) u LEFT JOIN bans b ON b.id = (\(Ban.activeIDSQL))
+            """, [userID, now, now - 86400]) { row in
+            (row.isNull(0) ? nil : Ban(reason: row.string(0), until: row.optionalDate(1)), row.optionalDouble(2), row.int(3))
+        } ?? (nil, nil, 0)
+        if let ban { throw BannedError(ban: ban) }
+        let last = paced ? latest : nil
         let recent = try db.all("SELECT id, body FROM posts WHERE user_id = ? AND created_at > ?",
                                 [userID, now - PostingRules.duplicateWindow]) { (id: $0.int64(0), body: $0.string(1)) }
         let level = try Standing.refresh(userID, now: Date(timeIntervalSince1970: now), db, changes)

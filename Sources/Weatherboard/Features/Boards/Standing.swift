@@ -41,13 +41,17 @@ enum Standing {
         // Counted and kept under the member's lock: two writes at once keep the level of the later counts.
         try db.lock(.member(userID))
         let now = now.timeIntervalSince1970
+        // Posts and agreements are counted up to what a level asks (this runs on every post: a
+        // member with thousands costs no more than one with ten).
         guard let person = try db.one("""
             SELECT u.level, u.level_set, u.created_at, u.visit_days, u.role,
-                   (SELECT count(*) FROM posts p WHERE p.user_id = u.id AND p.removed_at IS NULL AND p.hidden_at IS NULL),
-                   (SELECT count(*) FROM reactions x JOIN posts p ON p.id = x.post_id WHERE p.user_id = u.id),
-                   (SELECT max(p.removed_at) FROM posts p WHERE p.user_id = u.id)
-            FROM users u WHERE u.id = ?
-            """, [userID], { row in
+                   (SELECT count(*) FROM (SELECT 1 FROM posts p WHERE p.user_id = u.id AND p.removed_at IS NULL AND p.hidden_at IS NULL
+                                          LIMIT ?2) counted),
+                   (SELECT count(*) FROM (SELECT 1 FROM reactions x JOIN posts p ON p.id = x.post_id WHERE p.user_id = u.id
+                                          LIMIT ?3) counted),
+                   (SELECT max(p.removed_at) FROM posts p WHERE p.user_id = u.id AND p.removed_at IS NOT NULL)
+            FROM users u WHERE u.id = ?1
+            """, [userID, max(trustedPosts, memberPosts), trustedAgreements], { row in
             (stored: row.int(0), set: row.isNull(1) ? nil : row.int(1), joined: row.double(2), visits: row.int(3),
              admin: row.string(4) == "admin", posts: row.int(5), agreements: row.int(6), lastRemoval: row.optionalDouble(7))
         }) else { return Level(value: 0) }

@@ -102,9 +102,9 @@ struct HourReports: Sendable, Equatable {
     }
 }
 
-/// Each city's surge as last read, for pages and home rows: read again a minute after, or at
-/// once when a post is made, changed or goes in the city (on any node); open pages of a city
-/// whose surge changed are told (`LiveBoards.surgeChanged`).
+/// Each city's surge as last read, for pages and home rows: read again a minute after, or by the
+/// next page once a post is made, changed or goes in the city (on any node); open pages of a
+/// city whose surge changed are told (`LiveBoards.surgeChanged`) within `settle`.
 final class Surges: Sendable {
     private let database: AppDatabase
     private let clock: @Sendable () -> Date
@@ -120,15 +120,31 @@ final class Surges: Sendable {
         self.database = database
         self.clock = clock
         self.logger = logger
+        self.changed = changed
         database.changes.subscribe { [self] change, _ in
             // What changes who reported: a post written, gone, hidden or shown again (not an agreement, not a reply).
             guard case .post(let event) = change, event.parent == nil, event.kind != .agreed, event.kind != .edited else { return }
-            hourly.withLock { $0[event.city] = nil }
-            let before = kept.withLock { $0[event.city]?.surge }
-            let now = clock()
-            if read(event.city, now: now) != before { changed(event.city) }
+            let city = event.city
+            hourly.withLock { $0[city] = nil }
+            // The next page reads it again; open pages hear of a change within `settle`, from one
+            // read however many posts come meanwhile (a storm is many posts a second in one city,
+            // on every node, and each read counts a week of the city's reports).
+            kept.withLock { kept in kept[city].map { kept[city] = (.distantPast, $0.surge) } }
+            guard pending.withLock({ $0.insert(city).inserted }) else { return }
+            DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Self.settle) { [weak self] in
+                guard let self, !database.isClosed else { return }
+                pending.withLock { _ = $0.remove(city) }
+                read(city, now: clock())
+            }
         }
     }
+
+    /// Cities whose surge is to be read again for their open pages.
+    private let pending = Mutex<Set<Int64>>([])
+    /// Seconds between a post and its city's surge read again for open pages.
+    static let settle: TimeInterval = 1
+    /// Tells open pages of a city that its surge changed.
+    private let changed: @Sendable (Int64) -> Void
 
     /// The surge in `city` now, or nil.
     func surge(in city: Int64) -> Surge? {
@@ -156,16 +172,19 @@ final class Surges: Sendable {
         }
     }
 
+    /// Reads the city's surge; open pages are told when it differs from what was kept.
     @discardableResult
     private func read(_ city: Int64, now: Date) -> Surge? {
         do {
             let surge = try database.readStatement { try Surge.read(cityID: city, now: now, $0) }
-            kept.withLock { kept in
+            let before: Surge?? = kept.withLock { kept in
                 if kept.count >= Self.citiesKept {
                     for key in kept.sorted(by: { $0.value.readAt < $1.value.readAt }).prefix(Self.citiesKept / 2).map(\.key) { kept[key] = nil }
                 }
-                kept[city] = (now, surge)
+                defer { kept[city] = (now, surge) }
+                return kept[city].map(\.surge)
             }
+            if let before, surge != before { changed(city) }
             return surge
         } catch {
             logger.error("surge: could not count \(city)'s reports: \(LogText.oneLine(error))")

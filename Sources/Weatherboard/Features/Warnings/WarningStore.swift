@@ -70,15 +70,25 @@ enum WarningStore {
         Set(try db.all("SELECT city_id FROM warning_cities WHERE warning_id = ?", [id]) { $0.int64(0) })
     }
 
-    /// The warnings in force at `now` in each city (`cityID`'s alone when given), most severe first.
-    static func inForce(cityID: Int64? = nil, now: Date, _ db: any SQLConnection) throws -> [Int64: [Warning]] {
+    /// The warnings in force at `now` in each city (`cityID`'s alone when given; `source`'s alone
+    /// when given), most severe first.
+    static func inForce(cityID: Int64? = nil, source: String? = nil, now: Date, _ db: any SQLConnection) throws -> [Int64: [Warning]] {
         var warnings: [String: Warning] = [:], cities: [(String, Int64)] = []
-        let cityFilter = cityID == nil ? "" : " AND c.city_id = ?"
+        // Both statements take the same arguments: the time, then the city, then the source.
+        var cityFilter = "", textFilter = "", sourceFilter = ""
         var arguments: [SQLValue] = [.real(now.timeIntervalSince1970)]
-        if let cityID { arguments.append(.integer(cityID)) }
+        if let cityID {
+            cityFilter = " AND c.city_id = ?"
+            textFilter = " AND t.warning_id IN (SELECT warning_id FROM warning_cities WHERE city_id = ?)"
+            arguments.append(.integer(cityID))
+        }
+        if let source {
+            sourceFilter = " AND w.source = ?"
+            arguments.append(.text(source))
+        }
         try db.forEachRow("""
             SELECT w.id, w.source, w.event, w.severity, w.urgency, w.sent, w.onset, w.expires, c.city_id
-            FROM warnings w JOIN warning_cities c ON c.warning_id = w.id WHERE w.expires > ?\(cityFilter)
+            FROM warnings w JOIN warning_cities c ON c.warning_id = w.id WHERE w.expires > ?\(cityFilter)\(sourceFilter)
             """, arguments) { row in
             let id = row.string(0)
             if warnings[id] == nil {
@@ -88,10 +98,9 @@ enum WarningStore {
             cities.append((id, row.int64(8)))
         }
         guard !warnings.isEmpty else { return [:] }
-        let textFilter = cityID == nil ? "" : " AND t.warning_id IN (SELECT warning_id FROM warning_cities WHERE city_id = ?)"
         try db.forEachRow("""
             SELECT t.warning_id, t.language, t.headline, t.description FROM warning_texts t
-            JOIN warnings w ON w.id = t.warning_id WHERE w.expires > ?\(textFilter) ORDER BY t.warning_id, t.language
+            JOIN warnings w ON w.id = t.warning_id WHERE w.expires > ?\(textFilter)\(sourceFilter) ORDER BY t.warning_id, t.language
             """, arguments) { row in
             warnings[row.string(0)]?.texts.append(Warning.Text(language: row.string(1), headline: row.string(2), description: row.string(3)))
         }

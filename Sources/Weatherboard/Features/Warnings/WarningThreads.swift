@@ -23,9 +23,9 @@ enum WarningThreads {
                 """, [.text(to), .text(from), .text(to)])
         }
         var wanted: [String: (Warning, City)] = [:]
-        for (cityID, warnings) in try WarningStore.inForce(now: now, db) {
+        for (cityID, warnings) in try WarningStore.inForce(source: source, now: now, db) {
             guard let city = cities.city(id: cityID) else { continue }
-            for warning in warnings where warning.source == source { wanted["\(warning.id) \(cityID)"] = (warning, city) }
+            for warning in warnings { wanted["\(warning.id) \(cityID)"] = (warning, city) }
         }
         // A board pins at most `BoardQueries.pinsPerBoard` posts, a moderator's first: the most
         // severe warnings' threads take what is left, the others stay on the board unpinned.
