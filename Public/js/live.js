@@ -121,16 +121,32 @@
 
   function countWaiting() { return Object.keys(waiting).length; }
 
+  // In event mode (a severe warning in force: data-event-mode on the page) new posts are shown
+  // as they come, once a burst has settled for a few seconds (each page at its own moment, so
+  // that thousands watching do not all ask at once), where they belong, without moving the
+  // reader; screen readers are told.
+  var asTheyCome = onBoard && !olderPage && !!document.querySelector("[data-event-mode]");
+  var asTheyComeTimer = null;
+
   function updateNewPostsBar() {
     var n = countWaiting();
     if (n === 0) { hideBar(); return; }
-    var text = n === 1 ? root.dataset.liveNewOne : root.dataset.liveNewMany.replace("{n}", n);
-    showBar(text, showNewPosts);
+    if (asTheyCome) {
+      if (!asTheyComeTimer) {
+        asTheyComeTimer = setTimeout(function () { asTheyComeTimer = null; showNewPosts(true); }, 2000 + Math.random() * 3000);
+      }
+      return;
+    }
+    showBar(newPostsText(n), function () { showNewPosts(false); });
+  }
+
+  function newPostsText(n) {
+    return n === 1 ? root.dataset.liveNewOne : root.dataset.liveNewMany.replace("{n}", n);
   }
 
   // The newest page as this reader sees it (their own flags and forms); the posts not on screen
-  // yet go on top of the list, and the reader is taken there.
-  function showNewPosts() {
+  // yet go on top of the list, and the reader is taken there (unless they come on their own).
+  function showNewPosts(onTheirOwn) {
     if (olderPage) { location.href = here; return; }
     fetchPage(here).then(function (doc) {
       var fresh = doc.querySelectorAll("section.board > article.post");
@@ -144,11 +160,19 @@
       }
       var none = root.querySelector(".no-posts");
       if (none && root.querySelector("article.post")) none.remove();
+      var shown = countWaiting();
       waiting = {};
       hideBar();
+      if (onTheirOwn) {
+        if (root.dataset.liveShown) announcer.textContent = shown === 1 ? root.dataset.liveShownOne : root.dataset.liveShown.replace("{n}", shown);
+        return;
+      }
       var top = root.querySelector(":scope > article.post");
       if (top) top.scrollIntoView({ block: "start" });
-    }).catch(function () { /* the bar stays: the reader can try again */ });
+    }).catch(function () {
+      // The bar stays (or, for posts that were to come on their own, appears): the reader can try again.
+      if (onTheirOwn && countWaiting() > 0) showBar(newPostsText(countWaiting()), function () { showNewPosts(false); });
+    });
   }
 
   // A new reply under a post on this page: the replies after the last one shown here (a

@@ -58,6 +58,36 @@ import Testing
         #expect(Self.tally(try app.page("/city/seoul").1).isEmpty)
     }
 
+    /// Issue 43 #3: the tally covers three hours and weighs the last one: what people say now
+    /// leads, and each count says how many of its people spoke in the last hour.
+    @Test func theLastHourWeighsDoubleInTheTally() throws {
+        let app = try AppHarness { $0.limits.signUpsPerHour = 100 }
+        func sky(_ page: MarkupDocument) -> [String] { page.nodes("//*[@data-observations]//*[@data-sky]").compactMap { $0["data-sky"] } }
+        for name in ["annie", "bobby", "cyril"] {
+            let person = app.browser()
+            try person.signUp(name)
+            #expect(try Self.observe(person, "Rain in the morning, says \(name)", sky: "rain", feels: nil).0.status == 303)
+        }
+        #expect(sky(try app.page("/city/seoul").1) == ["rain"])
+        app.clock.advance(2 * 3600)
+        for name in ["deedee", "eliot"] {
+            let person = app.browser()
+            try person.signUp(name)
+            #expect(try Self.observe(person, "Clear now, says \(name)", sky: "clear", feels: nil).0.status == 303)
+        }
+        // Three said rain two hours ago, two say clear now: clear weighs four, rain three.
+        let page = try app.page("/city/seoul").1
+        #expect(sky(page) == ["clear", "rain"])
+        #expect(Self.tally(page) == ["clear": "2", "rain": "3"])
+        #expect(page.nodes("//*[@data-observations]//*[@data-sky='clear']").first?["data-last-hour"] == "2")
+        #expect(page.nodes("//*[@data-observations]//*[@data-sky='rain']").first?["data-last-hour"] == "0")
+        #expect(page.text("//*[@data-observations]//*[@data-sky='clear']")?.contains("2 in the last hour") == true)
+        #expect(page.text("//*[@data-observations]//*[@data-sky='rain']")?.contains("last hour") == false)
+        // In Korean too.
+        let korean = try app.page("/city/seoul", headers: [("Accept-Language", "ko")]).1
+        #expect(korean.text("//*[@data-observations]//*[@data-sky='clear']")?.contains("최근 1시간 2명") == true)
+    }
+
     @Test func blockedHiddenAndRemovedPostsAreNotCountedAndUnknownValuesAreRefused() throws {
         let app = try AppHarness { $0.limits.reportThreshold = 1 }
         let first = app.browser()

@@ -313,7 +313,7 @@ final class NWSStub: Sendable {
         let (_, page) = try app.page("/city/los-angeles")
         let events = Self.warnings(page).map { $0["data-event"] ?? "" }
         #expect(events == ["Tornado Warning", "Flood Warning", "Wind Advisory"], "most severe first, no bidi control: \(events)")
-        #expect(page.text("//*[@data-warning][@data-event='Flood Warning']//details/p") == "* WHAT...Flooding.\n\n* WHERE...Los Angeles.\n\nTurn around, don't drown.",
+        #expect(page.text("//*[@data-warning][@data-event='Flood Warning']//details[@class='warning-details']/p") == "* WHAT...Flooding.\n\n* WHERE...Los Angeles.\n\nTurn around, don't drown.",
                 "paragraphs kept, the instruction one of them")
         #expect(page.nodes("//*[@data-warning]//*[@class='warning-severity']").map(\.text) == ["Extreme", "Moderate", "Minor"])
         // Two pinned (the most severe), the third on the board in its place.
@@ -339,6 +339,31 @@ final class NWSStub: Sendable {
         Self.firstPoll(app)
         #expect(try app.count("SELECT count(*) FROM warning_cities") == 0)
         #expect(try app.get("/city/seoul").status == 200)
+    }
+
+    /// Several warnings in one city: the most severe in full, each other one as its event line
+    /// with the rest behind "More" (four of them filled a phone's screen before the weather).
+    @Test func warningsAfterTheFirstKeepTheirRestBehindMore() throws {
+        let stub = try NWSStub()
+        try stub.alerts([
+            Self.alert("urn:oid:wind-2", event: "Wind Advisory", severity: "Moderate", geometry: Self.losAngeles),
+            Self.alert("urn:oid:flood-2", event: "Flash Flood Warning", severity: "Extreme", geometry: Self.losAngeles),
+            Self.alert("urn:oid:fog-2", event: "Dense Fog Advisory", severity: "Minor", geometry: Self.losAngeles),
+        ])
+        let app = try AppHarness { $0.warningsNWSURL = stub.url; $0.warningsEvery = 3600 }
+        Self.firstPoll(app)
+        let (_, page) = try app.page("/city/los-angeles")
+        let shown = Self.warnings(page)
+        #expect(shown.map { $0["data-event"] } == ["Flash Flood Warning", "Wind Advisory", "Dense Fog Advisory"], "most severe first")
+        #expect(page.count("//*[@data-warning][@data-event='Flash Flood Warning']//details[@class='warning-rest']") == 0)
+        #expect(page.count("//*[@data-warning][@data-event='Flash Flood Warning']/p[@class='warning-headline']") == 1, "the first in full")
+        for event in ["Wind Advisory", "Dense Fog Advisory"] {
+            #expect(page.count("//*[@data-warning][@data-event='\(event)']/p[@class='warning-event']") == 1, "its event line shown")
+            #expect(page.count("//*[@data-warning][@data-event='\(event)']/details[@class='warning-rest']/p[@class='warning-headline']") == 1)
+            #expect(page.text("//*[@data-warning][@data-event='\(event)']/details[@class='warning-rest']/summary") == "More (\(event))")
+        }
+        let korean = try app.page("/city/los-angeles?lang=ko").1
+        #expect(korean.text("//*[@data-warning][@data-event='Wind Advisory']/details/summary")?.hasPrefix("더 보기") == true)
     }
 
     /// A source's threads are kept from that source's warnings alone, read as such (not every

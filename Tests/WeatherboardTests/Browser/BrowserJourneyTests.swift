@@ -127,6 +127,35 @@ final class OtherOriginContext: RequestContext {
         try Self.expectCleanConsole(watcher)
     }
 
+    /// Issue 43 #2: while a severe warning is in force the board is in event mode, and new posts
+    /// come onto an open board on their own (no bar to press, the reader not moved), said to
+    /// screen readers.
+    @Test func inEventModeNewPostsComeOnTheirOwn() throws {
+        let stub = try NWSStub()
+        try stub.alerts([WarningTests.alert("urn:oid:flood-live", event: "Flash Flood Warning", geometry: WarningTests.losAngeles)])
+        guard let site = try Self.start(configure: {
+            $0.warningsNWSURL = stub.url
+            $0.warningsEvery = 3600
+            $0.limits.secondsBetweenPosts = 0
+        }) else { return }
+        defer { withExtendedLifetime(site) {} }
+        let (app, watcher, base) = (site.app, site.browser, site.base)
+        WarningTests.firstPoll(app)
+        try watcher.go(base + "/city/los-angeles")
+        #expect(try watcher.findAll("[data-event-mode]").count == 1)
+        try watcher.wait("the page listening") { app.application.live.listenerCount == 1 }
+        _ = try watcher.script("window.sameDocument = 42") // gone if the page ever reloads
+        let witness = app.browser()
+        try witness.signUp("witness")
+        #expect(try witness.postOnBoard("los-angeles", "Water over the road on Figueroa").0.status == 303)
+        try watcher.wait("the post, on its own", seconds: 20) { try watcher.findAll("article[data-author='witness']").count == 1 }
+        #expect(try watcher.findAll("button.live-bar").isEmpty, "nothing to press")
+        #expect(try watcher.script("return document.querySelector('[data-live-announcer]').textContent") as? String
+                == "1 new post added above")
+        #expect(try watcher.script("return window.sameDocument") as? Int == 42, "no reload")
+        try Self.expectCleanConsole(watcher)
+    }
+
     /// Two people in two browsers: one on a phone, in Korean, writes through the forms; the other
     /// watches Seoul's board on a desktop and never reloads.
     @Test func aBoardMovesWithoutAReload() throws {

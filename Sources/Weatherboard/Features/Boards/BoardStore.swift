@@ -515,15 +515,17 @@ enum BoardQueries {
     static func observations(cityID: Int64, viewer: User?, now: Double, _ db: any SQLConnection) throws -> ObservationTally {
         var tally = ObservationTally()
         try db.forEachRow("""
-            SELECT sky, feels FROM (
-                SELECT p.sky, p.feels,
+            SELECT sky, feels, CASE WHEN created_at > ?7 THEN 1 ELSE 0 END FROM (
+                SELECT p.sky, p.feels, p.created_at,
                        row_number() OVER (PARTITION BY coalesce(p.user_id, -p.id), CAST(p.created_at AS BIGINT) / ?6 ORDER BY p.id DESC) AS latest
                 FROM posts p WHERE \(visibleWhere) AND p.city_id = ?4 AND p.parent_id IS NULL AND p.created_at > ?5
                       AND (p.sky IS NOT NULL OR p.feels IS NOT NULL)
             ) ranked WHERE latest = 1
-            """, arguments(viewer, cityID, now - Observation.window, Int(Observation.onePerPersonEvery)).map { $0.sqlValue }) { row in
-            if let sky = row.optionalString(0).flatMap(Observation.Sky.init(rawValue:)) { tally.skies[sky, default: 0] += 1 }
-            if let feels = row.optionalString(1).flatMap(Observation.Feels.init(rawValue:)) { tally.feels[feels, default: 0] += 1 }
+            """, arguments(viewer, cityID, now - Observation.window, Int(Observation.onePerPersonEvery),
+                           now - Observation.lastHour).map { $0.sqlValue }) { row in
+            let recent = row.int(2) != 0
+            if let sky = row.optionalString(0).flatMap(Observation.Sky.init(rawValue:)) { tally.skies.add(sky, recent: recent) }
+            if let feels = row.optionalString(1).flatMap(Observation.Feels.init(rawValue:)) { tally.feels.add(feels, recent: recent) }
         }
         return tally
     }

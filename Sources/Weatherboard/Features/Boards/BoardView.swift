@@ -222,13 +222,15 @@ struct BoardView {
 
     /// The line beside today's weather: what people in the city said it is like outside.
     func observations(_ tally: ObservationTally, _ language: Language) -> ObservationsView {
-        ObservationsView(
-            skies: Observation.Sky.allCases.compactMap { sky in
-                tally.skies[sky].map { ObservationsView.Count(code: sky.rawValue, icon: sky.icon, word: pages.string("sky_\(sky.rawValue)", language), count: $0, text: "") }
+        let recent = { (n: Int) in n == 0 ? "" : pages.string("tally_last_hour", language, ["n": String(n)]) }
+        return ObservationsView(
+            skies: tally.skies.ranked.map { sky, count, lastHour in
+                ObservationsView.Count(code: sky.rawValue, icon: sky.icon, word: pages.string("sky_\(sky.rawValue)", language), count: count,
+                                       lastHour: lastHour, recent: recent(lastHour), text: "")
             },
-            feels: Observation.Feels.allCases.compactMap { feels in
-                tally.feels[feels].map { ObservationsView.Count(code: feels.rawValue, word: "", count: $0,
-                                                                 text: pages.string("tally_\(feels.rawValue)", language, ["n": String($0)])) }
+            feels: tally.feels.ranked.map { feels, count, lastHour in
+                ObservationsView.Count(code: feels.rawValue, word: "", count: count, lastHour: lastHour, recent: recent(lastHour),
+                                       text: pages.string("tally_\(feels.rawValue)", language, ["n": String(count)]))
             })
     }
 
@@ -259,6 +261,9 @@ struct ObservationsView {
         var icon = ""
         var word: String
         var count: Int
+        /// Of `count`, those in the last hour (`data-last-hour`), and the words for them.
+        var lastHour: Int
+        var recent: String
         var text: String
     }
 

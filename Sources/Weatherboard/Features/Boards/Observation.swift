@@ -48,11 +48,36 @@ struct Observation: Sendable, Hashable {
     /// How long a city page looks back, and how often one person counts.
     static let window: TimeInterval = 3 * 3600
     static let onePerPersonEvery: TimeInterval = 3600
+    /// The part of the window that weighs double: what it is like now counts for more than
+    /// what it was like at noon.
+    static let lastHour: TimeInterval = 3600
 }
 
 /// A city's observations of the last `Observation.window`, counted from the posts the viewer can see.
 struct ObservationTally: Equatable {
-    var skies: [Observation.Sky: Int] = [:]
-    var feels: [Observation.Feels: Int] = [:]
+    /// How many people said each thing in the window, how many of them in the last hour, and
+    /// the order a page lists them in: by weight (the last hour counting twice), then as the
+    /// kind lists them.
+    struct Counts<Kind: Hashable & CaseIterable & Sendable>: Equatable, Sendable {
+        private(set) var all: [Kind: Int] = [:]
+        private(set) var lastHour: [Kind: Int] = [:]
+
+        mutating func add(_ kind: Kind, recent: Bool) {
+            all[kind, default: 0] += 1
+            if recent { lastHour[kind, default: 0] += 1 }
+        }
+
+        var isEmpty: Bool { all.isEmpty }
+
+        var ranked: [(kind: Kind, count: Int, lastHour: Int)] {
+            let weight = { (kind: Kind) in (self.all[kind] ?? 0) + (self.lastHour[kind] ?? 0) }
+            return Array(Kind.allCases).enumerated()
+                .compactMap { offset, kind in all[kind].map { (offset, kind, $0, lastHour[kind] ?? 0) } }
+                .sorted { (weight($0.1), -$0.0) > (weight($1.1), -$1.0) }
+                .map { (kind: $0.1, count: $0.2, lastHour: $0.3) }
+        }
+    }
+    var skies = Counts<Observation.Sky>()
+    var feels = Counts<Observation.Feels>()
     var isEmpty: Bool { skies.isEmpty && feels.isEmpty }
 }

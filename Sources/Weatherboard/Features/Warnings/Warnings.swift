@@ -132,6 +132,9 @@ struct WarningView {
     var provenance: String
     /// The language the words are in, when not the page's (`lang`).
     var language: String?
+    /// After the first (the most severe): its event line shown, the rest behind "More", so that
+    /// several warnings leave a phone's screen for the weather.
+    var compact = false
 
     /// "14:05" in `city`'s time.
     static func clock(_ date: Date, in city: City) -> String {
@@ -167,7 +170,7 @@ struct WarningView {
     /// The views of `warnings` for a page of `city` in `language`.
     static func of(_ warnings: [Warning], city: City, language: Language, now: Date,
                    string: (String, [String: String]) -> String) -> [WarningView] {
-        warnings.map { warning in
+        warnings.enumerated().map { index, warning in
             let text = warning.text(language)
             let until = until(warning, city: city, language: language, now: now, string: string)
             let textLanguage = text?.language.split(separator: "-").first.map(String.init)
@@ -177,7 +180,7 @@ struct WarningView {
                 expires: DateFormatting.iso8601(warning.expires), until: until,
                 headline: text?.headline ?? warning.event, description: text?.description ?? "",
                 provenance: string("warning_source_\(warning.source)", ["time": clock(warning.sent, in: city)]),
-                language: textLanguage == language.rawValue ? nil : textLanguage)
+                language: textLanguage == language.rawValue ? nil : textLanguage, compact: index > 0)
         }
     }
 }
