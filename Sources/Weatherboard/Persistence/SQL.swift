@@ -73,14 +73,15 @@ public enum WriteLocks: Sendable {
 }
 
 /// What a check counts, locked for the rest of its transaction so that two writes cannot both
-/// pass the check on the same counts. Taken in this order (kinds first to last), so that two
-/// writes never wait for each other in a circle; PostgreSQL breaks any circle left with an error
-/// and the write is tried again.
+/// pass the check on the same counts. Taken in the order of the cases (a post before a bucket
+/// before a member before the photo space), and before the rows they guard, so that two writes
+/// never wait for each other in a circle; PostgreSQL breaks any circle left with an error and
+/// the write is tried again.
 public enum LockSubject: Sendable, Hashable {
-    /// A rate limit's bucket (`RateLimit`).
-    case bucket(String)
     /// A post and its conversation: its replies, agreements, reports and notices of them.
     case post(Int64)
+    /// A rate limit's bucket (`RateLimit`).
+    case bucket(String)
     /// A member: what they posted and reported today, their standing, their ban.
     case member(Int64)
     /// The site's photo space (`PhotoLimits.siteMegabytes`).
@@ -94,8 +95,8 @@ public enum LockSubject: Sendable, Hashable {
         case .bucket(let name):
             var hash: UInt32 = 2_166_136_261 // FNV-1a: stable across processes, unlike `Hasher`
             for byte in name.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
-            return (1, Int32(bitPattern: hash))
-        case .post(let id): return (2, Int32(truncatingIfNeeded: id))
+            return (2, Int32(bitPattern: hash))
+        case .post(let id): return (1, Int32(truncatingIfNeeded: id))
         case .member(let id): return (3, Int32(truncatingIfNeeded: id))
         case .photoSpace: return (4, 0)
         }

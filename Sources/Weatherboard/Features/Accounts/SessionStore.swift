@@ -88,6 +88,7 @@ struct SessionStore: Sendable {
         if now.timeIntervalSince1970 - lastSeen > 3600 || Standing.differentDays(now.timeIntervalSince1970, lastSeen) {
             do {
                 try database.write(.subjects) { db, changes in
+                    try db.lock(.member(user.id)) // before the session's row, as sign-in takes them
                     try db.execute("UPDATE sessions SET last_seen_at = ? WHERE token_hash = ?", now, hash)
                     try Standing.visited(user.id, now: now, db, changes)
                 }

@@ -463,7 +463,14 @@ final class PostgresConnection: SQLConnection {
 
     /// Runs `body` between `begin` and COMMIT; rolls back when it throws.
     func transaction<T>(_ begin: String, _ body: () throws -> T) throws -> T {
-        try simple(begin)
+        do {
+            try simple(begin)
+        } catch {
+            // A begin that failed after BEGIN (its lock not granted in time) leaves the
+            // connection in a failed transaction: ended here, it goes back to the pool usable.
+            try? simple("ROLLBACK")
+            throw error
+        }
         do {
             let value = try body()
             try simple("COMMIT")
