@@ -35,6 +35,15 @@ import Testing
         }
     }
 
+    /// `count` members signed up as `prefix1`, `prefix2`…, each a browser over sockets.
+    func members(_ app: AppHarness, _ prefix: String, _ count: Int) throws -> [Browser] {
+        try (1...count).map { number in
+            let member = app.browser(overSocket: true)
+            try member.signUp("\(prefix)\(number)")
+            return member
+        }
+    }
+
     func statuses(_ results: [Result<WireResponse, any Error>]) throws -> [Int] {
         try results.map { try $0.get().status }
     }
@@ -57,13 +66,8 @@ import Testing
         let app = try AppHarness { $0.limits.secondsBetweenPosts = 0; $0.limits.signUpsPerHour = 100 }
         let author = app.browser()
         try author.signUp("author")
-        let reporters = try (1...3).map { number in
-            let reporter = app.browser(overSocket: true)
-            try reporter.signUp("reporter\(number)")
-            return reporter
-        }
+        nonisolated(unsafe) let sending = try members(app, "reporter", 3)
         try app.inGoodStanding("reporter1", "reporter2", "reporter3")
-        nonisolated(unsafe) let sending = reporters
         // Three posts, each reported by all three at once: each must end hidden.
         for round in 1...3 {
             try author.postOnBoard("seoul", "Questionable, round \(round)")
@@ -82,12 +86,7 @@ import Testing
         let app = try AppHarness { $0.limits.secondsBetweenPosts = 0; $0.limits.signUpsPerHour = 100 }
         let author = app.browser()
         try author.signUp("author")
-        let readers = try (1...4).map { number in
-            let reader = app.browser(overSocket: true)
-            try reader.signUp("reader\(number)")
-            return reader
-        }
-        nonisolated(unsafe) let sending = readers
+        nonisolated(unsafe) let sending = try members(app, "reader", 4)
         for round in 1...3 {
             try author.postOnBoard("seoul", "Agreeable, round \(round)")
             let postID = Int64(try app.count("SELECT max(id) FROM posts"))
