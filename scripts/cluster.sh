@@ -14,7 +14,9 @@
 #   node P:  starts the node of port P again (after it was killed) and waits for its /healthz.
 #   stop:    stops nginx, the nodes and PostgreSQL, and removes DIR.
 # Environment: NODE_ARGS (extra `serve` settings, e.g. "--weather demo"), NODE_PREFIX (e.g.
-# "taskset -c 0" to pin the nodes), BIN (a built weatherboard; default: builds release).
+# "taskset -c 0" to pin the nodes), BIN (a built weatherboard; default: builds release),
+# REPLICA=1 (a streaming replica made with pg_basebackup on PG_PORT+1, docs/operations.md
+# section 3, that the nodes read from with --database-replica-url).
 # As root, PostgreSQL runs as the `postgres` user (it refuses root).
 # Needs: postgresql, nginx, curl.
 set -euo pipefail
@@ -29,6 +31,8 @@ read -r -a EXTRA <<<"${NODE_ARGS:-}"
 read -r -a PREFIX <<<"${NODE_PREFIX:-}"
 PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 URL="postgresql://weatherboard@127.0.0.1:$PG_PORT/weatherboard"
+REPLICA_PORT=$((PG_PORT + 1))
+[[ -z ${REPLICA:-} && ! -e $DIR/replica ]] || EXTRA+=(--database-replica-url "postgresql://weatherboard@127.0.0.1:$REPLICA_PORT/weatherboard")
 FAIL_TIMEOUT=10 # nginx's fail_timeout for each node, as docs/operations.md has it
 
 as_postgres() { # pinned like the nodes (NODE_PREFIX): affinity passes on to the server
@@ -63,6 +67,12 @@ start)
     fi
     "$BIN" migrate --database-url "$URL"
     "$BIN" import-cities --database-url "$URL"
+    if [[ -n ${REPLICA:-} ]]; then
+        touch "$DIR/replica" # `restart` and `node` start nodes with it too
+        # As docs/operations.md has it, on loopback: -R makes it a standby of the primary.
+        as_postgres "$PG_BIN/pg_basebackup -h 127.0.0.1 -p $PG_PORT -U postgres -D $DIR/pg-replica -X stream -R -c fast" >/dev/null
+        as_postgres "$PG_BIN/pg_ctl -D $DIR/pg-replica -l $DIR/pg-replica.log -w -o '-p $REPLICA_PORT -k $DIR -c listen_addresses=127.0.0.1 -c max_connections=200 -c hot_standby_feedback=on' start" >/dev/null
+    fi
     upstreams=""
     echo "$BIN" >"$DIR/bin"
     for node in "${NODE_PORTS[@]}"; do
@@ -138,6 +148,7 @@ stop)
         [[ -f $file ]] && { kill -TERM "$(cat "$file")" 2>/dev/null || true; }
     done
     sleep 1
+    [[ -z $PG_BIN || ! -d $DIR/pg-replica ]] || as_postgres "$PG_BIN/pg_ctl -D $DIR/pg-replica -m fast -w stop" >/dev/null 2>&1 || true
     [[ -z $PG_BIN || ! -d $DIR/pg ]] || as_postgres "$PG_BIN/pg_ctl -D $DIR/pg -m fast -w stop" >/dev/null 2>&1 || true
     rm -rf "$DIR"
     ;;

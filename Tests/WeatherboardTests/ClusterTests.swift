@@ -144,6 +144,22 @@ import Testing
         #expect(event.city == seoul && event.author == userID && event.parent == nil && event.kind == .posted)
     }
 
+    /// The notices go in COMMIT's round trip, after it: one that fails there (PostgreSQL's
+    /// queue full, say) fails alone, and the write it follows stays committed and is answered
+    /// as such (no error for a write that happened, to be sent again).
+    @Test func aStatementAfterTheCommitThatFailsLeavesTheWriteCommitted() throws {
+        guard let (a, _, drop) = try Self.twoNodes() else { return }
+        defer { drop() }
+        let postgres = try #require(a.application.database.engine as? PostgresDatabase)
+        let (value, last) = try postgres.write(.cluster, commit: { "COMMIT; SELECT 1 / 0" }) { db in
+            try db.execute("UPDATE cities SET name_en = 'Seoul, after' WHERE slug = 'seoul'")
+        }
+        #expect(value == 1 && last == nil)
+        #expect(try a.count("SELECT COUNT(*) FROM cities WHERE name_en = 'Seoul, after'") == 1)
+        // The connection went back to the pool usable: the next writes use it.
+        #expect(try postgres.write(.cluster) { try $0.execute("UPDATE cities SET name_en = 'Seoul' WHERE slug = 'seoul'") } == 1)
+    }
+
     @Test func aPostThroughOneNodeReachesTheStreamsOpenOnTheOther() throws {
         guard let (a, b, drop) = try Self.twoNodes(configure: { $0.limits.secondsBetweenPosts = 0 }) else { return }
         defer { drop() }

@@ -133,7 +133,7 @@ final class TestPostgres: Sendable {
         "postgresql://postgres@127.0.0.1:\(port)/\(database)"
     }
 
-    private static func binaries() -> String? {
+    static func binaries() -> String? {
         let root = "/usr/lib/postgresql"
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).sorted { $0.localizedStandardCompare($1) == .orderedDescending }
         return versions.map { "\(root)/\($0)/bin" }.first { FileManager.default.isExecutableFile(atPath: $0 + "/initdb") }

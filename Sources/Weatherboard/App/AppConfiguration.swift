@@ -66,6 +66,10 @@ public struct AppConfiguration: Sendable {
     /// spare), so none waits for another's. Fewer is allowed: requests then wait up to
     /// `databaseTimeouts.checkout` for one, then get a 503.
     public var databaseConnections: Int?
+    /// PostgreSQL streaming replicas that pages read from (`--database-replica-url`, repeatable).
+    public var replicaURLs: [String] = []
+    /// Seconds a replica may lag behind the primary and still serve reads.
+    public var replicaMaximumLag: Double = 1
     /// The pool's maximum as used (the LISTEN connection comes on top of it).
     public var poolSize: Int { databaseConnections ?? server.workerThreads + WeatherService.fetchThreads + 2 }
     /// Upstream fetches a minute for the node, and cold fetches one client may cause.

@@ -65,8 +65,8 @@ public final class Application: Sendable {
         logger.notice("files: migrations \(configuration.migrationsDirectory), static \(configuration.publicDirectory), strings \(configuration.templatesDirectory)")
         (database, appliedMigrations) = try AppDatabase.open(
             configuration.database, migrationsDirectory: configuration.migrationsDirectory,
-            connections: configuration.poolSize,
-            timeouts: configuration.databaseTimeouts, metrics: metrics.factory)
+            connections: configuration.poolSize, timeouts: configuration.databaseTimeouts,
+            replicas: (configuration.replicaURLs, configuration.replicaMaximumLag), metrics: metrics.factory, logger: logger)
         for name in appliedMigrations { logger.notice("applied migration \(name)") }
         let providers = try Application.makeProviders(configuration, logger: logger)
         pages = Pages(renderer: try Renderer(templatesDirectory: configuration.templatesDirectory),
@@ -139,9 +139,8 @@ public final class Application: Sendable {
         database.changes.subscribe { [live] change, _ in live.consume(change) }
         live.startTicking()
         if let postgres = database.engine as? PostgresDatabase {
-            changeFeed = ChangeFeed(database: postgres, node: database.changes.node, logger: logger) { [changes = database.changes] in
-                changes.deliver([$0], from: .elsewhere)
-            }
+            changeFeed = ChangeFeed(database: postgres, node: database.changes.node, logger: logger,
+                                    asksPosition: database.replicas != nil) { [database] in database.heard($0, at: $1) }
         } else {
             changeFeed = nil
         }
@@ -202,6 +201,23 @@ public final class Application: Sendable {
         for (name, read) in caches { metrics.sample("weatherboard_cache_bytes", dimensions: [("cache", name)]) { Double(read()) } }
         if let pool = database.engine as? PostgresDatabase {
             metrics.sample("weatherboard_db_connections_open") { Double(pool.openConnections) }
+        }
+        if let replicas = database.replicas {
+            metrics.follow("weatherboard_db_read_statements_total", dimensions: [("server", "primary")]) { [database] in
+                Double(database.readStatements.primary.load(ordering: .relaxed))
+            }
+            metrics.follow("weatherboard_db_read_statements_total", dimensions: [("server", "replica")]) { [database] in
+                Double(database.readStatements.replica.load(ordering: .relaxed))
+            }
+            metrics.follow("weatherboard_replica_passed_over_total") { Double(replicas.fallbacks.load(ordering: .relaxed)) }
+            for replica in replicas.replicas {
+                metrics.sample("weatherboard_replica_usable", dimensions: [("replica", replica.name)]) {
+                    replica.usable.load(ordering: .relaxed) ? 1 : 0
+                }
+                metrics.sample("weatherboard_replica_lag_seconds", dimensions: [("replica", replica.name)]) {
+                    Double(replica.lagMilliseconds.load(ordering: .relaxed)) / 1000
+                }
+            }
         }
         if let changeFeed {
             metrics.sample("weatherboard_change_feed_listening") { changeFeed.isListening ? 1 : 0 }
@@ -273,6 +289,9 @@ public final class Application: Sendable {
         // Every request's database work has a deadline (a 503 past it).
         router.use { request, context, next in
             try DatabaseDeadline.$current.withValue(Date().addingTimeInterval(DatabaseDeadline.allowed)) { try next(request, context) }
+        }
+        if let replicas = database.replicas {
+            router.use(Middleware.readYourWrites(replicas: replicas, secure: configuration.secureCookies))
         }
         router.use(ResponseCompression().middleware)
         router.use(Middleware.securityHeaders)

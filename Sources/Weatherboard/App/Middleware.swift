@@ -41,6 +41,24 @@ enum Middleware {
         }
     }
 
+    /// Where replicas serve reads: a GET's reads may go to one, and what a request writes is
+    /// seen by its own later reads and, through a cookie on any node, by the client's next
+    /// requests until every replica has it (`ReplicaSet`). The cookie holds a position in the
+    /// database's log, nothing of the person.
+    static func readYourWrites(replicas: ReplicaSet, secure: Bool) -> Router<AppContext>.Middleware {
+        let lifetime = Int(replicas.maximumLag.rounded(.up)) + 10
+        return { request, context, next in
+            let reads = RequestReads(mayUseReplica: request.method == "GET" || request.method == "HEAD",
+                                     floor: request.cookie(RequestReads.cookieName).flatMap { UInt64($0) } ?? 0, replicas: replicas)
+            var response = try RequestReads.$current.withValue(reads) { try next(request, context) }
+            let wrote = reads.wrote.load(ordering: .relaxed)
+            if wrote > 0 {
+                response.setCookie(SetCookie(name: RequestReads.cookieName, value: String(wrote), maxAge: lifetime, secure: secure))
+            }
+            return response
+        }
+    }
+
     /// Remembers a language chosen with `?lang=` for a year.
     static func languageCookie(secure: Bool) -> Router<AppContext>.Middleware {
         { request, context, next in

@@ -67,6 +67,22 @@ struct Setting {
                 guard let count = Int(text), count >= 1 else { throw Problem(description: "--database-connections must be a whole number, at least 1") }
                 configuration.databaseConnections = count
             }, shown: { "workers + \(WeatherService.fetchThreads + 2) (\($0.poolSize) here)" }).onThisMachine,
+            Setting(name: "database-replica-url", help: "PostgreSQL: a streaming replica that pages read from (repeatable; in the environment, comma-separated). A member reads the primary until the replica has replayed their last write.",
+                    apply: { configuration, text in
+                for url in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !url.isEmpty {
+                    guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") || url.contains("=") else {
+                        throw Problem(description: "--database-replica-url must be a postgres:// URL or libpq key=value settings")
+                    }
+                    configuration.replicaURLs.append(url)
+                }
+            }, shown: { $0.replicaURLs.isEmpty ? "none" : "\($0.replicaURLs.count) set" }),
+            Setting(name: "database-replica-max-lag", help: "PostgreSQL: seconds a replica may lag behind the primary and still serve reads; past it, reads go to the primary.",
+                    apply: { configuration, text in
+                guard let seconds = Double(text), seconds >= 0.1, seconds <= 60 else {
+                    throw Problem(description: "--database-replica-max-lag must be 0.1 to 60 seconds")
+                }
+                configuration.replicaMaximumLag = seconds
+            }, shown: { String(format: "%g", $0.replicaMaximumLag) }),
             Setting(name: "trusted-proxies", help: "Comma-separated addresses of proxies in front (nginx); their X-Forwarded-For names the client.",
                     apply: { configuration, text in
                 configuration.trustedProxies = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }

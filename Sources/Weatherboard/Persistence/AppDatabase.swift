@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import Logging
 import Metrics
 import Synchronization
 
@@ -14,10 +15,17 @@ public struct MigrationError: Error, CustomStringConvertible {
 public final class AppDatabase: Sendable {
     public let engine: any SQLDatabase
     /// What writes through `write(_:)` with a change log committed, and what other nodes did.
-    public let changes = ChangeStream()
+    public let changes: ChangeStream
     /// Statements run since the database was opened (a page's count is a test's measure: a list
     /// must not cost a query per item).
     public let statements = Atomic<Int>(0)
+    /// Streaming replicas that pages read from (PostgreSQL with `--database-replica-url`).
+    let replicas: ReplicaSet?
+    /// Statements of reads, by where they ran (the operator's measure of what replicas take).
+    let readStatements = ReadStatements()
+    final class ReadStatements: Sendable {
+        let primary = Atomic<Int>(0), replica = Atomic<Int>(0)
+    }
 
     /// Where the data lives.
     public enum Location: Sendable, Equatable {
@@ -29,22 +37,37 @@ public final class AppDatabase: Sendable {
     /// - Parameter connections: PostgreSQL connections at most: one for every thread that may
     ///   use the database at once (request workers, weather fetches), so none waits for another's.
     /// - Returns: the database and the names of the migrations applied now.
+    /// - Parameter replicas: PostgreSQL streaming replicas of `location` for pages' reads, and
+    ///   the lag in seconds past which one serves nothing.
     public static func open(_ location: Location, migrationsDirectory: String,
                             connections: Int = 12, timeouts: PostgresTimeouts = PostgresTimeouts(),
-                            metrics: any MetricsFactory = NOOPMetricsHandler.instance) throws -> (AppDatabase, [String]) {
+                            replicas: (urls: [String], maximumLag: Double) = ([], 1),
+                            metrics: any MetricsFactory = NOOPMetricsHandler.instance,
+                            logger: Logger = Logger(label: "weatherboard")) throws -> (AppDatabase, [String]) {
         switch location {
         case .sqlite(let path):
+            guard replicas.urls.isEmpty else {
+                throw MigrationError(description: "replicas (--database-replica-url) need PostgreSQL (--database-url)")
+            }
             let (engine, applied) = try SQLiteDatabase.open(path: path, migrationsDirectory: migrationsDirectory + "/sqlite")
             return (AppDatabase(engine, metrics: metrics), applied)
         case .postgres(let url):
             let (engine, applied) = try PostgresDatabase.open(url: url, migrationsDirectory: migrationsDirectory + "/postgres",
                                                                  connections: connections, timeouts: timeouts, metrics: metrics)
-            return (AppDatabase(engine, metrics: metrics), applied)
+            let stream = ChangeStream()
+            let replicaSet = try replicas.urls.isEmpty ? nil
+                : ReplicaSet(primaryURL: url, replicaURLs: replicas.urls, maximumLag: replicas.maximumLag,
+                             connections: connections, timeouts: timeouts, stream: stream, logger: logger)
+            let database = AppDatabase(engine, metrics: metrics, changes: stream, replicas: replicaSet)
+            return (database, applied)
         }
     }
 
-    init(_ engine: any SQLDatabase, metrics: any MetricsFactory = NOOPMetricsHandler.instance) {
+    init(_ engine: any SQLDatabase, metrics: any MetricsFactory = NOOPMetricsHandler.instance,
+         changes: ChangeStream = ChangeStream(), replicas: ReplicaSet? = nil) {
         self.engine = engine
+        self.changes = changes
+        self.replicas = replicas
         statementTimer = Metrics.Timer(label: "weatherboard_db_statement_duration_seconds",
                                        dimensions: [("engine", engine.dialect == .postgres ? "postgres" : "sqlite")], factory: metrics)
         let kind = { Counter(label: "weatherboard_db_errors_total", dimensions: [("kind", $0)], factory: metrics) }
@@ -103,14 +126,63 @@ public final class AppDatabase: Sendable {
 
     // Each access first leaves the quick lane (`Lane.waitsAllowed`): a request sent there on the
     // chance that its page is kept never waits on the database beside static files.
-    public func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+    /// A consistent read. In a GET's request, where replicas are set up, it may run on one
+    /// that has replayed what the reader must see (`ReplicaSet`); `.current` keeps it on the
+    /// primary (a token looked up from a link mailed a moment ago).
+    public func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try read(.mayLag, body) }
+
+    public func read<T>(_ freshness: Freshness, _ body: (any SQLConnection) throws -> T) throws -> T {
         try Lane.waitsAllowed()
-        return try troubles.count { try engine.read { try body(CountedConnection($0, self)) } }
+        if freshness == .mayLag, let replica = replica() {
+            if let value = try onReplica(replica, { try replica.database.read { try body(CountedConnection($0, self, .onReplica)) } }) {
+                return value
+            }
+        }
+        return try troubles.count { try engine.read { try body(CountedConnection($0, self, .onPrimary)) } }
     }
 
-    public func readStatement<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+    /// One statement's read (its own snapshot), as `read`.
+    public func readStatement<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try readStatement(.mayLag, body) }
+
+    public func readStatement<T>(_ freshness: Freshness, _ body: (any SQLConnection) throws -> T) throws -> T {
         try Lane.waitsAllowed()
-        return try troubles.count { try engine.readStatement { try body(CountedConnection($0, self)) } }
+        if freshness == .mayLag, let replica = replica() {
+            if let value = try onReplica(replica, { try replica.database.readStatement { try body(CountedConnection($0, self, .onReplica)) } }) {
+                return value
+            }
+        }
+        return try troubles.count { try engine.readStatement { try body(CountedConnection($0, self, .onPrimary)) } }
+    }
+
+    /// Whether a read may show data a second or so old.
+    public enum Freshness: Sendable {
+        /// A page's read: a replica that has replayed the reader's own writes may serve it.
+        case mayLag
+        /// The primary's data as it is now.
+        case current
+    }
+
+    /// The replica this request's read may use, if any.
+    private func replica() -> ReplicaSet.Replica? {
+        guard let replicas, let reads = RequestReads.current, reads.mayUseReplica else { return nil }
+        guard let replica = replicas.replica(seeing: reads.floor.load(ordering: .relaxed)) else {
+            replicas.fallbacks.add(1, ordering: .relaxed)
+            return nil
+        }
+        return replica
+    }
+
+    /// `work` on a replica within `ReplicaSet.readDeadline` (and the request's own deadline); nil
+    /// when the replica failed it (gone, frozen, or it cancelled the read to replay), and the
+    /// read is then the primary's.
+    private func onReplica<T>(_ replica: ReplicaSet.Replica, _ work: () throws -> T) throws -> T? {
+        let deadline = min(DatabaseDeadline.current ?? .distantFuture, Date().addingTimeInterval(ReplicaSet.readDeadline))
+        do {
+            return try DatabaseDeadline.$current.withValue(deadline) { try work() }
+        } catch let error as SQLError where error.isTemporary {
+            replicas?.failed(replica, error)
+            return nil
+        }
     }
 
     /// A write that changes nothing pages show (sessions, rate limits, blocks, leases); what
@@ -118,7 +190,45 @@ public final class AppDatabase: Sendable {
     @discardableResult
     public func write<T>(_ locks: WriteLocks = .cluster, _ body: (any SQLConnection) throws -> T) throws -> T {
         try Lane.waitsAllowed()
-        return try troubles.count { try engine.write(locks) { try body(CountedConnection($0, self)) } }
+        return try troubles.count { try committing(locks, { [] }, { try body(CountedConnection($0, self)) }) }
+    }
+
+    /// The engine's write. On PostgreSQL the other nodes are told of `changes` right after
+    /// COMMIT, in its round trip; where replicas serve reads, the commit's position goes to the
+    /// request (its later reads, and its client's next, must see it) and `changes` wait for the
+    /// replicas before this node's consumers hear them.
+    private func committing<T>(_ locks: WriteLocks, _ changes: () -> [PageChange],
+                               _ body: (any SQLConnection) throws -> T) throws -> T {
+        guard let postgres = engine as? PostgresDatabase else {
+            let value = try engine.write(locks, body)
+            self.changes.deliver(changes(), from: .here)
+            return value
+        }
+        let stream = self.changes, reportsPosition = replicas != nil
+        let (value, last) = try postgres.write(locks, commit: {
+            ["COMMIT", stream.notifications(changes()), reportsPosition ? "SELECT \(WALPosition.insertQuery)" : nil]
+                .compactMap { $0 }.joined(separator: "; ")
+        }, body)
+        guard let replicas else {
+            stream.deliver(changes(), from: .here)
+            return value
+        }
+        // No position (PostgreSQL always gives one; a statement after COMMIT failed): the
+        // changes go at once, as without replicas.
+        let position = last.flatMap(WALPosition.parse) ?? 0
+        if position > 0 { RequestReads.current?.committed(at: position) }
+        replicas.hold(changes(), from: .here, at: position)
+        return value
+    }
+
+    /// Changes another node committed, heard at `position` (or later): to this node's consumers,
+    /// once the replicas have them where there are replicas.
+    func heard(_ changes: [PageChange], at position: UInt64?) {
+        if let replicas, let position {
+            replicas.hold(changes, from: .elsewhere, at: position)
+        } else {
+            self.changes.deliver(changes, from: .elsewhere)
+        }
     }
 
     /// A write that changes what pages show: `body` emits each change into the log where it
@@ -128,19 +238,18 @@ public final class AppDatabase: Sendable {
     public func write<T>(_ locks: WriteLocks = .cluster, _ body: (any SQLConnection, ChangeLog) throws -> T) throws -> T {
         try Lane.waitsAllowed()
         var committed: [PageChange] = []
-        let value = try troubles.count { try engine.write(locks) { engineConnection in
+        return try troubles.count { try committing(locks, { committed }) { engineConnection in
             let db = CountedConnection(engineConnection, self)
-            let log = ChangeLog(db, notifyingAs: dialect == .postgres ? changes.node : nil)
+            let log = ChangeLog(db)
             let value = try body(db, log)
             committed = log.changes
             return value
         } }
-        changes.deliver(committed, from: .here)
-        return value
     }
     public func isHealthy() -> Bool { engine.isHealthy() }
     public func close() throws {
         closed.store(true, ordering: .relaxed)
+        replicas?.stop()
         try engine.close()
     }
     /// Closed: work scheduled for later (`Surges`) has nothing left to do.
@@ -152,10 +261,23 @@ public final class AppDatabase: Sendable {
 private final class CountedConnection: SQLConnection {
     private let connection: any SQLConnection
     private unowned let database: AppDatabase
+    /// Where its statements are counted as reads (where replicas are set up): nil in a write.
+    private let reading: Reading?
 
-    init(_ connection: any SQLConnection, _ database: AppDatabase) {
+    enum Reading { case onPrimary, onReplica }
+
+    init(_ connection: any SQLConnection, _ database: AppDatabase, _ reading: Reading? = nil) {
         self.connection = connection
         self.database = database
+        self.reading = database.replicas == nil ? nil : reading
+    }
+
+    private func countRead() {
+        switch reading {
+        case .onPrimary: database.readStatements.primary.add(1, ordering: .relaxed)
+        case .onReplica: database.readStatements.replica.add(1, ordering: .relaxed)
+        case nil: break
+        }
     }
 
     var dialect: SQLDialect { connection.dialect }
@@ -172,6 +294,7 @@ private final class CountedConnection: SQLConnection {
 
     func execute(_ sql: String, _ arguments: [SQLValue]) throws -> Int {
         database.statements.add(1, ordering: .relaxed)
+        countRead()
         let started = DispatchTime.now().uptimeNanoseconds
         defer { database.statementTimer.recordNanoseconds(Int64(clamping: DispatchTime.now().uptimeNanoseconds &- started)) }
         return try connection.execute(sql, arguments)
@@ -179,6 +302,7 @@ private final class CountedConnection: SQLConnection {
 
     func forEachRow(_ sql: String, _ arguments: [SQLValue], _ body: (any SQLRow) throws -> Void) throws {
         database.statements.add(1, ordering: .relaxed)
+        countRead()
         let started = DispatchTime.now().uptimeNanoseconds
         defer { database.statementTimer.recordNanoseconds(Int64(clamping: DispatchTime.now().uptimeNanoseconds &- started)) }
         try connection.forEachRow(sql, arguments, body)

@@ -107,27 +107,23 @@ public struct PostEvent: Sendable, Hashable {
 
 /// The changes one write transaction makes. A store emits each change where it writes the data,
 /// inside the transaction; they reach consumers only if it commits. On PostgreSQL each is also
-/// sent to the other nodes with `pg_notify` in the same transaction — PostgreSQL delivers
-/// notifications on commit and drops them on rollback, so no crash between the commit and the
-/// announcement can leave other nodes behind.
+/// sent to the other nodes with `pg_notify`, in the same round trip as COMMIT and right after it
+/// (`ChangeStream.notifications`): the server runs both once it has them, so no crash of this
+/// node between the commit and the announcement can leave other nodes behind, and a rolled-back
+/// write tells nobody. Not inside the transaction: PostgreSQL makes notifying transactions commit
+/// one at a time, their log flush included, and every post notifies.
 public final class ChangeLog {
     private let connection: any SQLConnection
-    /// This node's name in notifications, or nil where there are no other nodes to tell (SQLite).
-    private let notifyingAs: String?
     private(set) var changes: [PageChange] = []
 
-    init(_ connection: any SQLConnection, notifyingAs node: String?) {
+    init(_ connection: any SQLConnection) {
         self.connection = connection
-        notifyingAs = node
     }
 
     /// Records that this transaction changes what `change` names (the same change twice is once).
     public func emit(_ change: PageChange) throws {
         guard !changes.contains(change) else { return }
         changes.append(change)
-        if let node = notifyingAs {
-            try connection.execute("SELECT pg_notify(?, ?)", ChangeStream.channel, "\(node) \(change.payload)")
-        }
     }
 
     /// Records that every board showing a post of `userID`'s changes (what a post says of its
@@ -154,6 +150,15 @@ public final class ChangeStream: Sendable {
 
     /// This process's name in notifications, so that it can tell its own from others'.
     public let node = UUID().uuidString
+
+    /// The statement that tells the other nodes of `changes` (nil for none): one `pg_notify` each.
+    /// Literals, since it runs in the simple protocol's round trip with COMMIT; a node's name
+    /// and a payload are letters, digits, `-` and spaces.
+    func notifications(_ changes: [PageChange]) -> String? {
+        guard !changes.isEmpty else { return nil }
+        let literal = { (text: String) in "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+        return "SELECT " + changes.map { "pg_notify(\(literal(Self.channel)), \(literal("\(node) \($0.payload)")))" }.joined(separator: ", ")
+    }
     private let consumers = Mutex<[@Sendable (PageChange, Origin) -> Void]>([])
 
     public init() {}

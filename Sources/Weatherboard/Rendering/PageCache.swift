@@ -128,7 +128,7 @@ final class PageCache: Sendable {
     /// `outageAge` after it was rendered: the last page there was, rather than an error.
     /// Anything else moves the request to the main lane (`Lane.Moved`) before it waits.
     func response(key: String, cities: [Int64], context: AppContext, render: () throws -> RenderedPage) throws -> Response {
-        guard enabled, context.csrfToken.isEmpty else {
+        guard enabled, context.csrfToken.isEmpty, RequestReads.current?.seesKeptPages ?? true else {
             try Lane.waitsAllowed()
             return .html(try render(), for: context.request)
         }

@@ -112,7 +112,8 @@ extension AccountStore {
     }
 
     func emailToken(_ token: String, _ purpose: EmailTokens.Purpose, now: Date) throws -> (userID: Int64, address: String)? {
-        try database.readStatement { try EmailTokens.find(token, purpose, now: now, $0) }
+        // The primary's: the link may be opened a moment after it was mailed.
+        try database.readStatement(.current) { try EmailTokens.find(token, purpose, now: now, $0) }
     }
 
     /// Uses a confirmation link: its address becomes the account's. False when the link is

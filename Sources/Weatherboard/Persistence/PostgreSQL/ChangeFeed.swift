@@ -8,7 +8,7 @@ import Glibc
 /// How a node hears what other nodes changed, through PostgreSQL's `LISTEN/NOTIFY`, so that
 /// their cached pages and decoded forecasts give way at once: a post written through node A is
 /// on node B's pages as soon as the notification arrives (milliseconds on a LAN). The writing
-/// node sends it in its write transaction (`ChangeLog`). A node hears its own notifications too
+/// node sends it with its COMMIT (`ChangeLog`). A node hears its own notifications too
 /// and ignores them (it applied the change after its commit).
 /// When the listening connection drops, the node reconnects and treats everything as changed,
 /// since it may have missed notifications meanwhile.
@@ -27,14 +27,19 @@ final class ChangeFeed: Sendable { // the listening thread owns its connection
     /// Seconds since the listening connection last answered.
     var silence: Double { Double(DispatchTime.now().uptimeNanoseconds &- lastHeardNanoseconds.load(ordering: .relaxed)) / 1e9 }
     private func heard() { lastHeardNanoseconds.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed) }
-    private let received: @Sendable (PageChange) -> Void
+    private let received: @Sendable ([PageChange], _ position: UInt64?) -> Void
+    /// Whether what is heard goes with the primary's position after it (`ReplicaSet`'s gate).
+    private let asksPosition: Bool
 
     /// Starts listening on a connection of its own (not the pool's); `node` is this process's
-    /// name in the notifications it sends.
-    init(database: PostgresDatabase, node: String, logger: Logger, received: @escaping @Sendable (PageChange) -> Void) {
+    /// name in the notifications it sends. With `asksPosition`, each batch heard is handed over
+    /// with a position in the write-ahead log at or after the commits that sent it.
+    init(database: PostgresDatabase, node: String, logger: Logger, asksPosition: Bool = false,
+         received: @escaping @Sendable ([PageChange], _ position: UInt64?) -> Void) {
         self.database = database
         self.node = node
         self.logger = logger
+        self.asksPosition = asksPosition
         self.received = received
         let thread = Thread { [self] in listen() }
         thread.name = "change-feed"
@@ -68,7 +73,7 @@ final class ChangeFeed: Sendable { // the listening thread owns its connection
                 let connection = try PostgresConnection(url: database.url, library: try LibPQ.shared.get(),
                                                         applicationName: Self.applicationName(node: node))
                 try connection.simple("LISTEN \(ChangeStream.channel)")
-                if !firstConnection { received(.missed) } // what was missed while away
+                if !firstConnection { received([.missed], try position(connection)) } // what was missed while away
                 if let reason = outage { logger.notice("change feed: listening again (it was down: \(reason))") }
                 outage = nil
                 firstConnection = false
@@ -84,11 +89,13 @@ final class ChangeFeed: Sendable { // the listening thread owns its connection
                         lastHeard = Date()
                         heard()
                     }
+                    var heardNow: [PageChange] = []
                     for (channel, payload) in connection.notifications() where channel == ChangeStream.channel {
                         let parts = payload.split(separator: " ", maxSplits: 1)
                         guard parts.count == 2, parts[0] != node else { continue }
-                        if let change = PageChange(payload: parts[1]) { received(change) }
+                        if let change = PageChange(payload: parts[1]) { heardNow.append(change) }
                     }
+                    if !heardNow.isEmpty { received(heardNow, try position(connection)) }
                     guard connection.isUsable else { break }
                     if Date().timeIntervalSince(lastHeard) >= Self.keepaliveInterval {
                         do {
@@ -108,6 +115,14 @@ final class ChangeFeed: Sendable { // the listening thread owns its connection
             }
             if !isStopped { sleep(1) }
         }
+    }
+
+    /// Where the primary's log is now: after every commit whose notification was just read.
+    private func position(_ connection: PostgresConnection) throws -> UInt64? {
+        guard asksPosition else { return nil }
+        let text = try connection.withAnswerDeadline(Self.keepaliveDeadline) { try connection.simpleValue("SELECT \(WALPosition.insertQuery)") }
+        guard let position = text.flatMap(WALPosition.parse) else { throw SQLError(.other, "no write-ahead log position from the primary") }
+        return position
     }
 
     /// The listener's `application_name` (letters, digits and dashes: safe in a URL and a conninfo).

@@ -272,6 +272,12 @@ final class PostgresDatabase: SQLDatabase, Sendable {
     }
 
     func write<T>(_ locks: WriteLocks, _ body: (any SQLConnection) throws -> T) throws -> T {
+        try write(locks, commit: { "COMMIT" }, body).value
+    }
+
+    /// A write whose COMMIT is followed, in the same round trip, by what `commit` adds (made
+    /// once `body` has run; see `PostgresConnection.transaction`).
+    func write<T>(_ locks: WriteLocks, commit: () -> String, _ body: (any SQLConnection) throws -> T) throws -> (value: T, committed: String?) {
         // The cluster's lock with BEGIN, in one round trip: held alone by a `.cluster` write,
         // shared by `.subjects` writes (which lock their subjects as they check them).
         let begin = switch locks {
@@ -283,7 +289,7 @@ final class PostgresDatabase: SQLDatabase, Sendable {
         var attempt = 1
         while true {
             do {
-                return try withConnection { connection in try connection.transaction(begin) { try body(connection) } }
+                return try withConnection { connection in try connection.transaction(begin, commit: commit) { try body(connection) } }
             } catch let error as SQLError where error.kind == .conflict && attempt < Self.writeAttempts {
                 attempt += 1
             }
@@ -407,6 +413,13 @@ final class PostgresConnection: SQLConnection {
     /// given up (closed, never returned to the pool) and the wait is a 503. Several statements
     /// (the simple protocol) give several results: the first error, else the last result, is kept.
     private func awaitAnswer() throws -> LibPQ.Result? {
+        var failedAt: Int?
+        return try awaitAnswer(failedAt: &failedAt)
+    }
+
+    /// `awaitAnswer`, and which statement's result (counted from 0) was the first to fail.
+    private func awaitAnswer(failedAt: inout Int?) throws -> LibPQ.Result? {
+        var index = 0
         // A request's own deadline, when sooner: it is answered 503 in time, and the connection,
         // whose answer may still come, is given up.
         let deadline = min(Date().addingTimeInterval(answerDeadline), DatabaseDeadline.current ?? .distantFuture)
@@ -426,6 +439,8 @@ final class PostgresConnection: SQLConnection {
             }
             guard let result = library.getResult(connection) else { return kept }
             let failed = { (r: LibPQ.Result?) in r != nil && self.library.resultStatus(r) != LibPQ.commandOK && self.library.resultStatus(r) != LibPQ.tuplesOK }
+            if failedAt == nil && failed(result) { failedAt = index }
+            index += 1
             if kept != nil && failed(kept) {
                 library.clear(result)
             } else {
@@ -463,6 +478,15 @@ final class PostgresConnection: SQLConnection {
 
     /// Runs `body` between `begin` and COMMIT; rolls back when it throws.
     func transaction<T>(_ begin: String, _ body: () throws -> T) throws -> T {
+        try transaction(begin, commit: { "COMMIT" }, body).value
+    }
+
+    /// Runs `body` between `begin` and `commit`; rolls back when it throws. `commit` (made once
+    /// `body` has run) is COMMIT and what runs after it in the same round trip, whatever becomes
+    /// of this process meanwhile: the first column of its last statement comes back with the
+    /// value. A statement after COMMIT that fails fails alone (the write is committed): the
+    /// value then comes back with nil.
+    func transaction<T>(_ begin: String, commit: () -> String, _ body: () throws -> T) throws -> (value: T, committed: String?) {
         do {
             try simple(begin)
         } catch {
@@ -473,8 +497,12 @@ final class PostgresConnection: SQLConnection {
         }
         do {
             let value = try body()
-            try simple("COMMIT")
-            return value
+            var failedAt: Int?
+            do {
+                return (value, try simpleValue(commit(), failedAt: &failedAt))
+            } catch where (failedAt ?? 0) > 0 {
+                return (value, nil)
+            }
         } catch {
             try? simple("ROLLBACK")
             throw error
@@ -483,10 +511,23 @@ final class PostgresConnection: SQLConnection {
 
     /// Statements without parameters, through the simple query protocol (several may be given).
     func simple(_ sql: String) throws {
-        guard library.sendQuery(connection, sql) == 1 else { return try check(nil) }
-        let result = try awaitAnswer()
+        _ = try simpleValue(sql)
+    }
+
+    /// `simple`, and the first column of the last statement's first row (nil if none).
+    func simpleValue(_ sql: String) throws -> String? {
+        var failedAt: Int?
+        return try simpleValue(sql, failedAt: &failedAt)
+    }
+
+    /// `simpleValue`, and which statement was the first to fail (counted from 0).
+    func simpleValue(_ sql: String, failedAt: inout Int?) throws -> String? {
+        guard library.sendQuery(connection, sql) == 1 else { try check(nil); return nil }
+        let result = try awaitAnswer(failedAt: &failedAt)
         defer { library.clear(result) }
         try check(result)
+        guard library.ntuples(result) > 0, library.getisnull(result, 0, 0) == 0 else { return nil }
+        return library.getvalue(result, 0, 0).map { String(cString: $0) }
     }
 
     @discardableResult
