@@ -30,7 +30,7 @@ WORK=$(mktemp -d)
 BASE="http://127.0.0.1:$PORT"
 PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 mkdir -p "$OUT"
-trap 'scripts/cluster.sh stop "$DIR" >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
+trap 'cp "$DIR"/node-*.log "$OUT/" 2>/dev/null || true; scripts/cluster.sh stop "$DIR" >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
 
 csrf_of() { grep -o 'name="csrf_token" value="[^"]*"' | sed -n '1{s/.*value="//; s/"$//; p;}'; }
 
@@ -83,7 +83,7 @@ post_and_look() { # UNTIL (epoch seconds)
         curl -fsS -o /dev/null -b "$WORK/poster-$member.jar" -c "$WORK/poster-$member.jar" -H "Sec-Fetch-Site: same-origin" \
             --data-urlencode "csrf_token=$token" --data-urlencode "body=$text" "$BASE/city/$slug/posts"
         if curl -fsS --compressed -b "$WORK/poster-$member.jar" -c "$WORK/poster-$member.jar" -H "Sec-Fetch-Site: same-origin" \
-            "$BASE/city/$slug" | grep -qF "$text"; then seen=$(( seen + 1 )); fi
+            "$BASE/city/$slug" | grep -F "$text" >/dev/null; then seen=$(( seen + 1 )); fi
     done
     echo "$n $seen"
 }
@@ -96,8 +96,8 @@ wait "$checker"
 
 after=()
 for node in 8091 8092; do after+=("$(reads $node primary)" "$(reads $node replica)"); done
-primary=$(( after[0] - before[0] + after[2] - before[2] ))
-replica=$(( after[1] - before[1] + after[3] - before[3] ))
+primary=$(awk -v a="${after[0]}" -v b="${before[0]}" -v c="${after[2]}" -v d="${before[2]}" 'BEGIN { printf "%d", a - b + c - d }')
+replica=$(awk -v a="${after[1]}" -v b="${before[1]}" -v c="${after[3]}" -v d="${before[3]}" 'BEGIN { printf "%d", a - b + c - d }')
 read -r posted seen <"$WORK/own-posts.txt"
 for node in 8091 8092; do curl -fsS "http://127.0.0.1:$node/metrics" | grep -E '^weatherboard_(replica_|db_read_statements)' >"$OUT/metrics-$node.txt"; done
 {
