@@ -6,8 +6,11 @@
 # every post); then, for the newest post, a page that shows the first two replies asks for what
 # came after them, with the headers a browser's fetch sends (Sec-Fetch-Site: same-origin):
 #   1. as live.js asked before: the post's whole page after the second reply (`/posts/{id}?after=`);
-#   2. as it asks now: the replies fragment (`/posts/{id}/replies?after=`), rendered once for all
-#      readers with no part in the reply;
+#   2. the replies fragment (`/posts/{id}/replies?after=`), rendered once for all readers with
+#      no part in the reply (what live.js asks for a page whose forms carry a token, a
+#      moderator's, or the reply's author's);
+#   3. as it asks now: the newest reply alone as a bystander sees it
+#      (`/shared/cities/{city}/replies/{id}`), kept until the board changes, no session read;
 # each as a member with no part in it (the case of nearly every open page) and as a guest, with
 # wrk -t1 -c64 for DURATION (8s). Results: OUT_DIR/*.txt and a summary on standard output.
 # Needs: wrk, curl, taskset. BIN (a release build of weatherboard) is built when not given.
@@ -52,3 +55,7 @@ run member-post-page "$READER" "/posts/$POST?after=$SECOND"
 run member-replies-fragment "$READER" "/posts/$POST/replies?after=$SECOND"
 run guest-post-page "" "/posts/$POST?after=$SECOND"
 run guest-replies-fragment "" "/posts/$POST/replies?after=$SECOND"
+CITY=$(sqlite3 "$SEED_DB" "SELECT id FROM cities WHERE slug = 'seoul'")
+NEWEST=$(sqlite3 "$SEED_DB" "SELECT max(id) FROM posts WHERE parent_id = $POST")
+run member-shared-reply "$READER" "/shared/cities/$CITY/replies/$NEWEST?as=member"
+run guest-shared-reply "" "/shared/cities/$CITY/replies/$NEWEST"

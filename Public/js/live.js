@@ -204,6 +204,51 @@
     }, 300 + Math.random() * 1200);
   }
 
+  // Who this page is for, as a new reply's shared form needs it: a guest; a member whose forms
+  // carry no token and who moderates nothing; or anyone else (null), who asks for the replies
+  // as they see them.
+  var me = document.querySelector("header a.me");
+  var shareAs = document.querySelector('input[name="csrf_token"]') || document.querySelector(".admin-link") ? null
+    : (me ? "member" : "guest");
+
+  // Puts a reply under its post in the order they were written (fetches may land out of order).
+  function placeReply(holder, node) {
+    var id = Number(node.dataset.postId), shown = holder.querySelectorAll("article.reply"), later = null;
+    for (var i = 0; i < shown.length; i++) {
+      if (Number(shown[i].dataset.postId) > id) { later = shown[i]; break; }
+    }
+    if (later) later.before(node);
+    else if (shown.length) shown[shown.length - 1].after(node);
+    else if (onBoard) holder.appendChild(node);
+    else holder.querySelector("h2").after(node);
+  }
+
+  // A new reply as everyone with no part in it sees it: one fragment the server renders once
+  // for all the pages that heard of it, whatever they hold. The reader's own (written in
+  // another tab) comes with its own controls instead, as does anything the shared form does
+  // not show.
+  function fetchSharedReply(event) {
+    setTimeout(function () {
+      var holder = onBoard ? post(event.post) : root.querySelector("#replies");
+      if (!holder || post(event.id)) return;
+      fetchPage("/shared/cities/" + event.city + "/replies/" + event.id + (shareAs === "member" ? "?as=member" : ""))
+        .then(function (doc) {
+          var reply = doc.querySelector("#replies article.reply");
+          if (!reply || post(event.id)) return;
+          var author = reply.querySelector("a.author");
+          if (me && author && author.getAttribute("href") === me.getAttribute("href")) { fetchReplies(event.post); return; }
+          var node = document.importNode(reply, true);
+          keepingPlace(function () {
+            announceReply(node);
+            placeReply(holder, node);
+          });
+        }).catch(function (status) {
+          // Gone since (404): nothing to show. Anything else: the page's own form.
+          if (status !== 404) fetchReplies(event.post);
+        });
+    }, 300 + Math.random() * 1200);
+  }
+
   // An edited post's text, from its own page.
   function fetchEdit(id) {
     fetchPage("/posts/" + id).then(function (doc) {
@@ -242,7 +287,9 @@
         updateNewPostsBar();
         break;
       case "reply":
-        if (post(event.post) || (!onBoard)) fetchReplies(event.post);
+        if (!post(event.post) && onBoard) return;
+        if (shareAs && event.city) fetchSharedReply(event);
+        else fetchReplies(event.post);
         break;
       case "edit":
         if (post(event.id)) fetchEdit(event.id);

@@ -5,6 +5,7 @@
 //   LiveLoad --port 8080 --streams 10000 --path /city/seoul/live
 //            [--post-port 8080 --post-path /city/seoul/posts --cookie 'session=…; csrf=…' --token T --body 'text']
 //            [--per-address 50] [--hold SECONDS]
+//            [--stream-cookie C --storm SECONDS --post-path /posts/ID/replies --server-pid PID --fetch replies]
 //
 // Streams connect from 127.0.0.2, 127.0.0.3, … (`--per-address` each: the server caps streams
 // per client). Prints one line per phase; with --hold, keeps the streams open that long after
@@ -88,7 +89,10 @@ let epoll = epoll_create1(0)
 var buffers: [Int32: [UInt8]] = [:]
 var opened = Set<Int32>()
 var arrived: [Int32: UInt64] = [:]
-let request = "GET \(path) HTTP/1.1\r\nHost: bench\r\nAccept: text/event-stream\r\n\r\n"
+// The pages' own cookie (`--stream-cookie`): signed-in pages, as the storm has them.
+let streamCookie = argument("--stream-cookie")
+let request = "GET \(path) HTTP/1.1\r\nHost: bench\r\nAccept: text/event-stream\r\n"
+    + (streamCookie.map { "Cookie: \($0)\r\n" } ?? "") + "\r\n"
 let started = now()
 for i in 0..<count {
     let n = i / perAddress + 2
@@ -147,6 +151,11 @@ if let hold {
     exit(0)
 }
 
+if let storm = argument("--storm").flatMap(Double.init) {
+    runStorm(seconds: storm)
+    exit(0)
+}
+
 // 2. One post through the form, on its own connection.
 guard let cookie = argument("--cookie"), let token = argument("--token") else { fail("--cookie and --token are needed to post") }
 let postPort: UInt16 = number("--post-port", port)
@@ -188,3 +197,178 @@ let latencies = arrived.values.map { Double(Int64($0) - Int64(answeredAt)) / 1e6
 func percentile(_ p: Double) -> Double { latencies.isEmpty ? .nan : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
 say(String(format: "event reached %d of %d streams; after the POST's answer: p50 %.1f ms, p99 %.1f ms, max %.1f ms",
              arrived.count, opened.count, percentile(0.5), percentile(0.99), latencies.last ?? .nan))
+
+
+// MARK: - The storm (issue 46's hot board)
+
+/// A reply every second for `seconds` from another member (`--cookie`, `--token`, to
+/// `--post-path`, a post's replies), while every open page does what live.js does with a reply
+/// event: after 0.3–1.5 s, fetch the reply as a bystander sees it (`/shared/cities/{city}/replies/{id}`
+/// plus `--fetch-query`, with the page's cookie), here over `--fetchers` keep-alive connections.
+/// Reports how many of the pages fetched every reply, the time from each reply's acknowledgement
+/// to its fetch on each page (p50, p99, max), and, with `--server-pid`, the server's CPU.
+@MainActor func runStorm(seconds: Double) {
+    guard let cookie = argument("--cookie"), let token = argument("--token"), let replyPath = argument("--post-path") else {
+        fail("--storm needs --cookie, --token and --post-path (the replies of a post)")
+    }
+    let query = argument("--fetch-query") ?? "?as=member"
+    let fetcherCount: Int = number("--fetchers", 128)
+    let serverPID = argument("--server-pid")
+    func cpuTicks() -> Double? {
+        guard let pid = serverPID, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return user + system
+    }
+
+    struct Fetch { let reply: Int64; let post: Int64; let city: Int64 }
+    // `--fetch replies`: as live.js asked before (the replies after the one before this one).
+    let asBefore = argument("--fetch") == "replies"
+    struct Fetcher { let fd: Int32; var busy: Fetch?; var buffer: [UInt8] = [] }
+    var fetchers: [Int32: Fetcher] = [:]
+    var idle: [Int32] = []
+    for _ in 0..<fetcherCount {
+        let fd = connectSocket(from: nil, blocking: false)
+        fetchers[fd] = Fetcher(fd: fd, busy: nil)
+        idle.append(fd)
+        var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(fd: fd))
+        epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event)
+    }
+    // Fetches due, by 10 ms slot (a page fetches 0.3–1.5 s after its event: 120 slots ahead).
+    var wheel: [UInt64: [Fetch]] = [:]
+    var nextSlot = now() / 10_000_000
+    var waitingForAConnection: [Fetch] = [], waitingFrom = 0
+    var acknowledged: [Int64: UInt64] = [:]
+    var latencies: [Double] = []
+    var heard = 0, failed = 0, postsRefused = 0
+    var generator = SystemRandomNumberGenerator()
+    let streamFDs = opened
+
+    func schedule(_ fetch: Fetch) {
+        let at = now() + UInt64(Double.random(in: 0.3...1.5, using: &generator) * 1e9)
+        wheel[max(at / 10_000_000, nextSlot), default: []].append(fetch)
+    }
+    func start(_ fetch: Fetch, on fd: Int32) {
+        fetchers[fd]!.busy = fetch
+        fetchers[fd]!.buffer = []
+        let target = asBefore ? "/posts/\(fetch.post)/replies?after=\(fetch.reply - 1)" : "/shared/cities/\(fetch.city)/replies/\(fetch.reply)\(query)"
+        sendAll(fd, "GET \(target) HTTP/1.1\r\nHost: bench\r\n"
+                + (streamCookie.map { "Cookie: \($0)\r\n" } ?? "")
+                + "Accept: text/html\r\nAccept-Encoding: gzip, deflate, br\r\nSec-Fetch-Site: same-origin\r\nSec-Fetch-Mode: cors\r\n\r\n")
+    }
+    /// A whole response in `bytes`: its status and length, or nil while it is incomplete.
+    func response(_ bytes: [UInt8]) -> (status: Int, length: Int)? {
+        guard bytes.count >= 12 else { return nil }
+        var end = -1
+        for i in 0..<(bytes.count - 3) where bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 { end = i; break }
+        guard end >= 0 else { return nil }
+        let head = String(decoding: bytes[..<end], as: UTF8.self)
+        let status = Int(head.dropFirst(9).prefix(3)) ?? 0
+        let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+            .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+        let total = end + 4 + length
+        return bytes.count >= total ? (status, total) : nil
+    }
+    /// Reply events in a stream's bytes (`"type":"reply","id":R,...,"city":C`), consumed.
+    func replyEvents(_ fd: Int32) -> [Fetch] {
+        guard let bytes = buffers[fd], let last = bytes.lastIndex(of: UInt8(ascii: "\n")) else { return [] }
+        let text = String(decoding: bytes[...last], as: UTF8.self)
+        buffers[fd] = Array(bytes[(last + 1)...])
+        var found: [Fetch] = []
+        for line in text.split(separator: "\n") where line.hasPrefix("data:") && line.contains("\"type\":\"reply\"") {
+            func field(_ name: String) -> Int64? {
+                guard let range = line.range(of: "\"\(name)\":") else { return nil }
+                return Int64(line[range.upperBound...].prefix { $0.isNumber })
+            }
+            if let id = field("id"), let post = field("post"), let city = field("city") { found.append(Fetch(reply: id, post: post, city: city)) }
+        }
+        return found
+    }
+
+    let startedAt = now(), ticksBefore = cpuTicks()
+    var nextPost = startedAt, posted = 0
+    let total = Int(seconds)
+    while true {
+        let current = now()
+        if posted < total && current >= nextPost {
+            // The reply, on a connection of its own; its acknowledgement is the answer's arrival.
+            let fd = connectSocket(from: nil, blocking: true)
+            let form = "body=" + "Storm reply \(posted) at \(current)".addingPercentEncoding(withAllowedCharacters: .alphanumerics)! + "&csrf_token=" + token
+            sendAll(fd, "POST \(replyPath) HTTP/1.1\r\nHost: bench\r\nCookie: \(cookie)\r\nSec-Fetch-Site: same-origin\r\n"
+                    + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(form.utf8.count)\r\nConnection: close\r\n\r\n\(form)")
+            var answer: [UInt8] = []
+            while true {
+                let got = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                if got <= 0 { break }
+                answer.append(contentsOf: scratch[0..<got])
+                if String(decoding: answer, as: UTF8.self).contains("\r\n\r\n") { break }
+            }
+            let acknowledgedAt = now()
+            close(fd)
+            let head = String(decoding: answer, as: UTF8.self)
+            if head.hasPrefix("HTTP/1.1 303"), let mark = head.range(of: "#post-"), let id = Int64(head[mark.upperBound...].prefix { $0.isNumber }) {
+                acknowledged[id] = acknowledgedAt
+            } else {
+                postsRefused += 1
+            }
+            posted += 1
+            nextPost += 1_000_000_000
+        }
+        while nextSlot <= current / 10_000_000 {
+            for fetch in wheel.removeValue(forKey: nextSlot) ?? [] {
+                if let fd = idle.popLast() { start(fetch, on: fd) } else { waitingForAConnection.append(fetch) }
+            }
+            nextSlot += 1
+        }
+        let n = epoll_wait(epoll, &events, Int32(events.count), 5)
+        for i in 0..<max(0, Int(n)) {
+            let fd = events[i].data.fd
+            if fetchers[fd] != nil {
+                while true {
+                    let got = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                    if got <= 0 { if got == 0 { fail("the server closed a fetch connection") }; break }
+                    fetchers[fd]!.buffer.append(contentsOf: scratch[0..<got])
+                }
+                if let fetch = fetchers[fd]!.busy, let (status, _) = response(fetchers[fd]!.buffer) {
+                    if status == 200, let at = acknowledged[fetch.reply] {
+                        latencies.append(Double(Int64(now()) - Int64(at)) / 1e6)
+                    } else {
+                        failed += 1
+                    }
+                    fetchers[fd]!.busy = nil
+                    if waitingFrom < waitingForAConnection.count {
+                        start(waitingForAConnection[waitingFrom], on: fd)
+                        waitingFrom += 1
+                        if waitingFrom == waitingForAConnection.count { waitingForAConnection = []; waitingFrom = 0 }
+                    } else {
+                        idle.append(fd)
+                    }
+                }
+            } else if streamFDs.contains(fd) {
+                while true {
+                    let got = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                    if got <= 0 { break }
+                    buffers[fd, default: []].append(contentsOf: scratch[0..<got])
+                }
+                for fetch in replyEvents(fd) {
+                    heard += 1
+                    schedule(fetch)
+                }
+            }
+        }
+        let quiet = wheel.isEmpty && waitingFrom >= waitingForAConnection.count && idle.count == fetcherCount
+        if posted >= total && (quiet && current > nextPost + 2_000_000_000 || current > nextPost + 30_000_000_000) { break }
+    }
+    let wall = Double(now() - startedAt) / 1e9
+    latencies.sort()
+    func percentile(_ p: Double) -> Double { latencies.isEmpty ? .nan : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
+    say("storm: \(posted) replies in \(Int(seconds)) s (\(postsRefused) refused), \(streamFDs.count) pages: \(heard) events, "
+        + "\(latencies.count) fetches shown, \(failed) failed; expected \((posted - postsRefused) * streamFDs.count)")
+    say(String(format: "from each reply's acknowledgement to its fetch on a page: p50 %.0f ms, p99 %.0f ms, max %.0f ms",
+               percentile(0.5), percentile(0.99), latencies.last ?? .nan))
+    if let before = ticksBefore, let after = cpuTicks() {
+        let hz = Double(sysconf(Int32(_SC_CLK_TCK)))
+        say(String(format: "server CPU over the storm: %.1f %% of one core (%.1f s in %.1f s)", 100 * (after - before) / hz / wall, (after - before) / hz, wall))
+    }
+}

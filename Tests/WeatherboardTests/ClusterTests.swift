@@ -160,6 +160,21 @@ import Testing
         #expect(try postgres.write(.cluster) { try $0.execute("UPDATE cities SET name_en = 'Seoul' WHERE slug = 'seoul'") } == 1)
     }
 
+    /// A write that changes thousands of things (a purge of a prolific member) tells the other
+    /// nodes of every one: one statement for all of them, past PostgreSQL's 1,664 columns.
+    @Test func aWriteOfThousandsOfChangesTellsTheOtherNodeOfEach() throws {
+        guard let (a, b, drop) = try Self.twoNodes() else { return }
+        defer { drop() }
+        let heard = Locked(Set<Int64>())
+        b.application.database.changes.subscribe { change, origin in
+            if case .notice(let member) = change, origin == .elsewhere { heard.update { $0.insert(member) } }
+        }
+        try a.application.database.write { _, changes in
+            for member in 1...3_000 { try changes.emit(.notice(Int64(member))) }
+        }
+        try waitUntil("node B hears all 3,000", timeout: 20) { heard.value.count == 3_000 }
+    }
+
     @Test func aPostThroughOneNodeReachesTheStreamsOpenOnTheOther() throws {
         guard let (a, b, drop) = try Self.twoNodes(configure: { $0.limits.secondsBetweenPosts = 0 }) else { return }
         defer { drop() }

@@ -61,6 +61,9 @@ extension Browser {
 }
 
 @Suite(.serialized, .onEveryEngine) struct LiveTests {
+    /// Seoul's id (its GeoNames id), the city these tests post in.
+    static let seoul: Int64 = 1_835_848
+
     static func newest(_ app: AppHarness) throws -> Int64 { Int64(try app.count("SELECT max(id) FROM posts")) }
 
     @Test func theBoardAndThePostPageNameTheirStreams() throws {
@@ -109,7 +112,7 @@ extension Browser {
 
         try ConversationTests.reply(neighbour, to: postID, "Here too")
         let replyID = try Self.newest(app)
-        let reply = #"{"type":"reply","id":\#(replyID),"post":\#(postID)}"#
+        let reply = #"{"type":"reply","id":\#(replyID),"post":\#(postID),"city":\#(LiveTests.seoul)}"#
         #expect(try board.events(through: #"{"type":"notice"}"#).contains(reply))
         #expect(try page.events(through: #"{"type":"notice"}"#).contains(reply))
         let (answer, _) = try author.get("/notifications/unread")
@@ -145,7 +148,7 @@ extension Browser {
         // A reply, an agreement (its count), an edit
         try ConversationTests.reply(neighbour, to: postID, "Same here")
         let replyID = try Self.newest(app)
-        #expect(try guest.next().data == #"{"type":"reply","id":\#(replyID),"post":\#(postID)}"#)
+        #expect(try guest.next().data == #"{"type":"reply","id":\#(replyID),"post":\#(postID),"city":\#(LiveTests.seoul)}"#)
         try neighbour.get("/city/seoul")
         #expect(try neighbour.post("/posts/\(postID)/react", []).0.status == 303)
         #expect(try guest.next().data == #"{"type":"agree","id":\#(postID),"count":1}"#)
@@ -212,7 +215,7 @@ extension Browser {
         try ConversationTests.reply(asker, to: other, "not this conversation")
         try ConversationTests.reply(asker, to: postID, "this one")
         let reply = try Self.newest(app)
-        #expect(try page.next().data == #"{"type":"reply","id":\#(reply),"post":\#(postID)}"#)
+        #expect(try page.next().data == #"{"type":"reply","id":\#(reply),"post":\#(postID),"city":\#(LiveTests.seoul)}"#)
     }
 
     @Test func agreementCountsAreSentAtMostOnceASecondPerPost() throws {
@@ -246,7 +249,7 @@ extension Browser {
         let postID = try Self.newest(app)
         try ConversationTests.reply(stranger, to: postID, "Here too")
         let replyID = try Self.newest(app)
-        let reply = #"{"type":"reply","id":\#(replyID),"post":\#(postID)}"#
+        let reply = #"{"type":"reply","id":\#(replyID),"post":\#(postID),"city":\#(LiveTests.seoul)}"#
         #expect(try guest.events(through: reply).last == reply)
         // The reader who blocked the post's author hears nothing of its conversation
         try stranger.postOnBoard("seoul", "Marker")
@@ -267,7 +270,7 @@ extension Browser {
         try chief.signUp("chief")
         try app.promoteToAdmin("chief")
         #expect(try ConversationTests.reply(chief, to: postID, "A moderator's question").0.status == 303)
-        let hiddenReply = #"{"type":"reply","id":\#(try Self.newest(app)),"post":\#(postID)}"#
+        let hiddenReply = #"{"type":"reply","id":\#(try Self.newest(app)),"post":\#(postID),"city":\#(LiveTests.seoul)}"#
         #expect(try own.events(through: hiddenReply).last == hiddenReply, "its author follows it")
         try stranger.postOnBoard("seoul", "Marker two")
         let marker2 = #"{"type":"post","id":\#(try Self.newest(app))}"#
@@ -330,7 +333,7 @@ extension Browser {
         try ConversationTests.reply(writer, to: missed, "A reply nobody heard")
         let reply = try LiveTests.newest(app)
         let conversation = try reader.listen("/posts/\(missed)/live", lastEventID: there)
-        #expect(try conversation.next().data == #"{"type":"reply","id":\#(reply),"post":\#(missed)}"#)
+        #expect(try conversation.next().data == #"{"type":"reply","id":\#(reply),"post":\#(missed),"city":\#(LiveTests.seoul)}"#)
     }
 
     /// A quiet board's page is kept a while with the position of its read; other boards' events

@@ -68,4 +68,52 @@ import Testing
         #expect(try app.browser().get("/posts/\(reply)/replies").0.status == 404)
         #expect(try app.browser().get("/posts/999999/replies").0.status == 404)
     }
+    /// What live.js fetches for each reply event now: the one reply as a bystander sees it,
+    /// kept under its board's version. A second fetch reads nothing (no session, no rows); a
+    /// change to the board (an agreement) makes the next one read again; what a bystander may
+    /// not see is not there.
+    @Test func aReplyAloneIsKeptForBystandersAndReadsNothingWhenKept() throws {
+        let app = try AppHarness { $0.limits.secondsBetweenPosts = 0; $0.limits.signUpsPerHour = 100 }
+        let (asker, postID) = try ConversationTests.question(app)
+        let replier = app.browser()
+        try replier.signUp("replier")
+        try app.inGoodStanding("replier")
+        try ConversationTests.reply(replier, to: postID, "Stopped in Mapo ten minutes ago")
+        let reply = Int64(try app.count("SELECT max(id) FROM posts"))
+        let seoul = Int64(try app.count("SELECT id FROM cities WHERE slug = 'seoul'"))
+        let address = "/shared/cities/\(seoul)/replies/\(reply)"
+        let member = app.browser()
+        try member.signUp("bystander")
+        let guest = app.browser()
+
+        let (first, guestPage) = try guest.get(address)
+        #expect(first.status == 200)
+        #expect(guestPage.nodes("//div[@id='replies']/article[@data-post-id]").map { $0["data-post-id"] } == [String(reply)])
+        #expect(guestPage.nodes("//form[contains(@class,'react')]").isEmpty, "a guest's form has no agree button")
+        let memberPage = try member.get(address + "?as=member").1
+        #expect(memberPage.nodes("//article[@data-post-id='\(reply)']//form[contains(@class,'react')]").count == 1)
+        #expect(memberPage.nodes("//input[@name='csrf_token']").isEmpty && memberPage.nodes("//form[contains(@class,'delete-form')]").isEmpty)
+
+        // Kept: the next fetches read nothing, with a session or without.
+        let statements = app.application.database.statements.load(ordering: .relaxed)
+        let renders = app.application.sharedReplies.renders.load(ordering: .relaxed)
+        #expect(try guest.get(address).0.body == first.body)
+        #expect(try member.get(address + "?as=member").0.status == 200)
+        #expect(try asker.get(address + "?as=member").0.status == 200)
+        #expect(app.application.database.statements.load(ordering: .relaxed) == statements)
+        #expect(app.application.sharedReplies.renders.load(ordering: .relaxed) == renders)
+
+        // An agreement changes the board: the next fetch shows the count.
+        try member.get("/posts/\(postID)")
+        #expect(try member.post("/posts/\(reply)/react", []).0.status == 303)
+        #expect(try guest.get(address).1.text("//article[@data-post-id='\(reply)']//*[@data-reactions]") == "1")
+
+        // Not in that city, not a reply, or hidden from bystanders: not there.
+        let busan = Int64(try app.count("SELECT id FROM cities WHERE slug = 'busan'"))
+        #expect(try guest.get("/shared/cities/\(busan)/replies/\(reply)").0.status == 404)
+        #expect(try guest.get("/shared/cities/\(seoul)/replies/\(postID)").0.status == 404)
+        try app.execute("UPDATE posts SET hidden_at = 1 WHERE id = ?", [reply])
+        app.application.pageVersions.apply(.city(seoul)) // as the hiding write emits it
+        #expect(try guest.get(address).0.status == 404)
+    }
 }

@@ -122,7 +122,7 @@ public final class Application: Sendable {
         boardSnapshots = database.dialect == .sqlite && configuration.pageCaches ? BoardSnapshots(versions: pageVersions) : nil
         weatherParts = WeatherFragments(enabled: configuration.pageCaches)
         boards = BoardCache(enabled: configuration.pageCaches)
-        sharedReplies = SharedReplies(enabled: configuration.pageCaches)
+        sharedReplies = SharedReplies(enabled: configuration.pageCaches, versions: pageVersions)
         pageCache = PageCache(versions: pageVersions, maximumAge: configuration.pageCacheMaximumAge, enabled: configuration.pageCaches,
                               clock: configuration.clock, metrics: metrics.factory)
         let conversations = BoardStore(database: database, effects: BoardNotices())
@@ -170,7 +170,10 @@ public final class Application: Sendable {
             Application.lane(of: request, conditions, databaseStalled: database.isStalled)
         }
         server = Server(configuration: serverConfiguration, logger: logger,
-                        immediate: { health.immediateResponse(to: $0) ?? scrapes.immediateResponse(to: $0) },
+                        immediate: { [sharedReplies, clock = configuration.clock] in
+                            health.immediateResponse(to: $0) ?? scrapes.immediateResponse(to: $0)
+                                ?? sharedReplies.immediateResponse(to: $0, now: clock())
+                        },
                         lane: lanes, responder: router.responder)
         health.lanes.withLock { [server] in $0 = { HealthController.lanes(main: server.workers, quick: server.quickWorkers) } }
         sampleGauges(providers: providers.map(\.id))

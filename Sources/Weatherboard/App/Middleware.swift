@@ -14,10 +14,17 @@ enum Middleware {
     static func securityHeaders(_ request: Request, _ context: AppContext,
                                 _ next: Router<AppContext>.Handler) throws -> Response {
         var response = try next(request, context)
+        secure(&response, signedIn: context.user != nil)
+        return response
+    }
+
+    /// The headers of `securityHeaders`, for a response made without the router (answered on
+    /// the event loop: `SharedReplies.immediateResponse`).
+    static func secure(_ response: inout Response, signedIn: Bool) {
         response.headers.set("X-Content-Type-Options", "nosniff")
         // A signed-in person's pages (their name, their token) are never kept by a shared or
         // browser cache; guests' pages say their own policy.
-        if context.user != nil && response.headers["Cache-Control"] == nil {
+        if signedIn && response.headers["Cache-Control"] == nil {
             response.headers.set("Cache-Control", "no-store")
         }
         if response.headers["Content-Type"]?.hasPrefix("text/html") == true {
@@ -25,7 +32,6 @@ enum Middleware {
             response.headers.set("Referrer-Policy", "same-origin")
             response.headers.set("X-Frame-Options", "DENY")
         }
-        return response
     }
 
     /// For a POST, says how to find the page its links should reload (see `AppContext.pageAddress`):
@@ -48,12 +54,14 @@ enum Middleware {
     static func readYourWrites(replicas: ReplicaSet, secure: Bool) -> Router<AppContext>.Middleware {
         let lifetime = Int(replicas.maximumLag.rounded(.up)) + 10
         return { request, context, next in
-            let reads = RequestReads(mayUseReplica: request.method == "GET" || request.method == "HEAD",
-                                     floor: request.cookie(RequestReads.cookieName).flatMap { UInt64($0) } ?? 0, replicas: replicas)
+            let carried = request.cookie(RequestReads.cookieName).flatMap { UInt64($0) } ?? 0
+            let reads = RequestReads(mayUseReplica: request.method == "GET" || request.method == "HEAD", floor: carried)
             var response = try RequestReads.$current.withValue(reads) { try next(request, context) }
             let wrote = reads.wrote.load(ordering: .relaxed)
             if wrote > 0 {
-                response.setCookie(SetCookie(name: RequestReads.cookieName, value: String(wrote), maxAge: lifetime, secure: secure))
+                // Never lower than what the client carried: a slower response to an older write
+                // must not take back a newer one's.
+                response.setCookie(SetCookie(name: RequestReads.cookieName, value: String(max(wrote, carried)), maxAge: lifetime, secure: secure))
             }
             return response
         }

@@ -169,17 +169,21 @@ public final class AppDatabase: Sendable {
             replicas.fallbacks.add(1, ordering: .relaxed)
             return nil
         }
+        reads.read(at: replica.replayed.load(ordering: .acquiring))
         return replica
     }
 
-    /// `work` on a replica within `ReplicaSet.readDeadline` (and the request's own deadline); nil
-    /// when the replica failed it (gone, frozen, or it cancelled the read to replay), and the
-    /// read is then the primary's.
+    /// `work` on a replica, within `ReplicaSet.readDeadline` or half the request's time left
+    /// (whichever is more), leaving the rest for the primary; nil when the replica failed it
+    /// (gone, frozen, or it cancelled the read to replay), and the read is then the primary's.
     private func onReplica<T>(_ replica: ReplicaSet.Replica, _ work: () throws -> T) throws -> T? {
-        let deadline = min(DatabaseDeadline.current ?? .distantFuture, Date().addingTimeInterval(ReplicaSet.readDeadline))
+        let now = Date(), request = DatabaseDeadline.current ?? .distantFuture
+        let own = now.addingTimeInterval(max(ReplicaSet.readDeadline, request.timeIntervalSince(now) / 2))
         do {
-            return try DatabaseDeadline.$current.withValue(deadline) { try work() }
+            return try DatabaseDeadline.$current.withValue(min(request, own)) { try work() }
         } catch let error as SQLError where error.isTemporary {
+            // Out of the request's own time: the primary could not answer in it either.
+            if error.kind == .timeout && request <= own { throw error }
             replicas?.failed(replica, error)
             return nil
         }
@@ -205,17 +209,19 @@ public final class AppDatabase: Sendable {
             return value
         }
         let stream = self.changes, reportsPosition = replicas != nil
+        // The position right after COMMIT (the value the engine hands back), then the notices.
         let (value, last) = try postgres.write(locks, commit: {
-            ["COMMIT", stream.notifications(changes()), reportsPosition ? "SELECT \(WALPosition.insertQuery)" : nil]
+            ["COMMIT", reportsPosition ? "SELECT \(WALPosition.insertQuery)" : nil, stream.notifications(changes())]
                 .compactMap { $0 }.joined(separator: "; ")
         }, body)
         guard let replicas else {
             stream.deliver(changes(), from: .here)
             return value
         }
-        // No position (PostgreSQL always gives one; a statement after COMMIT failed): the
-        // changes go at once, as without replicas.
-        let position = last.flatMap(WALPosition.parse) ?? 0
+        // No position (PostgreSQL always gives one, but its answer may not have come in time):
+        // asked again, else the changes go at once, as without replicas.
+        let position = last.flatMap(WALPosition.parse)
+            ?? (try? postgres.withConnection { try $0.simpleValue("SELECT \(WALPosition.insertQuery)") }).flatMap { $0.flatMap(WALPosition.parse) } ?? 0
         if position > 0 { RequestReads.current?.committed(at: position) }
         replicas.hold(changes(), from: .here, at: position)
         return value

@@ -151,13 +151,15 @@ public final class ChangeStream: Sendable {
     /// This process's name in notifications, so that it can tell its own from others'.
     public let node = UUID().uuidString
 
-    /// The statement that tells the other nodes of `changes` (nil for none): one `pg_notify` each.
-    /// Literals, since it runs in the simple protocol's round trip with COMMIT; a node's name
-    /// and a payload are letters, digits, `-` and spaces.
+    /// The statement that tells the other nodes of `changes` (nil for none): a `pg_notify` for
+    /// each element of one array, however many (a purge is thousands). Literals, since it runs
+    /// in the simple protocol's round trip with COMMIT; a node's name and a payload are letters,
+    /// digits, `-` and spaces.
     func notifications(_ changes: [PageChange]) -> String? {
         guard !changes.isEmpty else { return nil }
         let literal = { (text: String) in "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
-        return "SELECT " + changes.map { "pg_notify(\(literal(Self.channel)), \(literal("\(node) \($0.payload)")))" }.joined(separator: ", ")
+        return "SELECT pg_notify(\(literal(Self.channel)), change) FROM unnest(ARRAY["
+            + changes.map { literal("\(node) \($0.payload)") }.joined(separator: ", ") + "]::text[]) AS change"
     }
     private let consumers = Mutex<[@Sendable (PageChange, Origin) -> Void]>([])
 

@@ -277,13 +277,33 @@ func fnv1a(_ bytes: [UInt8]) -> UInt64 {
 }
 
 /// Whether the request's `Accept-Encoding` admits gzip (RFC 9110 §12.5.3: `q=0` refuses it).
+/// Read byte by byte: every page and every live fetch asks, and Foundation's trimming costs more
+/// than the rest of such a request's routing.
 func acceptsGzip(_ request: Request) -> Bool {
     guard let field = request.headers["Accept-Encoding"] else { return false }
-    for item in field.split(separator: ",") {
-        let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        guard let coding = parts.first, coding == "gzip" || coding == "x-gzip" || coding == "*" else { continue }
-        let quality = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
-        if quality > 0 { return true }
+    for item in field.utf8.split(separator: UInt8(ascii: ",")) {
+        let parts = item.split(separator: UInt8(ascii: ";"))
+        guard let coding = parts.first.map(trimmed),
+              sameLetters(coding, "gzip") || sameLetters(coding, "x-gzip") || sameLetters(coding, "*") else { continue }
+        // `q=0`, `q=0.0`, `q=0.000` refuse it; any other quality, or none, admits it.
+        let quality = parts.dropFirst().map(trimmed).first { $0.count > 2 && sameLetters($0.prefix(2), "q=") }
+        if quality.map({ Double(String(decoding: $0.dropFirst(2), as: UTF8.self)) != 0 }) ?? true { return true }
     }
     return false
+}
+
+/// `bytes` without the spaces and tabs around it.
+private func trimmed(_ bytes: Substring.UTF8View) -> Substring.UTF8View {
+    var slice = bytes
+    while let first = slice.first, first == 0x20 || first == 0x09 { slice = slice.dropFirst() }
+    while let last = slice.last, last == 0x20 || last == 0x09 { slice = slice.dropLast() }
+    return slice
+}
+
+/// Whether `bytes` spell `word` (ASCII lower case) in any case.
+private func sameLetters(_ bytes: Substring.UTF8View, _ word: StaticString) -> Bool {
+    guard bytes.count == word.utf8CodeUnitCount else { return false }
+    return word.withUTF8Buffer { expected in
+        zip(bytes, expected).allSatisfy { ($0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0) == $1 }
+    }
 }

@@ -190,6 +190,7 @@ final class OtherOriginContext: RequestContext {
         try watcher.wait("the reply under its post") {
             try watcher.findAll("#post-\(first) article[data-parent-id='\(first)']").count == 1
         }
+        #expect(app.application.sharedReplies.asked.load(ordering: .relaxed) >= 1, "fetched as everyone with no part in it sees it")
         // … and is said in a polite live region (issue 45 #7), with who and the start of the text.
         let said = try watcher.script("""
             const r = document.querySelector('[data-live-announcer]'); return r && r.getAttribute('aria-live') + ' ' + r.textContent

@@ -13,7 +13,7 @@ struct Identity {
     static let guestCookie = "csrf"
 
     /// Paths that never show forms or personal data: no session look-up for them.
-    static let anonymousPrefixes = ["/static/", "/healthz", "/palette.css", "/favicon.ico", "/manifest.webmanifest", "/sw.js", "/offline", "/photos/"]
+    static let anonymousPrefixes = ["/static/", "/healthz", "/palette.css", "/favicon.ico", "/manifest.webmanifest", "/sw.js", "/offline", "/photos/", "/shared/"]
 
     /// Addresses that carry their own authority, a secret token, and only turn something off:
     /// RFC 8058's one-click unsubscribe is POSTed by mail providers, with neither `Origin` nor

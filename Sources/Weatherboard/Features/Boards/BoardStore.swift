@@ -186,6 +186,16 @@ struct BoardStore: Sendable {
         }
     }
 
+    /// A reply as someone with no part in it may see it: shown (neither hidden nor removed)
+    /// under a post that is shown too; nil otherwise.
+    func sharedReply(_ id: Int64) throws -> PostRow? {
+        try database.read { db in
+            guard let reply = try BoardQueries.post(id: id, viewer: nil, db), let postID = reply.parentID,
+                  try BoardQueries.post(id: postID, viewer: nil, db) != nil else { return nil }
+            return reply
+        }
+    }
+
     /// Whether people's reports of the post wait for a moderator.
     private static func isUnderReview(postID: Int64, _ db: any SQLConnection) throws -> Bool {
         try db.exists("SELECT 1 FROM reports WHERE post_id = ? AND outcome = 'pending' LIMIT 1", postID)

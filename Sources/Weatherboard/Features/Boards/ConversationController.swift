@@ -18,6 +18,7 @@ struct ConversationController {
     func addRoutes(to router: Router<AppContext>) {
         router.get("/posts/{id}", show)
         router.get("/posts/{id}/replies", newReplies)
+        router.get("/shared/cities/{city}/replies/{id}", sharedReply)
         router.post("/posts/{id}/replies", reply)
         router.post("/posts/{id}/react", react)
     }
@@ -53,6 +54,28 @@ struct ConversationController {
             return pages.renderer.fragment(language, capacity: 16 * 1024) { Templates.replies_fragment(view, &$0, $1) }
         }
         return .html(fragment.bytes)
+    }
+
+    /// `GET /shared/cities/{city}/replies/{id}` (`?as=member`): one new reply as everyone with no
+    /// part in it sees it, for an open page that heard of it (issue 46 #1: thousands of pages
+    /// fetch each reply of a storm). The same for every guest, and for every member whose forms
+    /// need no token and who neither wrote it nor moderates (live.js asks for their own form
+    /// otherwise): so it reads no session, and is kept under the board's version, rendered once
+    /// per language, kind of reader and minute until the city's board changes.
+    func sharedReply(_ request: Request, _ context: AppContext) throws -> Response {
+        guard let raw = request.parameters["city"], let cityID = Int64(raw), String(cityID) == raw else { throw HTTPError(.notFound) }
+        let replyID = try request.idParameter(), member = try request.queryItems()["as"] == "member"
+        let language = context.language, now = clock()
+        let key = SharedReplies.One(city: cityID, reply: replyID, member: member, language: language,
+                                    minute: Int64(Int(clampedSeconds: now.timeIntervalSince1970) / 60))
+        let kept = try sharedReplies.one(key) {
+            guard let reply = try store.sharedReply(replyID), reply.cityID == cityID, let postID = reply.parentID else { return nil }
+            let presenter = board.presenter(.bystander(signedIn: member), language)
+            let view = RepliesFragment(replies: [presenter.view(reply, returnTo: HTMLFragment(escaping: "/posts/\(postID)"))])
+            return pages.renderer.fragment(language, capacity: 4 * 1024) { Templates.replies_fragment(view, &$0, $1) }
+        }
+        guard let kept else { throw HTTPError(.notFound) }
+        return kept.response(for: request)
     }
 
     /// The post's page, with the reply form given back (the text as typed, why it was refused).

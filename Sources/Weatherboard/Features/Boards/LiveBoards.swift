@@ -358,7 +358,8 @@ final class LiveBoards: Sendable {
     static func json(_ event: PostEvent) -> String? {
         switch event.kind {
         case .posted:
-            event.parent.map { #"{"type":"reply","id":\#(event.id),"post":\#($0)}"# } ?? #"{"type":"post","id":\#(event.id)}"#
+            // The city: a page fetches the reply as everyone with no part in it sees it (`sharedReply`).
+            event.parent.map { #"{"type":"reply","id":\#(event.id),"post":\#($0),"city":\#(event.city)}"# } ?? #"{"type":"post","id":\#(event.id)}"#
         case .edited: #"{"type":"edit","id":\#(event.id)}"#
         case .gone, .hidden: #"{"type":"gone","id":\#(event.id)}"#
         case .agreed: #"{"type":"agree","id":\#(event.id),"count":\#(event.count ?? 0)}"#

@@ -15,6 +15,18 @@ struct Reader: Hashable, Sendable {
     /// Authors shown whom the reader has muted: their posts come collapsed.
     var muted: Set<Int64> = []
 
+    /// Someone with no part in what is shown: a guest, or a member whose forms need no token,
+    /// who wrote none of it, muted none of its authors and moderates nothing.
+    static func bystander(signedIn: Bool) -> Reader {
+        Reader(signedIn: signedIn, owner: nil, csrfToken: "")
+    }
+
+    private init(signedIn: Bool, owner: Int64?, csrfToken: String) {
+        self.signedIn = signedIn
+        self.owner = owner
+        self.csrfToken = csrfToken
+    }
+
     /// `context`'s reader, owning what is shown when `owns` says something shown is theirs.
     init(_ context: AppContext, owns: Bool, muted: Set<Int64> = []) {
         signedIn = context.user != nil

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import Synchronization
 
 /// New replies as open pages fetch them (`GET /posts/{id}/replies?after=`, issue 46 #1), kept
@@ -17,7 +18,60 @@ final class SharedReplies: Sendable {
         var minute: Int64
     }
 
+    /// One reply as a bystander sees it (`Reader.bystander`): what selects its render besides
+    /// its rows, which are read only when it is not kept.
+    struct One: Hashable, Sendable {
+        var city: Int64
+        var reply: Int64
+        var member: Bool
+        var language: Language
+        /// Minutes since 1970.
+        var minute: Int64
+    }
+
     private let entries = Mutex(LRUCache<Key, HTMLFragment>(maximumCount: 4_000, maximumCost: 16 << 20))
+    /// Single replies, each with the board's version it was read under: any change to the
+    /// city's board (an edit, an agreement, a removal, an author's name or standing) misses it.
+    private let ones = Mutex(LRUCache<One, (stamp: PageVersions.Stamp, reply: Reply)>(maximumCount: 4_000, maximumCost: 8 << 20))
+    private let oneFlights = SingleFlight<One, Reply?>()
+
+    /// A reply as kept: its bytes, and the same as one gzip member (made once: thousands of
+    /// pages fetch it, and a browser's fetch takes gzip).
+    struct Reply: Sendable {
+        let bytes: [UInt8]
+        let gzip: [UInt8]
+
+        /// The reply as a response: gzip when the client takes it.
+        func response(for request: Request) -> Response {
+            guard acceptsGzip(request) else { return .html(bytes) }
+            var response = Response.html(gzip)
+            response.headers.add("Content-Encoding", "gzip")
+            response.headers.add("Vary", "Accept-Encoding")
+            return response
+        }
+    }
+
+    /// A kept reply (`ConversationController.sharedReply`) answered on the event loop: no
+    /// worker, no middleware, nothing read. Thousands of pages fetch each reply of a storm within
+    /// a second or so; all but the first of each kind of reader find it kept. Anything else (not
+    /// kept, out of date, a language chosen by `?lang=`) goes the router's way.
+    func immediateResponse(to request: Request, now: Date) -> Response? {
+        guard enabled, request.method == "GET", request.path.hasPrefix("/shared/cities/") else { return nil }
+        let segments = request.path.split(separator: "/", omittingEmptySubsequences: false)
+        guard segments.count == 6, segments[4] == "replies", let city = Int64(segments[3]), String(city) == segments[3],
+              let reply = Int64(segments[5]), String(reply) == segments[5], let query = try? request.queryItems() else { return nil }
+        let context = AppContext(request: request)
+        guard !context.languageChosenByQuery else { return nil }
+        let key = One(city: city, reply: reply, member: query["as"] == "member", language: context.language,
+                      minute: Int64(Int(clampedSeconds: now.timeIntervalSince1970) / 60))
+        let stamp = versions.boardStamp(city: city)
+        guard let kept = ones.withLock({ $0.value(for: key) }), kept.stamp == stamp else { return nil }
+        asked.add(1, ordering: .relaxed)
+        var response = kept.reply.response(for: request)
+        Middleware.secure(&response, signedIn: false)
+        return response
+    }
+    private let versions: PageVersions
     /// Readers arriving together wait for the one render under way rather than make their own.
     private let flights = SingleFlight<Key, HTMLFragment>()
     /// False: every fetch renders afresh (`--page-caches off`).
@@ -26,9 +80,38 @@ final class SharedReplies: Sendable {
     var keptBytes: Int { entries.withLock { $0.totalCost } }
     /// Renders made (tests and the benchmark read it).
     let renders = Atomic<Int>(0)
+    /// Single replies asked for (tests read it: live.js asks for them).
+    let asked = Atomic<Int>(0)
 
-    init(enabled: Bool = true) {
+    init(enabled: Bool = true, versions: PageVersions = PageVersions()) {
         self.enabled = enabled
+        self.versions = versions
+    }
+
+    /// The reply `key` names: kept while its city's board is unchanged, or made by `make` (nil:
+    /// not there for a bystander) from rows read after the version was taken.
+    func one(_ key: One, make: () throws -> HTMLFragment?) throws -> Reply? {
+        asked.add(1, ordering: .relaxed)
+        let stamp = versions.boardStamp(city: key.city)
+        func render() throws -> Reply? {
+            renders.add(1, ordering: .relaxed)
+            return try make().map { Reply(bytes: $0.bytes, gzip: Gzip.compress($0.bytes)) }
+        }
+        guard enabled else { return try render() }
+        if let kept = ones.withLock({ $0.value(for: key) }), kept.stamp == stamp { return kept.reply }
+        // Pages hearing of a reply together wait for the one render under way.
+        guard let (flight, isLeader) = oneFlights.join(key, admit: { true }) else { return try render() }
+        if !isLeader, case .some(let landed) = flight.wait(until: Date().addingTimeInterval(Self.wait)) { return landed }
+        guard isLeader else { return try render() }
+        do {
+            let made = try render()
+            if let made { ones.withLock { $0.set((stamp, made), for: key, cost: made.bytes.count + made.gzip.count) } }
+            oneFlights.land(key, with: .some(made))
+            return made
+        } catch {
+            oneFlights.land(key, with: nil)
+            throw error
+        }
     }
 
     /// How long a reader waits for another's render before making its own.

@@ -89,13 +89,19 @@ final class ChangeFeed: Sendable { // the listening thread owns its connection
                         lastHeard = Date()
                         heard()
                     }
-                    var heardNow: [PageChange] = []
-                    for (channel, payload) in connection.notifications() where channel == ChangeStream.channel {
-                        let parts = payload.split(separator: " ", maxSplits: 1)
-                        guard parts.count == 2, parts[0] != node else { continue }
-                        if let change = PageChange(payload: parts[1]) { heardNow.append(change) }
+                    // Until none is left: asking the position reads the socket, and notifications
+                    // that came meanwhile wait in libpq, not on the socket `poll` watches.
+                    while true {
+                        var heardNow: [PageChange] = []
+                        let notifications = connection.notifications()
+                        for (channel, payload) in notifications where channel == ChangeStream.channel {
+                            let parts = payload.split(separator: " ", maxSplits: 1)
+                            guard parts.count == 2, parts[0] != node else { continue }
+                            if let change = PageChange(payload: parts[1]) { heardNow.append(change) }
+                        }
+                        if !heardNow.isEmpty { received(heardNow, try position(connection)) }
+                        if notifications.isEmpty || !asksPosition { break }
                     }
-                    if !heardNow.isEmpty { received(heardNow, try position(connection)) }
                     guard connection.isUsable else { break }
                     if Date().timeIntervalSince(lastHeard) >= Self.keepaliveInterval {
                         do {

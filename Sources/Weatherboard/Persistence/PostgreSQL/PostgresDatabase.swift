@@ -413,13 +413,22 @@ final class PostgresConnection: SQLConnection {
     /// given up (closed, never returned to the pool) and the wait is a 503. Several statements
     /// (the simple protocol) give several results: the first error, else the last result, is kept.
     private func awaitAnswer() throws -> LibPQ.Result? {
-        var failedAt: Int?
-        return try awaitAnswer(failedAt: &failedAt)
+        var progress = Progress()
+        return try awaitAnswer(&progress)
     }
 
-    /// `awaitAnswer`, and which statement's result (counted from 0) was the first to fail.
-    private func awaitAnswer(failedAt: inout Int?) throws -> LibPQ.Result? {
-        var index = 0
+    /// How far an answer of several statements got: how many results came, which was the first
+    /// to fail (counted from 0), and the first column of one statement's first row.
+    struct Progress {
+        var received = 0
+        var failedAt: Int?
+        /// The statement whose value is kept (nil: the last).
+        var valueOf: Int?
+        var value: String?
+    }
+
+    /// `awaitAnswer`, saying in `progress` how far it got (also when it throws).
+    private func awaitAnswer(_ progress: inout Progress) throws -> LibPQ.Result? {
         // A request's own deadline, when sooner: it is answered 503 in time, and the connection,
         // whose answer may still come, is given up.
         let deadline = min(Date().addingTimeInterval(answerDeadline), DatabaseDeadline.current ?? .distantFuture)
@@ -439,8 +448,12 @@ final class PostgresConnection: SQLConnection {
             }
             guard let result = library.getResult(connection) else { return kept }
             let failed = { (r: LibPQ.Result?) in r != nil && self.library.resultStatus(r) != LibPQ.commandOK && self.library.resultStatus(r) != LibPQ.tuplesOK }
-            if failedAt == nil && failed(result) { failedAt = index }
-            index += 1
+            if progress.failedAt == nil && failed(result) { progress.failedAt = progress.received }
+            if !failed(result), progress.valueOf.map({ $0 == progress.received }) ?? true {
+                progress.value = library.ntuples(result) > 0 && library.getisnull(result, 0, 0) == 0
+                    ? library.getvalue(result, 0, 0).map { String(cString: $0) } : nil
+            }
+            progress.received += 1
             if kept != nil && failed(kept) {
                 library.clear(result)
             } else {
@@ -483,9 +496,9 @@ final class PostgresConnection: SQLConnection {
 
     /// Runs `body` between `begin` and `commit`; rolls back when it throws. `commit` (made once
     /// `body` has run) is COMMIT and what runs after it in the same round trip, whatever becomes
-    /// of this process meanwhile: the first column of its last statement comes back with the
-    /// value. A statement after COMMIT that fails fails alone (the write is committed): the
-    /// value then comes back with nil.
+    /// of this process meanwhile: the first column of the statement right after COMMIT comes
+    /// back with the value. Once COMMIT has answered, the write is committed: a statement after
+    /// it that fails, or an answer that does not come in time, fails alone (nil with the value).
     func transaction<T>(_ begin: String, commit: () -> String, _ body: () throws -> T) throws -> (value: T, committed: String?) {
         do {
             try simple(begin)
@@ -497,11 +510,14 @@ final class PostgresConnection: SQLConnection {
         }
         do {
             let value = try body()
-            var failedAt: Int?
+            var progress = Progress(valueOf: 1)
             do {
-                return (value, try simpleValue(commit(), failedAt: &failedAt))
-            } catch where (failedAt ?? 0) > 0 {
-                return (value, nil)
+                try simple(commit(), &progress)
+                return (value, progress.value)
+            } catch where progress.received > 0 && progress.failedAt != 0 {
+                // COMMIT's own answer came, and it was no failure: the write is committed, whatever
+                // became of what followed it (or of the wait for it).
+                return (value, progress.value)
             }
         } catch {
             try? simple("ROLLBACK")
@@ -511,23 +527,23 @@ final class PostgresConnection: SQLConnection {
 
     /// Statements without parameters, through the simple query protocol (several may be given).
     func simple(_ sql: String) throws {
-        _ = try simpleValue(sql)
+        var progress = Progress()
+        try simple(sql, &progress)
     }
 
     /// `simple`, and the first column of the last statement's first row (nil if none).
     func simpleValue(_ sql: String) throws -> String? {
-        var failedAt: Int?
-        return try simpleValue(sql, failedAt: &failedAt)
+        var progress = Progress()
+        try simple(sql, &progress)
+        return progress.value
     }
 
-    /// `simpleValue`, and which statement was the first to fail (counted from 0).
-    func simpleValue(_ sql: String, failedAt: inout Int?) throws -> String? {
-        guard library.sendQuery(connection, sql) == 1 else { try check(nil); return nil }
-        let result = try awaitAnswer(failedAt: &failedAt)
+    /// `simple`, saying in `progress` how far it got.
+    private func simple(_ sql: String, _ progress: inout Progress) throws {
+        guard library.sendQuery(connection, sql) == 1 else { return try check(nil) }
+        let result = try awaitAnswer(&progress)
         defer { library.clear(result) }
         try check(result)
-        guard library.ntuples(result) > 0, library.getisnull(result, 0, 0) == 0 else { return nil }
-        return library.getvalue(result, 0, 0).map { String(cString: $0) }
     }
 
     @discardableResult

@@ -79,7 +79,20 @@ final class ReplicaSet: Sendable {
         /// Released, to be given to the consumers by the thread delivering now.
         var outbox: [Held] = []
         var delivering = false
+
+        /// The primary was at `position` at `time`: samples less than `sampleSpacing` apart are
+        /// one (the earlier time, the higher position: a lag is never underestimated), so the
+        /// list holds at most a sample per 10 ms of the lag bound however many commits come.
+        mutating func saw(_ position: UInt64, at time: UInt64) {
+            if let last = recent.last, time &- min(time, last.at) < ReplicaSet.sampleSpacing {
+                if position > last.position { recent[recent.count - 1].position = position }
+            } else if position > (recent.last?.position ?? overdue) {
+                recent.append((time, position))
+            }
+        }
     }
+    /// Milliseconds within which the primary's positions count as one sample.
+    static let sampleSpacing: UInt64 = 10
     private let gate = Mutex(Gate())
     private let stream: ChangeStream
     private let logger: Logger
@@ -92,7 +105,8 @@ final class ReplicaSet: Sendable {
     static let sampleInterval: TimeInterval = 0.1
     /// A replica that has not answered a check for this long serves nothing.
     static let silenceAllowed: UInt64 = 500
-    /// Seconds a page's read waits on a replica before it is tried on the primary.
+    /// Seconds a page's read waits on a replica at most before it is tried on the primary (or
+    /// half the request's time left, when that is more).
     static let readDeadline: TimeInterval = 0.75
 
     init(primaryURL: String, replicaURLs: [String], maximumLag: Double, connections: Int, timeouts: PostgresTimeouts,
@@ -150,7 +164,7 @@ final class ReplicaSet: Sendable {
     func hold(_ changes: [PageChange], from origin: ChangeStream.Origin, at position: UInt64) {
         gate.withLock { gate in
             if !changes.isEmpty { gate.held.append(Held(changes: changes, origin: origin, position: position)) }
-            gate.recent.append((Self.now(), position))
+            gate.saw(position, at: Self.now())
         }
         settle()
     }
@@ -159,19 +173,19 @@ final class ReplicaSet: Sendable {
     /// commit order. Called after every check and every commit. One thread at a time delivers
     /// (a consumer that writes comes back here and finds the delivery under way).
     private func settle() {
-        let now = Self.now()
         let delivers = gate.withLock { gate -> Bool in
-            let cutoff = now &- UInt64(maximumLag * 1000)
-            while let first = gate.recent.first, first.at <= cutoff {
-                gate.overdue = max(gate.overdue, first.position)
-                gate.recent.removeFirst()
-            }
+            // The time under the lock: every sample is then at or before it.
+            let now = Self.now()
+            let cutoff = now &- min(now, UInt64(maximumLag * 1000))
+            let expired = gate.recent.prefix { $0.at <= cutoff }
+            if let last = expired.last { gate.overdue = max(gate.overdue, last.position) }
+            gate.recent.removeFirst(expired.count)
             var threshold = UInt64.max
             for replica in replicas {
                 let replayed = replica.replayed.load(ordering: .acquiring), checked = replica.checked.load(ordering: .acquiring)
                 let answering = checked > 0 && now &- min(now, checked) <= Self.silenceAllowed
                 let lag: UInt64 = gate.overdue > replayed ? UInt64(maximumLag * 1000)
-                    : gate.recent.first { $0.position > replayed }.map { now &- $0.at } ?? 0
+                    : gate.recent.first { $0.position > replayed }.map { now &- min(now, $0.at) } ?? 0
                 replica.lagMilliseconds.store(answering ? Int(lag) : -1, ordering: .relaxed)
                 let usable = answering && gate.overdue <= replayed
                 replica.usable.store(usable, ordering: .releasing)
@@ -192,9 +206,10 @@ final class ReplicaSet: Sendable {
             }
             return gate.outbox.removeFirst()
         }) {
-            stream.deliver(next.changes, from: next.origin)
-            // After the consumers: a reader who sees this position sees pages made after the change.
+            // Before the consumers: once a page's versions move, no read takes a replica without the change.
             if next.position > deliveredThrough.load(ordering: .relaxed) { deliveredThrough.store(next.position, ordering: .releasing) }
+            // Consumers read what they reload from the primary, whichever thread delivers.
+            RequestReads.$current.withValue(nil) { stream.deliver(next.changes, from: next.origin) }
         }
     }
 
@@ -250,7 +265,7 @@ final class ReplicaSet: Sendable {
                 }
                 let text = try connection!.withAnswerDeadline(1) { try connection!.simpleValue("SELECT \(WALPosition.insertQuery)") }
                 if let position = text.flatMap(WALPosition.parse) {
-                    gate.withLock { $0.recent.append((Self.now(), position)) }
+                    gate.withLock { $0.saw(position, at: Self.now()) }
                 }
             } catch {
                 connection?.close()
@@ -291,12 +306,9 @@ public final class RequestReads: Sendable {
     let floor: Atomic<UInt64>
     /// This request's last commit (0: none), for the cookie.
     let wrote = Atomic<UInt64>(0)
-    private let replicas: ReplicaSet
-
-    init(mayUseReplica: Bool, floor: UInt64, replicas: ReplicaSet) {
+    init(mayUseReplica: Bool, floor: UInt64) {
         self.mayUseReplica = mayUseReplica
         self.floor = Atomic(floor)
-        self.replicas = replicas
     }
 
     /// This request committed at `position`: its later reads see it, and so do the client's next.
@@ -305,9 +317,16 @@ public final class RequestReads: Sendable {
         raise(floor, to: position)
     }
 
-    /// Whether pages kept on this node can be what this client reads: not while a change of
-    /// theirs has yet to reach this node's caches (they would show the page before their write).
-    var seesKeptPages: Bool { floor.load(ordering: .relaxed) <= replicas.deliveredThrough.load(ordering: .acquiring) }
+    /// Whether pages kept on this node can be what this client reads: not while it carries a
+    /// write of its own (for the cookie's few seconds). No node knows when another node's
+    /// changes have all reached its caches, so a kept page might predate the write.
+    var seesKeptPages: Bool { floor.load(ordering: .relaxed) == 0 }
+
+    /// This request read from a replica that had replayed `position`: its later reads see at
+    /// least as much (a page never reads an older replica after a newer one).
+    func read(at position: UInt64) {
+        raise(floor, to: position)
+    }
 
     /// The cookie that carries a client's last write to its next request on any node.
     static let cookieName = "wb_wrote"
