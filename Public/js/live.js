@@ -175,41 +175,13 @@
     });
   }
 
-  // A new reply under a post on this page: the replies after the last one shown here (a
-  // fragment rendered once for everyone with no part in them), fetched once the burst of
-  // events has settled.
-  var replyFetches = {};
-  function fetchReplies(postID) {
-    if (replyFetches[postID]) return;
-    replyFetches[postID] = setTimeout(function () {
-      delete replyFetches[postID];
-      var holder = onBoard ? post(postID) : root.querySelector("#replies");
-      if (!holder) return;
-      var shown = holder.querySelectorAll("article.reply");
-      var after = shown.length ? shown[shown.length - 1].dataset.postId : null;
-      fetchPage("/posts/" + postID + "/replies" + (after ? "?after=" + after : "")).then(function (doc) {
-        var replies = doc.querySelectorAll("#replies article.reply");
-        keepingPlace(function () {
-          for (var i = 0; i < replies.length; i++) {
-            if (post(replies[i].dataset.postId)) continue;
-            var node = document.importNode(replies[i], true);
-            announceReply(node);
-            var last = holder.querySelectorAll("article.reply");
-            if (last.length) last[last.length - 1].after(node);
-            else if (onBoard) holder.appendChild(node);
-            else holder.querySelector("h2").after(node);
-          }
-        });
-      }).catch(function () {});
-    }, 300 + Math.random() * 1200);
+  // Where a post's new replies go on this page: under it on a board; on its own page, unless
+  // its replies go on past a "later" pager (new ones belong on that later page).
+  function holderFor(postID) {
+    var holder = onBoard ? post(postID) : root.querySelector("#replies");
+    if (!holder || (!onBoard && holder.querySelector("article.reply ~ p.pager"))) return null;
+    return holder;
   }
-
-  // Who this page is for, as a new reply's shared form needs it: a guest; a member whose forms
-  // carry no token and who moderates nothing; or anyone else (null), who asks for the replies
-  // as they see them.
-  var me = document.querySelector("header a.me");
-  var shareAs = document.querySelector('input[name="csrf_token"]') || document.querySelector(".admin-link") ? null
-    : (me ? "member" : "guest");
 
   // Puts a reply under its post in the order they were written (fetches may land out of order).
   function placeReply(holder, node) {
@@ -223,28 +195,71 @@
     else holder.querySelector("h2").after(node);
   }
 
+  // New replies under a post as this reader sees them (a fragment rendered once for everyone
+  // with no part in them): from just before the earliest one asked for (`wanted`), else after
+  // the last one shown; fetched once the burst of events has settled.
+  var replyFetches = {}, replyWanted = {};
+  function fetchReplies(postID, wanted) {
+    if (wanted) replyWanted[postID] = Math.min(replyWanted[postID] || Infinity, wanted);
+    if (replyFetches[postID]) return;
+    replyFetches[postID] = setTimeout(function () {
+      delete replyFetches[postID];
+      var from = replyWanted[postID] || Infinity;
+      delete replyWanted[postID];
+      var holder = holderFor(postID);
+      if (!holder) return;
+      var shown = holder.querySelectorAll("article.reply"), after = null;
+      for (var i = 0; i < shown.length; i++) {
+        var id = Number(shown[i].dataset.postId);
+        if (id < from) after = id;
+      }
+      fetchPage("/posts/" + postID + "/replies" + (after ? "?after=" + after : "")).then(function (doc) {
+        var replies = doc.querySelectorAll("#replies article.reply");
+        keepingPlace(function () {
+          for (var i = 0; i < replies.length; i++) {
+            if (post(replies[i].dataset.postId)) continue;
+            var node = document.importNode(replies[i], true);
+            announceReply(node);
+            placeReply(holder, node);
+          }
+        });
+      }).catch(function () {});
+    }, 300 + Math.random() * 1200);
+  }
+
+  // Who this page is for, as a new reply's shared form needs it: a guest; a member whose forms
+  // carry no token and who moderates nothing; or anyone else (null), who asks for the replies
+  // as they see them.
+  var me = document.querySelector("header a.me");
+  var shareAs = document.querySelector('input[name="csrf_token"]') || document.querySelector(".admin-link") ? null
+    : (me ? "member" : "guest");
+
   // A new reply as everyone with no part in it sees it: one fragment the server renders once
   // for all the pages that heard of it, whatever they hold. The reader's own (written in
   // another tab) comes with its own controls instead, as does anything the shared form does
   // not show.
   function fetchSharedReply(event) {
     setTimeout(function () {
-      var holder = onBoard ? post(event.post) : root.querySelector("#replies");
+      var holder = holderFor(event.post);
       if (!holder || post(event.id)) return;
       fetchPage("/shared/cities/" + event.city + "/replies/" + event.id + (shareAs === "member" ? "?as=member" : ""))
         .then(function (doc) {
           var reply = doc.querySelector("#replies article.reply");
-          if (!reply || post(event.id)) return;
-          var author = reply.querySelector("a.author");
-          if (me && author && author.getAttribute("href") === me.getAttribute("href")) { fetchReplies(event.post); return; }
+          if (post(event.id)) return;
+          var author = reply && reply.querySelector("a.author");
+          if (!reply || (me && author && author.getAttribute("href") === me.getAttribute("href"))) {
+            fetchReplies(event.post, event.id);
+            return;
+          }
           var node = document.importNode(reply, true);
           keepingPlace(function () {
             announceReply(node);
             placeReply(holder, node);
           });
-        }).catch(function (status) {
-          // Gone since (404): nothing to show. Anything else: the page's own form.
-          if (status !== 404) fetchReplies(event.post);
+        }).catch(function () {
+          // Not there for a bystander (a hidden post's author still sees its replies), a node
+          // without the shared form, trouble: the page's own form, from just before this reply.
+          fetchReplies(event.post, event.id);
         });
     }, 300 + Math.random() * 1200);
   }

@@ -127,6 +127,35 @@ extension Browser {
         #expect(try JSONSerialization.jsonObject(with: Data(try app.browser().get("/notifications/unread").0.body)) as? [String: Int] == ["unread": 0])
     }
 
+    /// A block or a mute made in another tab (or on another device) reaches the pages already
+    /// open: their streams stop announcing the person at once. A page fetches a new reply as
+    /// everyone sees it, so a stream that still announced them would show them.
+    @Test func aBlockMadeElsewhereSilencesThePagesAlreadyOpen() throws {
+        let app = try AppHarness { $0.limits.secondsBetweenPosts = 0 }
+        let author = app.browser(), reader = app.browser(), neighbour = app.browser()
+        try author.signUp("author")
+        try reader.signUp("reader")
+        try neighbour.signUp("neighbour")
+        try app.inGoodStanding("author", "reader", "neighbour")
+        try neighbour.postOnBoard("seoul", "Fog by the river")
+        let postID = try Self.newest(app)
+        let open = try reader.listen("/city/seoul/live")
+
+        // In another tab: blocking the author, then muting the neighbour for a day.
+        try reader.get("/users/author")
+        #expect(try reader.post("/users/author/block", []).0.status == 303)
+        try ConversationTests.reply(author, to: postID, "Not fog, smoke")
+        try reader.get("/users/neighbour")
+        #expect(try reader.post("/users/neighbour/mute", [("duration", "day")]).0.status == 303)
+        try neighbour.postOnBoard("seoul", "Still foggy")
+        let chief = app.browser()
+        try chief.signUp("chief")
+        try app.inGoodStanding("chief")
+        try chief.postOnBoard("seoul", "Marker")
+        let marker = #"{"type":"post","id":\#(try Self.newest(app))}"#
+        #expect(try open.events(through: marker) == [marker], "nothing of the person blocked, nor of the one muted, since")
+    }
+
     @Test func eachReaderHearsWhatTheyMaySeeAndNothingElse() throws {
         let (app, author, blocker, neighbour) = try sceneWithABlock(blocker: "blocker", other: "neighbour")
         let guest = try app.browser().listen("/city/seoul/live")

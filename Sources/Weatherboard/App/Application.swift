@@ -108,7 +108,7 @@ public final class Application: Sendable {
             switch change {
             case .weather(let cityID): weather.forget(cityID: cityID)
             case .missed: weather.forgetAll() // after a reconnection: anything may have changed
-            case .city, .post, .everything, .notice, .warning: break
+            case .city, .post, .everything, .notice, .warning, .silenced: break
             }
         }
         photoProcessor = PhotoProcessor(limits: configuration.photoLimits)
@@ -133,6 +133,15 @@ public final class Application: Sendable {
                               } catch {
                                   // The event still goes out; only who may see it is unknown, so nobody's stream gets it.
                                   logger.error("live: could not read conversation \(id) to address its event: \(error)")
+                                  return nil
+                              }
+                          },
+                          silenced: { [logger, clock = configuration.clock] member in
+                              do {
+                                  return try conversations.silencedIDs(by: member, now: clock())
+                              } catch {
+                                  // The streams keep what they had; the member's next page reads it afresh.
+                                  logger.error("live: could not read whom member \(member) silenced: \(error)")
                                   return nil
                               }
                           })

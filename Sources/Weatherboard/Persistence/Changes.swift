@@ -17,6 +17,8 @@ public enum PageChange: Sendable, Hashable {
     case post(PostEvent)
     /// A member was told something (a notification): their open pages' counts change.
     case notice(Int64)
+    /// A member blocked, muted, or let back someone: what their open pages' streams announce changes.
+    case silenced(Int64)
     /// This node may have missed other nodes' changes (its listener was away): anything may have
     /// changed. Never sent to other nodes.
     case missed
@@ -26,7 +28,7 @@ public enum PageChange: Sendable, Hashable {
         switch self {
         case .city(let id), .weather(let id), .warning(let id): id
         case .post(let event): event.city
-        case .everything, .missed, .notice: nil
+        case .everything, .missed, .notice, .silenced: nil
         }
     }
 
@@ -38,6 +40,7 @@ public enum PageChange: Sendable, Hashable {
         case .warning(let id): "warning \(id)"
         case .everything: "everything"
         case .notice(let id): "notice \(id)"
+        case .silenced(let id): "silenced \(id)"
         case .missed: "everything" // (only ever delivered here)
         case .post(let e):
             "post \(e.kind.rawValue) \(e.id) \(e.city) \(e.parent.map(String.init) ?? "-") \(e.author.map(String.init) ?? "-") \(e.count.map(String.init) ?? "-")"
@@ -60,6 +63,7 @@ public enum PageChange: Sendable, Hashable {
         case ("weather", let id?): self = .weather(id)
         case ("warning", let id?): self = .warning(id)
         case ("notice", let id?): self = .notice(id)
+        case ("silenced", let id?): self = .silenced(id)
         case ("everything", nil) where parts.count == 1: self = .everything
         default: return nil
         }

@@ -23,7 +23,7 @@ public final class PageVersions: Sendable {
 
     /// The versions a page depends on: everything's, and those of the cities it shows (a city
     /// page its own; a home page the cities on it). A forecast stored for another city leaves it be.
-    struct Stamp: Equatable {
+    struct Stamp: Hashable {
         var global: UInt64
         var cities: [UInt64]
     }
@@ -58,6 +58,8 @@ public final class PageVersions: Sendable {
                 counters.global &+= 1
             case .notice:
                 break // only the member's own header shows it, and it is never kept
+            case .silenced:
+                break // a member's own pages read their blocks and mutes; none is kept for others
             }
         }
     }

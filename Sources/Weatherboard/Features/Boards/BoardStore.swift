@@ -281,24 +281,34 @@ struct BoardStore: Sendable {
 
     /// Mutes `mutedID` for `muterID` for `duration` (muting again sets the new end).
     func mute(_ mutedID: Int64, by muterID: Int64, for duration: MuteDuration, now: Date) throws {
-        try database.write { try Mutes.set(mutedID, by: muterID, until: duration.until(now), now: now, $0) }
+        try database.write { db, changes in
+            try Mutes.set(mutedID, by: muterID, until: duration.until(now), now: now, db)
+            try changes.emit(.silenced(muterID))
+        }
     }
 
     func unmute(_ mutedID: Int64, by muterID: Int64) throws {
-        try database.write { try Mutes.remove(mutedID, by: muterID, $0) }
+        try database.write { db, changes in
+            try Mutes.remove(mutedID, by: muterID, db)
+            try changes.emit(.silenced(muterID))
+        }
     }
 
     /// Blocking twice is blocking once. What the blocked person caused to be told goes too.
     func block(_ blockedID: Int64, by blockerID: Int64, now: Date) throws {
-        try database.write { db in
+        try database.write { db, changes in
             try db.execute("INSERT INTO blocks (blocker_id, blocked_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                            blockerID, blockedID, now)
             try db.execute("DELETE FROM notifications WHERE user_id = ? AND actor_id = ?", blockerID, blockedID)
+            try changes.emit(.silenced(blockerID))
         }
     }
 
     func unblock(_ blockedID: Int64, by blockerID: Int64) throws {
-        try database.write { try $0.execute("DELETE FROM blocks WHERE blocker_id = ? AND blocked_id = ?", blockerID, blockedID) }
+        try database.write { db, changes in
+            try db.execute("DELETE FROM blocks WHERE blocker_id = ? AND blocked_id = ?", blockerID, blockedID)
+            try changes.emit(.silenced(blockerID))
+        }
     }
 
     // MARK: - Reports

@@ -8,7 +8,7 @@ import Synchronization
 /// An event is encoded once and the same bytes go to everyone who may see it: its type, its id
 /// and the few fields a page needs (`{"type":"post","id":123}`); the page fetches whatever is
 /// personal. A reader is sent nothing by a person they blocked or muted, nor about replies under
-/// a blocked person's post (as of when their stream opened: blocking someone reloads the page), nothing
+/// a blocked person's post (as blocked and muted now: `resilence` follows blocks made anywhere), nothing
 /// hidden by reports except their own posts (and the replies under a hidden post only to its
 /// author), nothing under a removed post. Agreement counts are sent at most once a second per post.
 ///
@@ -53,7 +53,7 @@ final class LiveBoards: Sendable {
     struct Listener: Sendable {
         let stream: ResponseStream
         let viewer: Int64?
-        let blocked: Set<Int64>
+        var blocked: Set<Int64>
         /// People the reader has muted: their own posts and replies are not announced (others'
         /// replies under them are; the page shows the muted post collapsed).
         var muted: Set<Int64> = []
@@ -95,6 +95,8 @@ final class LiveBoards: Sendable {
     private let clock: @Sendable () -> Date
     /// The post a reply is under, as it stands (read once per event, not per listener).
     private let conversation: @Sendable (Int64) -> Conversation?
+    /// Whom a member blocked and has muted now (nil: could not be read).
+    private let silenced: @Sendable (Int64) -> (blocked: Set<Int64>, muted: Set<Int64>)?
     /// How long events are kept for replay, and how many at most.
     static let keptFor: TimeInterval = 300
     static let keptAtMost = 5_000
@@ -109,10 +111,12 @@ final class LiveBoards: Sendable {
     /// When this node began numbering events (a position from before it is another process's).
     private let startedAt: Double
 
-    init(node: String, clock: @escaping @Sendable () -> Date, conversation: @escaping @Sendable (Int64) -> Conversation? = { _ in nil }) {
+    init(node: String, clock: @escaping @Sendable () -> Date, conversation: @escaping @Sendable (Int64) -> Conversation? = { _ in nil },
+         silenced: @escaping @Sendable (Int64) -> (blocked: Set<Int64>, muted: Set<Int64>)? = { _ in nil }) {
         self.node = String(node.prefix(8)).lowercased()
         self.clock = clock
         self.conversation = conversation
+        self.silenced = silenced
         startedAt = clock().timeIntervalSince1970
     }
 
@@ -197,6 +201,7 @@ final class LiveBoards: Sendable {
         switch change {
         case .post(let event): publish(event)
         case .notice(let member): tell(member)
+        case .silenced(let member): resilence(member)
         case .missed: reloadEveryone()
         case .city, .weather, .warning, .everything: break
         }
@@ -247,6 +252,22 @@ final class LiveBoards: Sendable {
         guard !topics.isEmpty else { return }
         send(#"{"type":"notice"}"#, topics: topics, author: nil, conversationAuthor: nil, onlyNotTo: nil, onlyTo: member,
              now: clock().timeIntervalSince1970)
+    }
+
+    /// `member` blocked, muted or let back someone (on any node, in any tab): their open
+    /// streams hear from now on only what they may (a reply fetched as everyone sees it would
+    /// otherwise show a person just blocked, in the reader's other pages).
+    func resilence(_ member: Int64) {
+        let listening = state.withLock { state in state.listeners.values.contains { $0.values.contains { $0.viewer == member } } }
+        guard listening, let (blocked, muted) = silenced(member) else { return }
+        state.withLock { state in
+            for (topic, group) in state.listeners {
+                for (key, listener) in group where listener.viewer == member {
+                    state.listeners[topic]?[key]?.blocked = blocked
+                    state.listeners[topic]?[key]?.muted = muted
+                }
+            }
+        }
     }
 
     /// `{"type":"surge"}` to a city's open board pages: its reports' surge began, changed or ended

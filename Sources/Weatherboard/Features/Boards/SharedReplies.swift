@@ -33,7 +33,13 @@ final class SharedReplies: Sendable {
     /// Single replies, each with the board's version it was read under: any change to the
     /// city's board (an edit, an agreement, a removal, an author's name or standing) misses it.
     private let ones = Mutex(LRUCache<One, (stamp: PageVersions.Stamp, reply: Reply)>(maximumCount: 4_000, maximumCost: 8 << 20))
-    private let oneFlights = SingleFlight<One, Reply?>()
+    /// Renders under way, each of the version it read under: a reader whose version is newer
+    /// (a hide since) never takes an older render.
+    private let oneFlights = SingleFlight<OneFlight, Reply?>()
+    private struct OneFlight: Hashable, Sendable {
+        var key: One
+        var stamp: PageVersions.Stamp
+    }
 
     /// A reply as kept: its bytes, and the same as one gzip member (made once: thousands of
     /// pages fetch it, and a browser's fetch takes gzip).
@@ -41,12 +47,15 @@ final class SharedReplies: Sendable {
         let bytes: [UInt8]
         let gzip: [UInt8]
 
-        /// The reply as a response: gzip when the client takes it.
+        /// The reply as a response: gzip when the client takes it. Its words follow the
+        /// language (the cookie, `Accept-Language`), and it changes with the board: no cache
+        /// keeps it without asking.
         func response(for request: Request) -> Response {
-            guard acceptsGzip(request) else { return .html(bytes) }
-            var response = Response.html(gzip)
-            response.headers.add("Content-Encoding", "gzip")
-            response.headers.add("Vary", "Accept-Encoding")
+            let gzipped = acceptsGzip(request)
+            var response = Response.html(gzipped ? gzip : bytes)
+            if gzipped { response.headers.add("Content-Encoding", "gzip") }
+            response.headers.add("Vary", "Accept-Encoding, Accept-Language, Cookie")
+            response.headers.add("Cache-Control", "private, no-cache")
             return response
         }
     }
@@ -100,16 +109,17 @@ final class SharedReplies: Sendable {
         guard enabled else { return try render() }
         if let kept = ones.withLock({ $0.value(for: key) }), kept.stamp == stamp { return kept.reply }
         // Pages hearing of a reply together wait for the one render under way.
-        guard let (flight, isLeader) = oneFlights.join(key, admit: { true }) else { return try render() }
+        let flightKey = OneFlight(key: key, stamp: stamp)
+        guard let (flight, isLeader) = oneFlights.join(flightKey, admit: { true }) else { return try render() }
         if !isLeader, case .some(let landed) = flight.wait(until: Date().addingTimeInterval(Self.wait)) { return landed }
         guard isLeader else { return try render() }
         do {
             let made = try render()
             if let made { ones.withLock { $0.set((stamp, made), for: key, cost: made.bytes.count + made.gzip.count) } }
-            oneFlights.land(key, with: .some(made))
+            oneFlights.land(flightKey, with: .some(made))
             return made
         } catch {
-            oneFlights.land(key, with: nil)
+            oneFlights.land(flightKey, with: nil)
             throw error
         }
     }
