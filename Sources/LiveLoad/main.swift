@@ -151,7 +151,8 @@ if let hold {
     exit(0)
 }
 
-if let storm = argument("--storm").flatMap(Double.init) {
+if let text = argument("--storm") {
+    guard let storm = Double(text), storm.isFinite, storm >= 1, storm <= 86_400 else { fail("--storm wants seconds, 1 to 86400, not \(text)") }
     runStorm(seconds: storm)
     exit(0)
 }
