@@ -62,7 +62,8 @@ final class TestPostgres: Sendable {
         try shared.get()
     }
 
-    private init() throws {
+    /// A server of its own (`TestReplica`'s primary: its replay must not wait on every other test's writes).
+    init() throws {
         guard let bin = Self.binaries() else {
             throw TestPostgresUnavailable(description: "PostgreSQL is not installed (apt-get install postgresql)")
         }

@@ -28,9 +28,12 @@ import Testing
             spent = try Self.cpuSeconds(pid) - before
             #expect(stub.hits >= 1, "the fetch was under way")
         }
-        print("CPU while a provider took its time: \(Int(clampedSeconds: spent * 1000)) ms over 2 s")
-        // Ticks are 10 ms: 20 ms is two of them (0 to 10 ms measured here; URLSession took 1.7 s).
-        #expect(spent <= 0.02, "the wait cost \(spent) s of CPU")
+        let milliseconds = Int((spent * 1000).rounded())
+        print("CPU while a provider took its time: \(milliseconds) ms over 2 s")
+        // Ticks are 10 ms, and an idle node's timers are charged one every 3 s or so: 5 % of the
+        // window leaves them room and still fails a polling wait (URLSession's took 1.7 s).
+        // Whole milliseconds: two ticks read as 0.020000000000000018 s.
+        #expect(milliseconds <= 100, "the wait cost \(milliseconds) ms of CPU")
     }
 
     /// An answer that comes, but slower than `WeatherService.slowAnswer`, is shown and opens
