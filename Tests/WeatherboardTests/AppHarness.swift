@@ -52,8 +52,9 @@ final class AppHarness: Sendable {
         if configuration.airQualityURL == AppConfiguration().airQualityURL { configuration.airQualityURL = configuration.openMeteoURL }
         // Normals only where a test asks for them (their fetch is one more upstream call).
         if configuration.archiveURL == AppConfiguration().archiveURL { configuration.archiveURL = "" }
-        // Warnings likewise: no test asks the real weather service.
+        // Warnings likewise: no test asks the real weather services.
         if configuration.warningsNWSURL == nil { configuration.warningsNWSURL = "" }
+        if configuration.warningsMeteoAlarmURL == nil { configuration.warningsMeteoAlarmURL = "" }
         let log = self.log
         application = try Application(configuration: configuration,
                                       logger: Logger(label: "weatherboard") { _ in CapturedLog.Handler(log: log) })

@@ -42,6 +42,13 @@ public struct AppConfiguration: Sendable {
     /// demo has no warnings); empty: none.
     public var warningsNWSURL: String?
     static let nwsURL = "https://api.weather.gov"
+    /// MeteoAlarm's feeds (Europe's national services' warnings, `MeteoAlarm`). Unset:
+    /// `feeds.meteoalarm.org` wherever real forecasts are asked; empty: none.
+    public var warningsMeteoAlarmURL: String?
+    static let meteoAlarmURL = "https://feeds.meteoalarm.org"
+    /// A GeoJSON file of the shapes MeteoAlarm's warnings name by geocode (EMMA_ID, NUTS):
+    /// without it, only warnings drawn as polygons find their cities.
+    public var warningsMeteoAlarmGeocodes: String?
     /// How often each node asks the warnings' sources for what they have in force.
     public var warningsEvery: TimeInterval = 300
     /// Reports by people with some standing that mark an hour's forecast missed on the bars.

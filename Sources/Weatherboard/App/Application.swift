@@ -112,7 +112,7 @@ public final class Application: Sendable {
             }
         }
         photoProcessor = PhotoProcessor(limits: configuration.photoLimits)
-        warnings = try Warnings(database: database, cities: cities, providers: Application.makeWarningProviders(configuration),
+        warnings = try Warnings(database: database, cities: cities, providers: try Application.makeWarningProviders(configuration),
                                 interval: configuration.warningsEvery,
                                 words: { [pages, clock = configuration.clock] warning, city in
                                     WarningView.threadOpening(warning, city: city, now: clock()) { pages.string($0, $1, $2) }
@@ -279,11 +279,15 @@ public final class Application: Sendable {
 
     /// Warnings come wherever real forecasts are asked (the demo has none) or a source's URL is
     /// given; an empty URL asks that source for none.
-    static func makeWarningProviders(_ configuration: AppConfiguration) -> [WarningProvider] {
+    static func makeWarningProviders(_ configuration: AppConfiguration) throws -> [WarningProvider] {
         let real = configuration.weatherProviders.contains("open-meteo") || configuration.kmaKey != nil
         var providers: [WarningProvider] = []
         if let url = configuration.warningsNWSURL ?? (real ? AppConfiguration.nwsURL : nil), !url.isEmpty {
             providers.append(NWSAlerts(baseURL: url))
+        }
+        if let url = configuration.warningsMeteoAlarmURL ?? (real ? AppConfiguration.meteoAlarmURL : nil), !url.isEmpty {
+            let geocodes = try configuration.warningsMeteoAlarmGeocodes.map(WarningGeocodes.init(file:)) ?? WarningGeocodes()
+            providers.append(MeteoAlarm(baseURL: url, geocodes: geocodes))
         }
         return providers
     }

@@ -163,6 +163,10 @@ struct Setting {
             .text("archive-url", "Base URL of Open-Meteo's historical archive (each city's 1991–2020 normals, asked once), e.g. a proxy.", \.archiveURL),
             Setting(name: "warnings-nws-url", help: "Base URL of the US National Weather Service's API (its active alerts, shown as warnings); empty for none. Default: \(AppConfiguration.nwsURL) with real forecasts, none with the demo's.",
                     apply: { $0.warningsNWSURL = $1 }, shown: { $0.warningsNWSURL ?? "" }),
+            Setting(name: "warnings-meteoalarm-url", help: "Base URL of MeteoAlarm's feeds (the warnings of Europe's national weather services); empty for none. Default: \(AppConfiguration.meteoAlarmURL) with real forecasts, none with the demo's.",
+                    apply: { $0.warningsMeteoAlarmURL = $1 }, shown: { $0.warningsMeteoAlarmURL ?? "" }),
+            Setting(name: "warnings-meteoalarm-geocodes", help: "A GeoJSON file of the areas MeteoAlarm's warnings name by code (features with properties type and code, as MeteoAlarm publishes them); without it only warnings drawn as polygons are placed.",
+                    apply: { $0.warningsMeteoAlarmGeocodes = $1.isEmpty ? nil : $1 }, shown: { $0.warningsMeteoAlarmGeocodes ?? "" }),
             Setting(name: "warnings-every", help: "Seconds between asking the warnings' sources what they have in force.", apply: { configuration, text in
                 guard let seconds = Double(text), seconds >= 1, seconds <= 86_400 else { throw Problem(description: "--warnings-every must be 1 to 86400 seconds") }
                 configuration.warningsEvery = seconds

@@ -18,6 +18,8 @@ enum Curl {
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
+        /// The answer came but was longer than allowed: asking again gets the same.
+        var isTooLarge = false
     }
 
     /// Handles with their connection caches, for the next transfer (at most `pooled` kept).
@@ -91,7 +93,7 @@ enum Curl {
                 return curl_easy_perform(handle)
             }
         }
-        if received.tooLarge { throw Failure(description: "the answer is larger than \(maximumBytes) bytes") }
+        if received.tooLarge { throw Failure(description: "the answer is larger than \(maximumBytes) bytes", isTooLarge: true) }
         if result == CURLE_OPERATION_TIMEDOUT { throw Failure(description: "timed out after \(Int(clampedSeconds: timeout * 1000)) ms") }
         guard result == CURLE_OK else { throw Failure(description: String(cString: curl_easy_strerror(result))) }
         reusable = true

@@ -1,24 +1,6 @@
 import Foundation
 import Synchronization
 
-/// A source of official warnings: every warning it has in force now, in one answer.
-protocol WarningProvider: Sendable {
-    /// The source's name (`nws`), the prefix of its warnings' ids and its breaker's key.
-    var source: String { get }
-    /// The source's warnings in force at `now`, each matched to `cities`; a failure throws.
-    func warnings(now: Date, cities: [City]) throws -> WarningFeed
-}
-
-/// What one poll of a source gave: the warnings it has in force (all of them: one missing since
-/// the last poll has ended) and the ones refused, with why.
-struct WarningFeed: Sendable {
-    var warnings: [(incoming: IncomingWarning, cities: [Int64])]
-    var refused: [String]
-    /// False when some warnings were left for the next poll (a budget ran out): the ones not
-    /// listed may still be in force, so they are kept.
-    var complete = true
-}
-
 /// The US National Weather Service's active alerts (`/alerts/active`, GeoJSON features with CAP
 /// properties). An alert with a polygon is matched by it; one without (most zone-wide alerts) by
 /// its affected zones' own polygons, asked from the same service once each and kept.
@@ -62,22 +44,7 @@ final class NWSAlerts: WarningProvider {
                     area.polygons += polygons
                 }
             }
-            guard incoming.kind != .cancel else {
-                feed.warnings.append((incoming, []))
-                continue
-            }
-            vertexBudget -= area.vertexCount
-            guard vertexBudget >= 0 else {
-                feed.refused.append("\(incoming.warning.id.prefix(80)): past this poll's \(Self.verticesPerPoll) vertices")
-                feed.complete = false
-                continue
-            }
-            let covered = area.cities(among: here)
-            guard covered.count <= WarningArea.maximumCities else {
-                feed.refused.append("\(incoming.warning.id.prefix(80)): covers \(covered.count) cities (at most \(WarningArea.maximumCities))")
-                continue
-            }
-            feed.warnings.append((incoming, covered))
+            feed.take(incoming, area: area, among: here, vertices: &vertexBudget, perPoll: Self.verticesPerPoll)
         }
         return feed
     }
@@ -160,17 +127,13 @@ final class NWSAlerts: WarningProvider {
             throw IncomingWarning.Refused(description: "an alert without a usable id")
         }
         let id = "nws:" + identifier
-        func date(_ key: String) -> Date? { field(key).flatMap(Self.date) }
+        func date(_ key: String) -> Date? { field(key).flatMap(CAP.time) }
         guard let sent = date("sent") else { throw IncomingWarning.Refused(description: "\(id.prefix(80)): no time sent") }
         // `ends` is the hazard's end; `expires` the message's, often sooner: the later one shown.
         guard let expires = [date("ends"), date("expires")].compactMap({ $0 }).max() else {
             throw IncomingWarning.Refused(description: "\(id.prefix(80)): no end")
         }
-        let kind: IncomingWarning.Kind = switch field("messageType") {
-        case "Update": .update
-        case "Cancel": .cancel
-        default: .alert
-        }
+        let kind = IncomingWarning.Kind(capMessageType: field("messageType") ?? "Alert")
         let replaces = ((properties["references"] as? [Any]) ?? []).prefix(50).compactMap { reference -> String? in
             guard let identifier = (reference as? [String: Any])?["identifier"] as? String, identifier.utf8.count <= 200 else { return nil }
             return "nws:" + identifier
@@ -183,15 +146,5 @@ final class NWSAlerts: WarningProvider {
                                  description: [field("description"), field("instruction")].compactMap { $0 }.joined(separator: "\n\n"))])
         let zones = ((properties["affectedZones"] as? [Any]) ?? []).prefix(200).compactMap { ($0 as? String).flatMap(ZoneID.init) }
         return (try IncomingWarning.checked(warning, kind: kind, replaces: replaces, area: WarningArea(geoJSON: geometry), now: now), zones)
-    }
-
-    /// ISO 8601 with a zone (`2026-11-22T05:00:00-08:00`); nil for anything else.
-    static func date(_ text: String) -> Date? {
-        guard text.utf8.count <= 40 else { return nil }
-        let format = ISO8601DateFormatter()
-        format.formatOptions = [.withInternetDateTime]
-        if let date = format.date(from: text) { return date }
-        format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return format.date(from: text)
     }
 }

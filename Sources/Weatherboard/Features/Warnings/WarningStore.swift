@@ -20,7 +20,7 @@ enum WarningStore {
         }
         // A cancelled or replaced warning stays out even when the feed still lists it.
         for id in gone { inForce[id] = nil }
-        if feed.complete { gone.formUnion(kept.keys.filter { inForce[$0] == nil }) }
+        if feed.complete { gone.formUnion(kept.keys.filter { inForce[$0] == nil && !feed.retained.contains($0) }) }
         var touched = Set<Int64>()
         var written = 0
         /// Removes a kept warning (its texts and cities go with it), noting where it showed.

@@ -18,7 +18,8 @@ enum HTTPFetch {
             do {
                 answer = try Curl.perform(target.absoluteString, maximumBytes: maximumBytes, timeout: max(0.05, deadline.timeIntervalSinceNow))
             } catch let failure as Curl.Failure {
-                throw UpstreamError("\(host): \(failure.description)")
+                // Too large is about the answer (this one), not the provider failing.
+                throw failure.isTooLarge ? UpstreamError.answer("\(host): \(failure.description)") : UpstreamError("\(host): \(failure.description)")
             }
             guard (300..<400).contains(answer.status), let location = answer.location,
                   let next = URL(string: location, relativeTo: target)?.absoluteURL,
