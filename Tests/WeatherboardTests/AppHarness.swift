@@ -55,6 +55,7 @@ final class AppHarness: Sendable {
         // Warnings likewise: no test asks the real weather services.
         if configuration.warningsNWSURL == nil { configuration.warningsNWSURL = "" }
         if configuration.warningsMeteoAlarmURL == nil { configuration.warningsMeteoAlarmURL = "" }
+        if configuration.warningsKMAURL == nil { configuration.warningsKMAURL = "" }
         let log = self.log
         application = try Application(configuration: configuration,
                                       logger: Logger(label: "weatherboard") { _ in CapturedLog.Handler(log: log) })

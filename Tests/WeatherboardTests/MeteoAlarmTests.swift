@@ -4,22 +4,23 @@ import Synchronization
 import Testing
 @testable import Weatherboard
 
-/// A stub of MeteoAlarm's feeds: each path answers what the test set (the recorded documents in
-/// `Fixtures/meteoalarm`), anything else 404; every request is counted.
-final class MeteoAlarmStub: Sendable {
+/// A stub of a source that answers by path (MeteoAlarm's feeds and documents, KMA's gateway):
+/// each path answers what the test set (recorded documents in `Fixtures`), anything else 404;
+/// every request is kept.
+final class FeedStub: Sendable {
     let server: Server
     private let answers = Mutex<[String: (Int, [UInt8])]>([:])
-    private let asked = Mutex<[String]>([])
+    private let asked = Mutex<[(path: String, query: String?)]>([])
     var url: String { "http://127.0.0.1:\(server.port)" }
 
     init() throws {
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.eventLoops = 1
-        let this = Mutex<MeteoAlarmStub?>(nil)
+        let this = Mutex<FeedStub?>(nil)
         server = Server(configuration: configuration) { request in
             guard let stub = this.withLock({ $0 }) else { return .text("not ready", status: .serviceUnavailable) }
-            stub.asked.withLock { $0.append(request.path) }
+            stub.asked.withLock { $0.append((request.path, request.query)) }
             let (status, body) = stub.answers.withLock { $0[request.path] } ?? (404, Array("<error>not found</error>".utf8))
             return Response(status: HTTPStatus(code: status, reason: status == 200 ? "OK" : "Not Found"),
                             headers: HTTPHeaders([("Content-Type", "application/xml")]), body: body)
@@ -34,39 +35,46 @@ final class MeteoAlarmStub: Sendable {
     }
 
     static func fixture(_ name: String) throws -> [UInt8] {
-        Array(try Data(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/meteoalarm/\(name)")))
+        Array(try Data(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/\(name)")))
     }
 
     func answer(_ path: String, status: Int = 200, _ body: [UInt8]) { answers.withLock { $0[path] = (status, body) } }
     func answer(_ path: String, fixture name: String) throws { answer(path, try Self.fixture(name)) }
-    func hits(_ path: String) -> Int { asked.withLock { $0.filter { $0 == path }.count } }
+    func hits(_ path: String) -> Int { asked.withLock { $0.filter { $0.path == path }.count } }
+    func queries(_ path: String) -> [String] { asked.withLock { $0.filter { $0.path == path }.compactMap(\.query) } }
+}
 
+/// MeteoAlarm's feeds, as `FeedStub` serves them.
+enum MeteoAlarmStub {
     static let germany = "/feeds/meteoalarm-legacy-atom-germany"
     static let norway = "/feeds/meteoalarm-legacy-atom-norway"
     static func document(_ country: String, _ id: String) -> String { "/api/v1/warnings/feeds-\(country)/\(id)" }
 
     /// The first poll's world: Germany's and Norway's feeds and every document they link.
-    func recordedDocuments() throws {
-        try answer(Self.germany, fixture: "feed-germany.xml")
-        try answer(Self.norway, fixture: "feed-norway.xml")
-        try answer(Self.document("germany", "5d2a4c1e-0b1f-4a7e-9c35-berlin00001"), fixture: "cap-berlin-alert.xml")
-        try answer(Self.document("germany", "5d2a4c1e-0b1f-4a7e-9c35-berlin00002"), fixture: "cap-berlin-update.xml")
-        try answer(Self.document("germany", "5d2a4c1e-0b1f-4a7e-9c35-berlin00003"), fixture: "cap-berlin-cancel.xml")
-        try answer(Self.document("germany", "8c0e7f52-3d4b-4f0e-a1c2-munich00001"), fixture: "cap-munich.xml")
-        try answer(Self.document("germany", "00000000-exercise-1"), fixture: "cap-exercise.xml")
-        try answer(Self.document("germany", "19700101-ended"), fixture: "cap-ended.xml")
-        try answer(Self.document("germany", "error-with-200"), fixture: "error-with-200.xml")
-        try answer(Self.document("germany", "laughs"), fixture: "cap-laughs.xml")
-        try answer(Self.document("germany", "entities"), fixture: "cap-entities.xml")
-        try answer(Self.document("germany", "unknown-geocode"), fixture: "cap-unknown-geocode.xml")
+    static func recordedDocuments(_ stub: FeedStub) throws {
+        // Every other member country has nothing in force: an empty feed.
+        for country in MeteoAlarm.feeds.values where country != "germany" && country != "norway" {
+            stub.answer("/feeds/meteoalarm-legacy-atom-\(country)", Array(#"<?xml version="1.0" encoding="UTF-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>\#(country)</title></feed>"#.utf8))
+        }
+        try stub.answer(Self.germany, fixture: "meteoalarm/feed-germany.xml")
+        try stub.answer(Self.norway, fixture: "meteoalarm/feed-norway.xml")
+        try stub.answer(Self.document("germany", "5d2a4c1e-0b1f-4a7e-9c35-berlin00001"), fixture: "meteoalarm/cap-berlin-alert.xml")
+        try stub.answer(Self.document("germany", "5d2a4c1e-0b1f-4a7e-9c35-berlin00002"), fixture: "meteoalarm/cap-berlin-update.xml")
+        try stub.answer(Self.document("germany", "5d2a4c1e-0b1f-4a7e-9c35-berlin00003"), fixture: "meteoalarm/cap-berlin-cancel.xml")
+        try stub.answer(Self.document("germany", "8c0e7f52-3d4b-4f0e-a1c2-munich00001"), fixture: "meteoalarm/cap-munich.xml")
+        try stub.answer(Self.document("germany", "00000000-exercise-1"), fixture: "meteoalarm/cap-exercise.xml")
+        try stub.answer(Self.document("germany", "19700101-ended"), fixture: "meteoalarm/cap-ended.xml")
+        try stub.answer(Self.document("germany", "error-with-200"), fixture: "meteoalarm/error-with-200.xml")
+        try stub.answer(Self.document("germany", "laughs"), fixture: "meteoalarm/cap-laughs.xml")
+        try stub.answer(Self.document("germany", "entities"), fixture: "meteoalarm/cap-entities.xml")
+        try stub.answer(Self.document("germany", "unknown-geocode"), fixture: "meteoalarm/cap-unknown-geocode.xml")
         // A description of 10 MB: larger than a CAP document may be.
-        var huge = try Self.fixture("cap-munich.xml")
-        let at = try #require(String(decoding: huge, as: UTF8.self).range(of: "<description>")).upperBound.utf16Offset(in: String(decoding: huge, as: UTF8.self))
+        var huge = try FeedStub.fixture("meteoalarm/cap-munich.xml")
+        let at = try #require(huge.firstRange(of: Array("<description>".utf8))).upperBound
         huge.insert(contentsOf: Array(repeating: UInt8(ascii: "x"), count: 10 << 20), at: at)
-        answer(Self.document("germany", "ten-megabytes"), huge)
-        try answer(Self.norway, fixture: "feed-norway.xml")
-        try answer(Self.document("norway", "9f1e2d3c-gale-0001"), fixture: "cap-norway-gale.xml")
+        stub.answer(Self.document("germany", "ten-megabytes"), huge)
+        try stub.answer(Self.norway, fixture: "meteoalarm/feed-norway.xml")
+        try stub.answer(Self.document("norway", "9f1e2d3c-gale-0001"), fixture: "meteoalarm/cap-norway-gale.xml")
     }
 }
 
@@ -84,8 +92,8 @@ final class MeteoAlarmStub: Sendable {
     static func warnings(_ page: MarkupDocument) -> [MarkupDocument.Node] { page.nodes("//section[@class='warnings']//*[@data-warning]") }
 
     @Test func warningsReachTheCitiesTheirAreasCoverAndFollowUpdatesAndCancellations() throws {
-        let stub = try MeteoAlarmStub()
-        try stub.recordedDocuments()
+        let stub = try FeedStub()
+        try MeteoAlarmStub.recordedDocuments(stub)
         let app = try AppHarness {
             $0.warningsMeteoAlarmURL = stub.url
             $0.warningsMeteoAlarmGeocodes = Self.geocodes
@@ -138,7 +146,7 @@ final class MeteoAlarmStub: Sendable {
         #expect(try app.count("SELECT count(*) FROM warnings WHERE source = 'meteoalarm'") == 3, "Berlin's, Munich's, Norway's gale")
 
         // The update: extreme now, until 21:00, and Hamburg too; the first message is gone.
-        try stub.answer(MeteoAlarmStub.germany, fixture: "feed-germany-update.xml")
+        try stub.answer(MeteoAlarmStub.germany, fixture: "meteoalarm/feed-germany-update.xml")
         app.application.warnings.poll()
         (_, page) = try app.page("/city/berlin")
         shown = Self.warnings(page)
@@ -150,7 +158,7 @@ final class MeteoAlarmStub: Sendable {
         #expect(try app.count("SELECT count(*) FROM warnings WHERE id LIKE '%berlin-1.MUL'") == 0)
 
         // The cancellation: gone from Berlin and Hamburg; Munich's stays.
-        try stub.answer(MeteoAlarmStub.germany, fixture: "feed-germany-cancel.xml")
+        try stub.answer(MeteoAlarmStub.germany, fixture: "meteoalarm/feed-germany-cancel.xml")
         app.application.warnings.poll()
         (_, page) = try app.page("/city/berlin")
         #expect(Self.warnings(page).isEmpty, "cancelled")
@@ -180,8 +188,8 @@ final class MeteoAlarmStub: Sendable {
     /// Without the geocodes file only drawn areas find their cities; the rest are refused and
     /// the log says what is missing.
     @Test func withoutTheGeocodesFileOnlyDrawnAreasArePlaced() throws {
-        let stub = try MeteoAlarmStub()
-        try stub.recordedDocuments()
+        let stub = try FeedStub()
+        try MeteoAlarmStub.recordedDocuments(stub)
         let app = try AppHarness { $0.warningsMeteoAlarmURL = stub.url; $0.warningsEvery = 3600 }
         WarningTests.firstPoll(app)
         #expect(Self.warnings(try app.page("/city/troms").1).count == 1)

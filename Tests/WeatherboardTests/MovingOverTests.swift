@@ -287,10 +287,10 @@ extension AppHarness {
             SELECT id, 1122, 8.5, -0.5, 'open-meteo-era5', 2.5 FROM cities WHERE slug = 'seoul'
             """)
 
-        // An official warning in force in Seoul, in two languages (its words and dates as a source gave them).
+        // An official warning in force in Seoul until lifted, in two languages (its words and dates as a source gave them).
         try execute("""
-            INSERT INTO warnings (id, source, event, severity, urgency, sent, onset, expires)
-            VALUES ('kma:2026-11-22-1', 'kma', '호우주의보', 'moderate', 'immediate', 1.5, 2.5, 1e12)
+            INSERT INTO warnings (id, source, event, severity, urgency, sent, onset, expires, ends_when_lifted)
+            VALUES ('kma:2026-11-22-1', 'kma', '호우주의보', 'moderate', 'immediate', 1.5, 2.5, 1e12, 1)
             """)
         try execute("""
             INSERT INTO warning_texts (warning_id, language, headline, description)

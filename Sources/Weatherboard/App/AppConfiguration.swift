@@ -49,6 +49,9 @@ public struct AppConfiguration: Sendable {
     /// A GeoJSON file of the shapes MeteoAlarm's warnings name by geocode (EMMA_ID, NUTS):
     /// without it, only warnings drawn as polygons find their cities.
     public var warningsMeteoAlarmGeocodes: String?
+    /// The KMA gateway for its special weather reports (`KMAWarnings`). Unset: `kmaURL`
+    /// wherever WEATHERBOARD_KMA_KEY is given; empty: none.
+    public var warningsKMAURL: String?
     /// How often each node asks the warnings' sources for what they have in force.
     public var warningsEvery: TimeInterval = 300
     /// Reports by people with some standing that mark an hour's forecast missed on the bars.

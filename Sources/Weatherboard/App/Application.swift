@@ -289,6 +289,9 @@ public final class Application: Sendable {
             let geocodes = try configuration.warningsMeteoAlarmGeocodes.map(WarningGeocodes.init(file:)) ?? WarningGeocodes()
             providers.append(MeteoAlarm(baseURL: url, geocodes: geocodes))
         }
+        if let key = configuration.kmaKey, let url = configuration.warningsKMAURL ?? Optional(configuration.kmaURL), !url.isEmpty {
+            providers.append(KMAWarnings(baseURL: url, serviceKey: key))
+        }
         return providers
     }
 

@@ -167,6 +167,8 @@ struct Setting {
                     apply: { $0.warningsMeteoAlarmURL = $1 }, shown: { $0.warningsMeteoAlarmURL ?? "" }),
             Setting(name: "warnings-meteoalarm-geocodes", help: "A GeoJSON file of the areas MeteoAlarm's warnings name by code (features with properties type and code, as MeteoAlarm publishes them); without it only warnings drawn as polygons are placed.",
                     apply: { $0.warningsMeteoAlarmGeocodes = $1.isEmpty ? nil : $1 }, shown: { $0.warningsMeteoAlarmGeocodes ?? "" }),
+            Setting(name: "warnings-kma-url", help: "Base URL of the KMA API gateway for its special weather reports (the warnings of Korea); empty for none. Default: --kma-url's wherever WEATHERBOARD_KMA_KEY is set.",
+                    apply: { $0.warningsKMAURL = $1 }, shown: { $0.warningsKMAURL ?? "" }),
             Setting(name: "warnings-every", help: "Seconds between asking the warnings' sources what they have in force.", apply: { configuration, text in
                 guard let seconds = Double(text), seconds >= 1, seconds <= 86_400 else { throw Problem(description: "--warnings-every must be 1 to 86400 seconds") }
                 configuration.warningsEvery = seconds

@@ -32,11 +32,14 @@ final class MeteoAlarm: WarningProvider {
     static let documentsPerPoll = 200
     /// CAP documents kept, read; past this many, the store starts over.
     static let documentsKept = 20_000
-    /// Vertices matched in one poll, at most (as `NWSAlerts.verticesPerPoll`).
+    /// Vertices matched in one poll, at most (as `NWSAlerts.verticesPerPoll`): a document's
+    /// cities are matched once, so only new ones count.
     static let verticesPerPoll = 400_000
 
     /// Each CAP document as read, by its path: the alert (nil: not for real), or why it was refused.
     private let documents = Mutex<[String: Result<CAP.Alert?, IncomingWarning.Refused>]>([:])
+    /// The cities each document's area covers, by its path, once matched.
+    private let placed = Mutex<[String: [Int64]]>([:])
 
     init(baseURL: String, geocodes: WarningGeocodes, timeout: TimeInterval = 10) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
@@ -56,14 +59,15 @@ final class MeteoAlarm: WarningProvider {
                 paths = try documentPaths(country: name)
                 answered += 1
             } catch {
-                // One country's feed failing keeps what was kept of it; the others' go on.
+                // One country's feed failing keeps what was kept of it; the others' go on. What was
+                // kept of it is known from its documents read before: none (a node just started, or
+                // the store started over), and nothing of the source ends by its absence this poll.
                 feed.refused.append("\(name): \(error)")
                 let prefix = "/api/v1/warnings/feeds-\(name)/"
-                documents.withLock { documents in
-                    for (path, read) in documents where path.hasPrefix(prefix) {
-                        if case .success(let alert?) = read { feed.retained.insert(alert.incoming.warning.id) }
-                    }
+                let known = documents.withLock { documents in
+                    documents.filter { $0.key.hasPrefix(prefix) }.compactMap { _, read in try? read.get()?.incoming.warning.id }
                 }
+                if known.isEmpty { feed.complete = false } else { feed.retained.formUnion(known) }
                 continue
             }
             for path in paths {
@@ -74,7 +78,10 @@ final class MeteoAlarm: WarningProvider {
                 let alert: CAP.Alert
                 switch read {
                 case .success(nil): continue
-                case .success(let taken?): alert = taken
+                case .success(let taken?):
+                    // Read when it was new; still listed past its end, it is not in force.
+                    guard taken.incoming.kind == .cancel || taken.incoming.warning.expires > now else { continue }
+                    alert = taken
                 case .failure(let refusal):
                     feed.refused.append(refusal.description)
                     continue
@@ -83,17 +90,32 @@ final class MeteoAlarm: WarningProvider {
                     feed.take(alert.incoming, area: WarningArea(), among: [], vertices: &vertexBudget, perPoll: Self.verticesPerPoll)
                     continue
                 }
+                if let covered = placed.withLock({ $0[path] }) {
+                    feed.warnings.append((alert.incoming, covered))
+                    continue
+                }
                 var area = alert.incoming.area
                 var unknown: [String] = []
                 for code in alert.geocodes {
-                    if let shape = geocodes.area(code) { area.polygons += shape.polygons } else { unknown.append(code) }
+                    guard let shape = geocodes.area(code) else { unknown.append(code); continue }
+                    // The same bound on a warning's vertices as a drawn one's.
+                    guard area.vertexCount + shape.vertexCount <= WarningArea.maximumVertices else { break }
+                    area.polygons += shape.polygons
                 }
                 if area.polygons.isEmpty {
                     feed.refused.append("\(alert.incoming.warning.id.prefix(80)): no shape for \(unknown.prefix(3).joined(separator: ", "))"
                                         + (geocodes.isEmpty ? " (no --warnings-meteoalarm-geocodes)" : ""))
                     continue
                 }
+                let before = feed.warnings.count
                 feed.take(alert.incoming, area: area, among: here, vertices: &vertexBudget, perPoll: Self.verticesPerPoll)
+                // A document and the shapes never change: its cities are matched once.
+                if feed.warnings.count > before, let covered = feed.warnings.last?.cities {
+                    placed.withLock {
+                        if $0.count >= Self.documentsKept { $0.removeAll() }
+                        $0[path] = covered
+                    }
+                }
             }
         }
         // Every feed failing is the source failing (its breaker opens); some failing is a partial poll.

@@ -14,6 +14,9 @@ struct Warning: Sendable, Hashable {
     var onset: Date
     var expires: Date
     var texts: [Text]
+    /// In force until its source lifts it (KMA's): `expires` is then only how long it is kept
+    /// unheard, and pages say "until lifted", not a time.
+    var endsWhenLifted = false
 
     /// CAP's severities (`Unknown` counts as minor: a warning is shown, not ranked above others).
     enum Severity: String, Sendable, CaseIterable, Comparable {
@@ -49,6 +52,9 @@ struct Warning: Sendable, Hashable {
     /// A warning whose end is further away than this is taken to end then: no source issues one
     /// for longer, and an absurd date must not keep one on a page for years.
     static let maximumLength: TimeInterval = 14 * 86_400
+    /// How long a warning in force until lifted is kept while its source is not heard (each poll
+    /// that finds it renews it when half is gone: `WarningStore.apply`).
+    static let keptUnheard: TimeInterval = 6 * 3600
 
     /// `text` without control characters or bidi controls (which would reorder the page's text
     /// around it), runs of white space as one space (or, with `keepingLines`, line breaks as up to

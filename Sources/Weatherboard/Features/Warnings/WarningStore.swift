@@ -10,8 +10,8 @@ enum WarningStore {
     @discardableResult
     static func apply(_ feed: WarningFeed, source: String, now: Date, threads: (cities: CityIndex, words: WarningThreads.Words)? = nil,
                       _ db: any SQLConnection, _ changes: ChangeLog) throws -> Int {
-        var kept: [String: Double] = [:]
-        try db.forEachRow("SELECT id, sent FROM warnings WHERE source = ?", [.text(source)]) { kept[$0.string(0)] = $0.double(1) }
+        var kept: [String: (sent: Double, expires: Double)] = [:]
+        try db.forEachRow("SELECT id, sent, expires FROM warnings WHERE source = ?", [.text(source)]) { kept[$0.string(0)] = ($0.double(1), $0.double(2)) }
         var inForce: [String: (IncomingWarning, [Int64])] = [:]
         var gone = Set<String>()
         for (incoming, cities) in feed.warnings {
@@ -32,15 +32,24 @@ enum WarningStore {
         for id in gone where kept[id] != nil { try remove(id) }
         for (id, (incoming, cities)) in inForce.sorted(by: { $0.key < $1.key }) {
             let warning = incoming.warning
-            if let sent = kept[id] {
-                guard try sent != warning.sent.timeIntervalSince1970 || self.cities(of: id, db) != Set(cities) else { continue }
+            if let (sent, expires) = kept[id] {
+                let covered = try self.cities(of: id, db)
+                if sent == warning.sent.timeIntervalSince1970 && covered == Set(cities) {
+                    // One in force until lifted is kept while heard: renewed once half its time is gone.
+                    if warning.endsWhenLifted && expires < now.addingTimeInterval(Warning.keptUnheard / 2).timeIntervalSince1970 {
+                        _ = try db.execute("UPDATE warnings SET expires = ? WHERE id = ?", [.real(warning.expires.timeIntervalSince1970), .text(id)])
+                        touched.formUnion(covered)
+                    }
+                    continue
+                }
                 try remove(id)
                 written -= 1 // counted once, as written
             }
             _ = try db.execute("""
-                INSERT INTO warnings (id, source, event, severity, urgency, sent, onset, expires) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO warnings (id, source, event, severity, urgency, sent, onset, expires, ends_when_lifted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, [.text(id), .text(source), .text(warning.event), .text(warning.severity.rawValue), .text(warning.urgency),
-                      .real(warning.sent.timeIntervalSince1970), .real(warning.onset.timeIntervalSince1970), .real(warning.expires.timeIntervalSince1970)])
+                      .real(warning.sent.timeIntervalSince1970), .real(warning.onset.timeIntervalSince1970), .real(warning.expires.timeIntervalSince1970),
+                      .integer(warning.endsWhenLifted ? 1 : 0)])
             var languages = Set<String>()
             for text in warning.texts where languages.insert(text.language).inserted {
                 _ = try db.execute("INSERT INTO warning_texts (warning_id, language, headline, description) VALUES (?, ?, ?, ?)",
@@ -87,13 +96,14 @@ enum WarningStore {
             arguments.append(.text(source))
         }
         try db.forEachRow("""
-            SELECT w.id, w.source, w.event, w.severity, w.urgency, w.sent, w.onset, w.expires, c.city_id
+            SELECT w.id, w.source, w.event, w.severity, w.urgency, w.sent, w.onset, w.expires, c.city_id, w.ends_when_lifted
             FROM warnings w JOIN warning_cities c ON c.warning_id = w.id WHERE w.expires > ?\(cityFilter)\(sourceFilter)
             """, arguments) { row in
             let id = row.string(0)
             if warnings[id] == nil {
                 warnings[id] = Warning(id: id, source: row.string(1), event: row.string(2), severity: Warning.Severity(cap: row.string(3)),
-                                       urgency: row.string(4), sent: row.date(5), onset: row.date(6), expires: row.date(7), texts: [])
+                                       urgency: row.string(4), sent: row.date(5), onset: row.date(6), expires: row.date(7), texts: [],
+                                       endsWhenLifted: row.int64(9) != 0)
             }
             cities.append((id, row.int64(8)))
         }

@@ -98,11 +98,14 @@ final class Warnings: Sendable {
             do {
                 let feed = try provider.warnings(now: now, cities: cities.cities)
                 breakers.reset(provider.source)
+                // Up to 20 a poll; the rest at the next ones. A refusal no longer made is forgotten.
                 let new = refused.withLock { refused in
-                    defer { refused[provider.source] = Set(feed.refused) }
-                    return feed.refused.filter { !(refused[provider.source]?.contains($0) ?? false) }
+                    let seen = (refused[provider.source] ?? []).intersection(feed.refused)
+                    let new = Array(feed.refused.filter { !seen.contains($0) }.prefix(20))
+                    refused[provider.source] = seen.union(new)
+                    return new
                 }
-                for reason in new.prefix(20) { logger.warning("warnings: \(provider.source) refused: \(LogText.oneLine(reason))") }
+                for reason in new { logger.warning("warnings: \(provider.source) refused: \(LogText.oneLine(reason))") }
                 try database.write { db, changes in
                     try WarningStore.apply(feed, source: provider.source, now: now, threads: (cities, words), db, changes)
                 }
@@ -121,8 +124,8 @@ struct WarningView {
     var severity: String
     /// "Severe": the colour is never the only sign.
     var severityWord: String
-    /// ISO 8601, UTC (`data-expires`).
-    var expires: String
+    /// ISO 8601, UTC (`data-expires`); nil for one in force until lifted, which has no end to give.
+    var expires: String?
     /// "until 21:00 (26 Nov)", the city's local time.
     var until: String
     var headline: String
@@ -144,6 +147,7 @@ struct WarningView {
 
     /// "until 21:00", or "until 01:00, 22 Nov" when that is not `now`'s day in `city`.
     static func until(_ warning: Warning, city: City, language: Language, now: Date, string: (String, [String: String]) -> String) -> String {
+        guard !warning.endsWhenLifted else { return string("warning_until_lifted", [:]) }
         let local = LocalCalendar(city.timeZone)
         let end = warning.expires
         let day = CivilDate(local.dateString(end)).map { DayLabels.dayMonth(month: $0.month, day: $0.day, language) } ?? ""
@@ -177,7 +181,7 @@ struct WarningView {
             return WarningView(
                 id: warning.id, event: warning.event, severity: warning.severity.rawValue,
                 severityWord: string("severity_\(warning.severity.rawValue)", [:]),
-                expires: DateFormatting.iso8601(warning.expires), until: until,
+                expires: warning.endsWhenLifted ? nil : DateFormatting.iso8601(warning.expires), until: until,
                 headline: text?.headline ?? warning.event, description: text?.description ?? "",
                 provenance: string("warning_source_\(warning.source)", ["time": clock(warning.sent, in: city)]),
                 language: textLanguage == language.rawValue ? nil : textLanguage, compact: index > 0)

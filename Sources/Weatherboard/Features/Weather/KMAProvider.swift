@@ -41,14 +41,26 @@ public struct KMAProvider: WeatherProvider {
     }
 
     func url(for city: City, run: (date: String, time: String)) -> URL? {
-        var components = URLComponents(string: baseURL + "/1360000/VilageFcstInfoService_2.0/getVilageFcst")
-        components?.queryItems = [
-            URLQueryItem(name: "serviceKey", value: serviceKey), URLQueryItem(name: "pageNo", value: "1"),
-            URLQueryItem(name: "numOfRows", value: "1000"), URLQueryItem(name: "dataType", value: "XML"),
-            URLQueryItem(name: "base_date", value: run.date), URLQueryItem(name: "base_time", value: run.time),
-            URLQueryItem(name: "nx", value: String(city.kmaNx ?? 0)), URLQueryItem(name: "ny", value: String(city.kmaNy ?? 0)),
-        ]
-        return components?.url
+        Self.url(baseURL + "/1360000/VilageFcstInfoService_2.0/getVilageFcst", serviceKey: serviceKey, [
+            ("pageNo", "1"), ("numOfRows", "1000"), ("dataType", "XML"), ("base_date", run.date), ("base_time", run.time),
+            ("nx", String(city.kmaNx ?? 0)), ("ny", String(city.kmaNy ?? 0)),
+        ])
+    }
+
+    /// A request to a data.go.kr service. data.go.kr issues each key twice, decoded ("…+…==") and
+    /// percent-encoded ("…%2B…%3D%3D"): either is decoded, then encoded whole (a raw "+" would
+    /// arrive as a space), so that whatever the operator pasted (white space around it, a stray
+    /// "%") makes a valid query.
+    static func url(_ address: String, serviceKey: String, _ parameters: [(String, String)]) -> URL? {
+        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        let pasted = serviceKey.trimmingCharacters(in: .whitespacesAndNewlines)
+        let decoded = pasted.contains("%") ? (pasted.removingPercentEncoding ?? pasted) : pasted
+        let key = decoded.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+        guard var components = URLComponents(string: address) else { return nil }
+        components.queryItems = parameters.map { URLQueryItem(name: $0.0, value: $0.1) }
+        let rest = components.percentEncodedQuery.map { "&" + $0 } ?? ""
+        components.percentEncodedQuery = "serviceKey=\(key)" + rest
+        return components.url
     }
 
     public func forecast(for city: City, now: Date) throws -> Forecast {
@@ -88,11 +100,7 @@ public struct KMAProvider: WeatherProvider {
     /// Reads an answer, or throws the error it carries (service envelope or result code).
     static func parse(_ bytes: [UInt8]) throws -> [Item] {
         guard let document = try? MarkupDocument(bytes, as: .xml) else { throw UpstreamError.answer("kma: the answer is not XML") }
-        if document.count("/OpenAPI_ServiceResponse") > 0 {
-            let reason = document.text("//returnAuthMsg") ?? document.text("//errMsg") ?? "unknown"
-            throw UpstreamError("kma gateway error: \(reason)")
-        }
-        guard let code = document.text("/response/header/resultCode") else { throw UpstreamError("kma: no result code") }
+        let code = try resultCode(document)
         guard code == "00" else {
             // A result code (e.g. NO_DATA for this grid cell) is about this request; the gateway's
             // envelope (a refused key) above is about the service.
@@ -116,6 +124,17 @@ public struct KMAProvider: WeatherProvider {
             items.append(Item(category: categories[i], date: dates[i], time: times[i], value: value))
         }
         return items
+    }
+
+    /// The result code of an answer of a data.go.kr service; the gateway's own refusal (a bad
+    /// key, a spent quota: its `OpenAPI_ServiceResponse` envelope) thrown.
+    static func resultCode(_ document: MarkupDocument) throws -> String {
+        if document.count("/OpenAPI_ServiceResponse") > 0 {
+            let reason = document.text("//returnAuthMsg") ?? document.text("//errMsg") ?? "unknown"
+            throw UpstreamError("kma gateway error: \(reason)")
+        }
+        guard let code = document.text("/response/header/resultCode") else { throw UpstreamError("kma: no result code") }
+        return code
     }
 
     static func forecast(from items: [Item], now: Date, city: City) -> Forecast {
