@@ -89,7 +89,7 @@ import Testing
 
 /// Issue 43 #3: the hourly bars count today's reports of each past and current hour, and mark an
 /// hour "forecast missed" exactly at the threshold of people with standing (accounts older than a
-/// day), never for new accounts or hidden posts.
+/// day), never for new accounts, hidden posts or, for the member who blocked them, blocked people.
 @Suite(.serialized, .onEveryEngine) struct HourReportTests {
     @Test func reportsOnTheHoursAndAForecastMissedAtTheThreshold() throws {
         let app = try AppHarness()
@@ -124,6 +124,18 @@ import Testing
         #expect(try bar()["data-missed"] != nil, "three with standing: missed, at \(hourText):00 (\(chance) %)")
         (_, page) = try app.page("/city/seoul")
         #expect(page.text("//*[@data-forecast-missed]") == "Forecast missed at \(hourText):00: what people here reported is not what it said.")
+        // A member who blocked one of them counts without them: under the threshold for them
+        // alone (their page says so; the guests' and the others' still say missed).
+        let quiet = app.browser()
+        try quiet.signUp("quiet_e")
+        #expect(try quiet.post("/users/sky_c/block", []).0.status == 303)
+        let mine = try #require(try quiet.get("/city/seoul").1.nodes("//div[@data-day='today']//li[@data-hour='\(hourText)']").first)
+        #expect(mine["data-missed"] == nil, "without the one they blocked: two with standing")
+        #expect(mine["data-reports"] == (sky == "rain" ? "3" : "0"))
+        #expect(try bar()["data-missed"] != nil, "the guests' page is unchanged")
+        let other = app.browser()
+        try other.signUp("other_f")
+        #expect(try other.get("/city/seoul").1.nodes("//div[@data-day='today']//li[@data-hour='\(hourText)'][@data-missed]").count == 1)
         // One of them hidden by reports: under the threshold again.
         try app.execute("UPDATE posts SET hidden_at = ? WHERE body = ?", [midnight, "sky_c saw \(sky)"])
         app.clock.advance(Surges.keptFor)

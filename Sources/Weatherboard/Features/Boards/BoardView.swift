@@ -90,6 +90,9 @@ struct BoardView {
         var muted: Set<Int64> = []
         /// The live stream's position taken before these rows were read.
         var livePosition = ""
+        /// Today's reports by the hour as this reader may count them (without those they blocked
+        /// or hid); nil: everyone's (the rows are everyone's too).
+        var hourReports: HourReports?
 
         /// Everyone whose post or reply the page shows.
         var authors: Set<Int64> {
@@ -134,7 +137,8 @@ struct BoardView {
         return marks.applied(to: shared.rows)
     }
 
-    /// The rows of a board page as `viewer` may see them, in three statements.
+    /// The rows of a board page as `viewer` may see them, in three statements (five for a
+    /// viewer: their mutes and their count of the hours).
     private func read(city: City, viewer: User?, before: Int64?, _ db: any SQLConnection) throws -> Rows {
         let position = livePosition(.board(city.id))
         let now = clock()
@@ -154,6 +158,7 @@ struct BoardView {
         if let viewer {
             let muted = try Mutes.mutedIDs(by: viewer.id, now: now, db)
             if !muted.isEmpty { rows.muted = muted.intersection(rows.authors) }
+            rows.hourReports = try HourReports.read(city: city, now: now, viewer: viewer.id, db)
         }
         return rows
     }

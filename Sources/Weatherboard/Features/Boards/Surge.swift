@@ -78,8 +78,9 @@ struct HourReports: Sendable, Equatable {
         (chance < 20 && hour.wetWithStanding >= reports) || (chance > 80 && hour.clearWithStanding >= reports)
     }
 
-    /// Today's hours so far in `city` (its local day), one statement.
-    static func read(city: City, now: Date, _ db: any SQLConnection) throws -> HourReports {
+    /// Today's hours so far in `city` (its local day), one statement; without the posts of
+    /// those `viewer` blocked or hid, when given (everyone's counts are kept per city: `Surges`).
+    static func read(city: City, now: Date, viewer: Int64? = nil, _ db: any SQLConnection) throws -> HourReports {
         let local = LocalCalendar(city.timeZone)
         let t = now.timeIntervalSince1970
         let midnight = Double(local.localDayNumber(now)) * 86_400 - Double(city.timeZone.secondsFromGMT(for: now))
@@ -92,8 +93,10 @@ struct HourReports: Sendable, Equatable {
             FROM posts p JOIN users u ON u.id = p.user_id
             WHERE p.city_id = ?2 AND p.parent_id IS NULL AND p.removed_at IS NULL AND p.hidden_at IS NULL
                   AND p.sky IS NOT NULL AND p.created_at >= ?1 AND p.created_at <= ?4
+                  AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = ?5 AND b.blocked_id = p.user_id)
+                  AND NOT EXISTS (SELECT 1 FROM hidden_posts h WHERE h.viewer_id = ?5 AND h.post_id = p.id)
             GROUP BY hour
-            """, [.real(midnight), .integer(city.id), .real(t - standingAge), .real(t)]) { row in
+            """, [.real(midnight), .integer(city.id), .real(t - standingAge), .real(t), .integer(viewer ?? 0)]) { row in
             let hour = row.int(0)
             guard (0..<24).contains(hour) else { return }
             reports.hours[LocalCalendar.twoDigits(hour)] = Hour(wet: row.int(1), wetWithStanding: row.int(2), clearWithStanding: row.int(3))

@@ -85,7 +85,7 @@ struct CityPageController {
         }
         let view = CityPage(layout: layout, slug: city.slug, warnings: shownWarnings, eventMode: Warnings.eventMode(inForce),
                             surgeSlot: surgeSlot(city, language),
-                            weather: try weatherFragment(city, language, client: clientAddress.of(context.request)),
+                            weather: try weatherFragment(city, language, client: clientAddress.of(context.request), hourly: posts.hourReports),
                             observations: board.observations(posts.observations, language), bookmarked: isBookmarked,
                             boardJump: board.jumpLabel(posts, language),
                             board: boardFragment(city, context, before: before, composer: composer, posts: posts, signInHref: layout.signInHref))
@@ -106,11 +106,14 @@ struct CityPageController {
 
     /// The weather part of the city page, the same for every reader in one language: rendered
     /// once per stored forecast and language, and again every five minutes (the chart marks
-    /// "now"; see `WeatherFragments.validUntil`).
-    func weatherFragment(_ city: City, _ language: Language, client: String) throws -> HTMLFragment {
+    /// "now"; see `WeatherFragments.validUntil`). A reader whose count of the hours is their own
+    /// (`reader`: without people they blocked) gets the kept part when the counts agree, and
+    /// otherwise one rendered for them and not kept.
+    func weatherFragment(_ city: City, _ language: Language, client: String, hourly reader: HourReports? = nil) throws -> HTMLFragment {
         let report = weather.report(for: city, client: client)
         let now = clock()
-        let hourly = surges.hourReports(in: city)
+        let everyone = surges.hourReports(in: city)
+        let hourly = reader ?? everyone
         if let kept = fragments.fragment(city: city.id, language: language, report: report, hourly: hourly, now: now) { return kept }
         var view = CityWeather(cityName: city.name(language), country: city.place(language), countryCode: city.country, hasWeather: false)
         if let report {
@@ -127,7 +130,7 @@ struct CityPageController {
             }.view
         }
         let fragment = pages.renderer.fragment(language) { Templates.city_weather(view, &$0, $1) }
-        guard fragments.enabled else { return fragment }
+        guard fragments.enabled, hourly == everyone else { return fragment }
         // Deflated once here, so that no compressed page showing it deflates it again.
         let kept = fragment.deflatedOnce()
         fragments.keep(kept, city: city.id, language: language, report: report, hourly: hourly, now: now)
