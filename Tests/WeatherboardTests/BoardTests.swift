@@ -141,6 +141,27 @@ import HTTPTestSupport
         #expect(try app.count("SELECT count(*) FROM posts") == 1)
     }
 
+    /// The duplicate rule compares the words (case and runs of white space aside) with the
+    /// author's posts of the last five minutes as they read now, edits included, by a key kept
+    /// with each post.
+    @Test func theSameWordsAgainAreTheOnePostAsTheyReadNow() throws {
+        let app = try AppHarness { $0.limits.secondsBetweenPosts = 0 }
+        let nina = app.browser()
+        try nina.signUp("nina")
+        #expect(try nina.postOnBoard("seoul", "Hail  on the\nRIVER").0.headers["Location"] == "/city/seoul#board")
+        let id = try app.count("SELECT max(id) FROM posts")
+        let shownAgain = "/city/seoul#post-\(id)"
+        #expect(try nina.postOnBoard("seoul", "hail on the river").0.headers["Location"] == shownAgain, "the same post, shown again")
+        try nina.get("/posts/\(id)/edit")
+        #expect(try nina.post("/posts/\(id)/edit", [("body", "Fog by the bridge")]).0.status == 303)
+        #expect(try nina.postOnBoard("seoul", "hail on the river").0.headers["Location"] == "/city/seoul#board",
+                "the words it had are no longer there: a new post")
+        #expect(try nina.postOnBoard("seoul", "fog by the BRIDGE").0.headers["Location"] == shownAgain, "the words it has now are")
+        app.clock.advance(PostingRules.duplicateWindow + 1)
+        #expect(try nina.postOnBoard("seoul", "fog by the bridge").0.headers["Location"] == "/city/seoul#board", "five minutes on, a new post")
+        #expect(try app.count("SELECT count(*) FROM posts") == 3)
+    }
+
     @Test func afterARefusedFormTheLanguageSwitchLeadsToAPageNotA405() throws {
         let app = try AppHarness()
         let lena = app.browser()

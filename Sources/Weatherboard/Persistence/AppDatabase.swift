@@ -194,7 +194,7 @@ public final class AppDatabase: Sendable {
     @discardableResult
     public func write<T>(_ locks: WriteLocks = .cluster, _ body: (any SQLConnection) throws -> T) throws -> T {
         try Lane.waitsAllowed()
-        return try troubles.count { try committing(locks, { [] }, { try body(CountedConnection($0, self)) }) }
+        return try troubles.count { try committing(locks, { [] }, { try body(CountedConnection($0, self, holding: locks.first)) }) }
     }
 
     /// The engine's write. On PostgreSQL the other nodes are told of `changes` right after
@@ -245,7 +245,7 @@ public final class AppDatabase: Sendable {
         try Lane.waitsAllowed()
         var committed: [PageChange] = []
         return try troubles.count { try committing(locks, { committed }) { engineConnection in
-            let db = CountedConnection(engineConnection, self)
+            let db = CountedConnection(engineConnection, self, holding: locks.first)
             let log = ChangeLog(db)
             let value = try body(db, log)
             committed = log.changes
@@ -272,10 +272,11 @@ private final class CountedConnection: SQLConnection {
 
     enum Reading { case onPrimary, onReplica }
 
-    init(_ connection: any SQLConnection, _ database: AppDatabase, _ reading: Reading? = nil) {
+    init(_ connection: any SQLConnection, _ database: AppDatabase, _ reading: Reading? = nil, holding first: LockSubject? = nil) {
         self.connection = connection
         self.database = database
         self.reading = database.replicas == nil ? nil : reading
+        if let first { held.insert(first) }
     }
 
     private func countRead() {

@@ -70,6 +70,14 @@ public enum WriteLocks: Sendable {
     /// reports, sign-in limits) are of this kind, so they do not queue behind one another
     /// across nodes. A `.cluster` write still waits for them all, and they for it.
     case subjects
+    /// As `subjects`, for a write whose first lock is known before it starts (a post: its
+    /// author): taken with BEGIN, in its round trip.
+    case subject(LockSubject)
+
+    /// The subject a write holds from its start.
+    var first: LockSubject? {
+        if case .subject(let subject) = self { subject } else { nil }
+    }
 }
 
 /// What a check counts, locked for the rest of its transaction so that two writes cannot both

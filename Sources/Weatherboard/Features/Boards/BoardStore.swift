@@ -22,7 +22,8 @@ struct BoardStore: Sendable {
     /// it; the refusal otherwise.
     func create(cityID: Int64, userID: Int64, body: String, observation: Observation? = nil, photo: NewPhoto? = nil,
                 now: Double, rules: PostingRules) throws -> PostingRules.Refusal? {
-        try database.write(.subjects) { db, changes in
+        // The author is the first (and, but for a photo's space, the only) subject a post locks.
+        try database.write(.subject(.member(userID))) { db, changes in
             switch try Self.insert(cityID: cityID, parentID: nil, userID: userID, body: body, observation: observation, photo: photo,
                                    now: now, rules: rules, db, changes) {
             case .failure(let refusal):
@@ -87,20 +88,22 @@ struct BoardStore: Sendable {
         // once cannot both pass, and none is saved after a ban committed (the ban is a
         // `.cluster` write; the session the request read may predate it).
         try db.lock(.member(userID))
-        // The ban, the last post and the day's count in one statement: this runs on every post.
-        let (ban, latest, today) = try db.one("""
+        // The ban, the last post, the day's count and a recent post saying the same, in one
+        // statement: this runs on every post.
+        let key = PostingRules.duplicateKey(body)
+        let (ban, latest, today, duplicateOf) = try db.one("""
             SELECT b.reason, b.until, (SELECT max(created_at) FROM posts WHERE user_id = ?1),
-                   (SELECT count(*) FROM posts WHERE user_id = ?1 AND created_at > ?3)
+                   (SELECT count(*) FROM posts WHERE user_id = ?1 AND created_at > ?3),
+                   (SELECT min(id) FROM posts WHERE user_id = ?1 AND created_at > ?4 AND duplicate_key = ?5)
             FROM (SELECT CAST(?1 AS BIGINT) AS id) u LEFT JOIN bans b ON b.id = (\(Ban.activeIDSQL))
-            """, [userID, now, now - 86400]) { row in
-            (row.isNull(0) ? nil : Ban(reason: row.string(0), until: row.optionalDate(1)), row.optionalDouble(2), row.int(3))
-        } ?? (nil, nil, 0)
+            """, [userID, now, now - 86400, now - PostingRules.duplicateWindow, key]) { row in
+            (row.isNull(0) ? nil : Ban(reason: row.string(0), until: row.optionalDate(1)), row.optionalDouble(2), row.int(3),
+             row.optionalInt64(4))
+        } ?? (nil, nil, 0, nil)
         if let ban { throw BannedError(ban: ban) }
         let last = paced ? latest : nil
-        let recent = try db.all("SELECT id, body FROM posts WHERE user_id = ? AND created_at > ?",
-                                [userID, now - PostingRules.duplicateWindow]) { (id: $0.int64(0), body: $0.string(1)) }
         let level = try Standing.refresh(userID, now: Date(timeIntervalSince1970: now), db, changes)
-        if let refusal = rules.refusal(of: body, now: now, lastPostAt: last, postsToday: today, recent: recent, level: level,
+        if let refusal = rules.refusal(of: body, now: now, lastPostAt: last, postsToday: today, duplicateOf: duplicateOf, level: level,
                                        eventMode: rules.inEventMode(cityID)) {
             return .failure(refusal)
         }
@@ -112,11 +115,11 @@ struct BoardStore: Sendable {
         }
         let id = try db.one("""
             INSERT INTO posts (city_id, user_id, body, created_at, parent_id, sky, feels,
-                               photo_hash, photo_alt, photo_state, photo_width, photo_height, photo_small_width)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+                               photo_hash, photo_alt, photo_state, photo_width, photo_height, photo_small_width, duplicate_key)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
             """, [cityID, userID, body, now, parentID, observation?.sky?.rawValue, observation?.feels?.rawValue, photo?.photo.hash,
                   photo.map { $0.alt.isEmpty ? nil : $0.alt } ?? nil, photo.map { _ in PhotoQueries.initialState(level).rawValue },
-                  photo?.photo.width, photo?.photo.height, photo?.photo.smallWidth]) { $0.int64(0) } ?? 0
+                  photo?.photo.width, photo?.photo.height, photo?.photo.smallWidth, key]) { $0.int64(0) } ?? 0
         try changes.emit(.post(PostEvent(.posted, id: id, city: cityID, parent: parentID, author: userID)))
         return .success(id)
     }
@@ -210,8 +213,8 @@ struct BoardStore: Sendable {
         try database.write { db, changes in
             if try Self.isUnderReview(postID: postID, db) { throw UnderReview() }
             try Self.changed(.edited, on: changes, try db.one("""
-                UPDATE posts SET body = ?, edited_at = ? WHERE id = ? AND user_id = ? RETURNING id, city_id, parent_id, user_id
-                """, [body, now, postID, authorID], PostEvent.read))
+                UPDATE posts SET body = ?, edited_at = ?, duplicate_key = ? WHERE id = ? AND user_id = ? RETURNING id, city_id, parent_id, user_id
+                """, [body, now, PostingRules.duplicateKey(body), postID, authorID], PostEvent.read))
         }
     }
 

@@ -60,23 +60,27 @@ struct PostingRules: Sendable {
     static func isLink(_ href: String) -> Bool { href.hasPrefix("http://") || href.hasPrefix("https://") }
 
     /// The form of a body the duplicate rule compares: case and runs of white space do not make
-    /// two posts different.
-    static func duplicateKey(_ body: String) -> String {
-        body.lowercased().split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+    /// two posts different. Kept with each post as a 64-bit hash (FNV-1a: stable across
+    /// processes), which the store compares with its author's recent posts'.
+    static func duplicateKey(_ body: String) -> Int64 {
+        var hash: UInt64 = 14_695_981_039_346_656_037
+        for byte in body.lowercased().split(whereSeparator: { $0.isWhitespace }).joined(separator: " ").utf8 {
+            hash = (hash ^ UInt64(byte)) &* 1_099_511_628_211
+        }
+        return Int64(bitPattern: hash)
     }
 
-    /// Why `body` may not be posted at `now` by someone whose last post was at `lastPostAt`,
-    /// who posted `postsToday` times in the last day and `recent` posts within the duplicate
-    /// window (the same text again, first: it is already there; then too soon, too many), or nil.
-    /// The store reads those in the transaction that inserts the post, so that two posts sent at
-    /// once cannot both pass.
+    /// Why a post may not be made at `now` by someone whose last post was at `lastPostAt`, who
+    /// posted `postsToday` times in the last day and whose post `duplicateOf` within the duplicate
+    /// window says the same (the same text again, first: it is already there; then too soon, too
+    /// many), or nil. The store reads those in the transaction that inserts the post, so that two
+    /// posts sent at once cannot both pass.
     /// A new member (`Standing`) posts no links and waits longer between posts, longer still on a
     /// board in event mode.
     func refusal(of body: String, now: TimeInterval, lastPostAt: Double?, postsToday: Int,
-                 recent: [(id: Int64, body: String)], level: Standing.Level = Standing.Level(value: 1), eventMode: Bool = false) -> Refusal? {
-        let key = Self.duplicateKey(body)
-        if let same = recent.first(where: { Self.duplicateKey($0.body) == key }) {
-            return Refusal(key: "error_post_duplicate", duplicateOf: same.id)
+                 duplicateOf: Int64?, level: Standing.Level = Standing.Level(value: 1), eventMode: Bool = false) -> Refusal? {
+        if let same = duplicateOf {
+            return Refusal(key: "error_post_duplicate", duplicateOf: same)
         }
         if !level.mayPostLinks && PostPresenter.parts(of: body).contains(where: { $0.href.map(Self.isLink) ?? false }) {
             return Refusal(key: "error_post_link_new_member")

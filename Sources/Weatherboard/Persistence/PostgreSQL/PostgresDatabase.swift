@@ -283,6 +283,8 @@ final class PostgresDatabase: SQLDatabase, Sendable {
         let begin = switch locks {
         case .cluster: "BEGIN; SELECT pg_advisory_xact_lock(\(Self.writeLock))"
         case .subjects: "BEGIN; SELECT pg_advisory_xact_lock_shared(\(Self.writeLock))"
+        case .subject(let first):
+            "BEGIN; SELECT pg_advisory_xact_lock_shared(\(Self.writeLock)); SELECT pg_advisory_xact_lock(\(first.keys.0), \(first.keys.1))"
         }
         // A deadlock between subjects' locks ends one of the writes, which is then tried again
         // (the whole transaction: nothing of the first try was kept).
