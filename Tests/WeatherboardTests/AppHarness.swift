@@ -19,16 +19,25 @@ final class AppHarness: Sendable {
     let log = CapturedLog()
     var port: Int { application.server.port }
 
-    /// - Parameter sharedDatabase: a PostgreSQL URL other nodes use too (the caller drops it).
-    init(sharedDatabase: String? = nil, configure: (inout AppConfiguration) -> Void = { _ in }) throws {
+    /// The database, as the application was given it (a SQLite file, or a PostgreSQL URL).
+    let databasePath: String
+    let databaseURL: String?
+
+    /// - Parameters:
+    ///   - sharedDatabase: a PostgreSQL URL other nodes use too (the caller drops it).
+    ///   - other: a harness whose database this one opens too, on either engine (a second node,
+    ///     or the same site after a restart); `other` keeps and drops it.
+    init(sharedDatabase: String? = nil, sharing other: AppHarness? = nil, configure: (inout AppConfiguration) -> Void = { _ in }) throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("wb-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         var configuration = AppConfiguration()
         configuration.port = 0
-        configuration.databasePath = folder + "/test.sqlite"
+        configuration.databasePath = other?.databasePath ?? folder + "/test.sqlite"
         switch engine {
-        case _ where sharedDatabase != nil:
-            configuration.databaseURL = sharedDatabase
+        case _ where sharedDatabase != nil || other?.databaseURL != nil:
+            configuration.databaseURL = sharedDatabase ?? other?.databaseURL
+            postgresURL = nil
+        case .sqlite where other != nil:
             postgresURL = nil
         case .sqlite:
             try FileManager.default.copyItem(atPath: AppHarness.templateDatabase, toPath: configuration.databasePath)
@@ -47,6 +56,8 @@ final class AppHarness: Sendable {
         configuration.clock = { clock.read() }
         configuration.passwordCost = 1 << 10 // fast hashes in tests; production uses 2^15
         configure(&configuration)
+        databasePath = configuration.databasePath
+        databaseURL = configuration.databaseURL
         // A test that stubs Open-Meteo stubs its air-quality service too (the stub answers both
         // paths): no test asks the real one.
         if configuration.airQualityURL == AppConfiguration().airQualityURL { configuration.airQualityURL = configuration.openMeteoURL }

@@ -756,6 +756,36 @@ final class OtherOriginContext: RequestContext {
         #expect(errors.isEmpty, "console errors: \(errors)")
     }
 
+    /// Issue 46 #2, a restart: the site answers at the same address from a new process (a node
+    /// that never heard of the page's position) while a post is made; the open page reconnects
+    /// by itself, is told its position is gone, and offers the reload that shows the post.
+    @Test func aBoardOpenAcrossARestartOffersWhatItMissed() throws {
+        guard let site = try Self.start(configure: { $0.limits.secondsBetweenPosts = 0 }) else { return }
+        defer { withExtendedLifetime(site) {} }
+        let (before, browser) = (site.app, site.browser)
+        let relay = try TCPRelay(to: before.port)
+        defer { relay.stop() }
+        try browser.go("http://127.0.0.1:\(relay.port)/city/seoul")
+        try browser.wait("the page listening") { before.application.live.listenerCount == 1 }
+        let position = try browser.script("return document.querySelector('[data-live]').dataset.livePosition") as? String
+        #expect(position?.hasPrefix(before.application.live.node + "-") == true)
+        // The restart: the same database, a new process's node at the address the page knows.
+        let after = try AppHarness(sharing: before) { $0.limits.secondsBetweenPosts = 0 }
+        #expect(after.application.live.node != before.application.live.node)
+        relay.retarget(to: after.port)
+        relay.cutAll()
+        let writer = after.browser()
+        try writer.signUp("writer")
+        try writer.postOnBoard("seoul", "Written while the site restarted")
+        let missed = try after.count("SELECT max(id) FROM posts")
+        try browser.wait("the page back on the new process") { after.application.live.listenerCount == 1 }
+        try browser.wait("the reload offered", seconds: 30) { try browser.findAll("button.live-bar").count == 1 }
+        try browser.click("button.live-bar")
+        try browser.wait("the missed post on the reloaded board") { try browser.findAll("#post-\(missed)").count == 1 }
+        let errors = try browser.consoleErrors().filter { !$0.contains("/city/seoul/live") || !$0.contains("ERR_INCOMPLETE_CHUNKED_ENCODING") }
+        #expect(errors.isEmpty, "console errors: \(errors)")
+    }
+
     /// Issue 45 #7: on a phone the composer's sky and "feels" choices lay out as choices, each
     /// on one line, in both languages (a radio at a text field's 100 % broke "맑음" into letters).
     @Test("the composer's choices on a phone", arguments: [(320, "en-GB,en"), (375, "ko-KR,ko"), (320, "ko-KR,ko")])

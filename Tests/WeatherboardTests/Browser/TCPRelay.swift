@@ -7,7 +7,7 @@ import HTTPTestSupport
 /// own offline emulation fails new requests but leaves an open stream's socket be.)
 final class TCPRelay: @unchecked Sendable {
     let port: Int
-    private let target: Int
+    private var target: Int
     private let listener: Int32
     private let lock = NSLock()
     private var open: [Int32] = []
@@ -22,6 +22,11 @@ final class TCPRelay: @unchecked Sendable {
 
     deinit {
         stop()
+    }
+
+    /// New connections go to `port` from now on (a site restarted elsewhere, at the same address).
+    func retarget(to port: Int) {
+        lock.withLock { target = port }
     }
 
     /// Resets every relayed connection (new ones are relayed as before). Under the lock, as the
@@ -64,7 +69,7 @@ final class TCPRelay: @unchecked Sendable {
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = in_port_t(UInt16(target).bigEndian)
+            address.sin_port = in_port_t(UInt16(lock.withLock { target }).bigEndian)
             let connected = withUnsafePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                     connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
