@@ -28,7 +28,7 @@ final class KMAWarnings: WarningProvider {
     /// announcement is older than this.
     static let window = 31
     static let rowsPerPage = 1_000
-    /// Pages read in one poll, at most (a wet fortnight is a few thousand announcements).
+    /// Pages read in one poll, at most (a wet month is a few thousand announcements).
     static let pagesPerPoll = 10
     static let maximumBytes = 8 << 20
 
