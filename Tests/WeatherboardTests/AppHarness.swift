@@ -22,12 +22,16 @@ final class AppHarness: Sendable {
     /// The database, as the application was given it (a SQLite file, or a PostgreSQL URL).
     let databasePath: String
     let databaseURL: String?
+    /// The harness whose database this one opens too: kept alive while this one lives (its end
+    /// removes the file, or drops the database).
+    private let sharing: AppHarness?
 
     /// - Parameters:
     ///   - sharedDatabase: a PostgreSQL URL other nodes use too (the caller drops it).
     ///   - other: a harness whose database this one opens too, on either engine (a second node,
     ///     or the same site after a restart); `other` keeps and drops it.
     init(sharedDatabase: String? = nil, sharing other: AppHarness? = nil, configure: (inout AppConfiguration) -> Void = { _ in }) throws {
+        sharing = other
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("wb-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         var configuration = AppConfiguration()

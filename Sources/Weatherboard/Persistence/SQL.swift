@@ -6,6 +6,16 @@ import Foundation
 /// once, next to the records it reads, and no controller knows which engine runs.
 public enum SQLDialect: String, Sendable {
     case sqlite, postgres
+
+    /// SQL for the whole number of `unit`s in `amount`, a non-negative expression, cut down on
+    /// both engines: PostgreSQL's CAST to an integer rounds (a report at 14:40 would count at
+    /// 15:00), SQLite's truncates.
+    func wholeUnits(_ amount: String, _ unit: Int) -> String {
+        switch self {
+        case .postgres: "CAST(floor((\(amount)) / \(unit)) AS BIGINT)"
+        case .sqlite: "CAST((\(amount)) / \(unit) AS INTEGER)"
+        }
+    }
 }
 
 /// A value bound to a placeholder.

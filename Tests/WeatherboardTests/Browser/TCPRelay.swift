@@ -69,7 +69,8 @@ final class TCPRelay: @unchecked Sendable {
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = in_port_t(UInt16(lock.withLock { target }).bigEndian)
+            let chosen = lock.withLock { target }
+            address.sin_port = in_port_t(UInt16(chosen).bigEndian)
             let connected = withUnsafePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                     connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
@@ -80,7 +81,18 @@ final class TCPRelay: @unchecked Sendable {
                 close(server)
                 continue
             }
-            lock.withLock { open += [client, server] }
+            // Retargeted while connecting: this one went to the old target, which `cutAll` may
+            // already have passed over; it is closed, as a cut would have.
+            let current = lock.withLock { () -> Bool in
+                guard chosen == target else { return false }
+                open += [client, server]
+                return true
+            }
+            guard current else {
+                close(client)
+                close(server)
+                continue
+            }
             let pair = Pair { [weak self] in
                 guard let self else { close(client); close(server); return }
                 self.finished([client, server])

@@ -33,10 +33,10 @@ struct Surge: Sendable, Equatable {
     static func read(cityID: Int64, now: Date, _ db: any SQLConnection) throws -> Surge? {
         let t = now.timeIntervalSince1970
         var people = [Int](repeating: 0, count: baselineDays + 1)
+        let day = db.dialect.wholeUnits("?1 - p.created_at", 86_400)
         try db.forEachRow("""
             SELECT day, count(DISTINCT user_id) FROM (
-                SELECT CAST((?1 - p.created_at) / 86400 AS INTEGER) AS day, p.user_id,
-                       (?1 - p.created_at) - CAST((?1 - p.created_at) / 86400 AS INTEGER) * 86400 AS into_day
+                SELECT \(day) AS day, p.user_id, (?1 - p.created_at) - \(day) * 86400 AS into_day
                 FROM posts p
                 WHERE p.city_id = ?2 AND p.parent_id IS NULL AND p.removed_at IS NULL AND p.hidden_at IS NULL
                       AND (p.sky IS NOT NULL OR p.feels IS NOT NULL) AND p.created_at > ?3 AND p.created_at <= ?1
@@ -86,7 +86,7 @@ struct HourReports: Sendable, Equatable {
         let midnight = Double(local.localDayNumber(now)) * 86_400 - Double(city.timeZone.secondsFromGMT(for: now))
         var reports = HourReports()
         try db.forEachRow("""
-            SELECT CAST((p.created_at - ?1) / 3600 AS INTEGER) AS hour,
+            SELECT \(db.dialect.wholeUnits("p.created_at - ?1", 3600)) AS hour,
                    count(DISTINCT CASE WHEN p.sky IN ('rain', 'snow', 'fog', 'storm') THEN p.user_id END),
                    count(DISTINCT CASE WHEN p.sky IN ('rain', 'snow', 'storm') AND u.created_at < ?3 THEN p.user_id END),
                    count(DISTINCT CASE WHEN p.sky = 'clear' AND u.created_at < ?3 THEN p.user_id END)
