@@ -196,7 +196,7 @@ final class KMAWarnings: WarningProvider {
             let onset = standing.values.flatMap { $0.map(\.effective) }.min() ?? sent
             let areas = names.joined(separator: ", ")
             let warning = Warning(
-                id: "kma:\(key.kind)-\(key.level)-\(Int(first.timeIntervalSince1970))", source: "kma", event: kind.ko + level.ko,
+                id: "kma:\(key.kind)-\(key.level)-\(Int(clampedSeconds: first.timeIntervalSince1970))", source: "kma", event: kind.ko + level.ko,
                 severity: level.severity, urgency: "immediate", sent: sent, onset: onset, expires: now.addingTimeInterval(Warning.keptUnheard),
                 texts: [Warning.Text(language: "ko", headline: kind.ko + level.ko, description: "발표 구역: " + areas),
                         Warning.Text(language: "en", headline: "\(kind.en) \(level.en)", description: "Zones: " + areas)],
