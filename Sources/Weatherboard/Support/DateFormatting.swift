@@ -49,6 +49,22 @@ enum DateFormatting {
         string(date, pattern: language == .ko ? "yyyy년 M월 d일 HH:mm 'UTC'" : "d MMM yyyy HH:mm 'UTC'", language: language)
     }
 
+    /// "27 Nov 14:05" / "11월 27일 14:05": when a post was written, in its city's time. It reads
+    /// the same whenever the page is made, so a kept board stays true; a page's script words it
+    /// relative to the reader's clock ("5 min ago").
+    static func localMinute(_ date: Date, in zone: TimeZone, language: Language) -> String {
+        let local = LocalCalendar(zone)
+        let day = CivilDate(day: local.localDayNumber(date))
+        let (hour, minute) = local.hourMinute(date)
+        let time = LocalCalendar.twoDigits(hour) + ":" + LocalCalendar.twoDigits(minute)
+        switch language {
+        case .ko: return "\(day.month)월 \(day.day)일 " + time
+        case .en: return "\(day.day) " + monthAbbreviations[(day.month - 1) % 12] + " " + time
+        }
+    }
+
+    private static let monthAbbreviations = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
     /// `date` with a fixed pattern (`EEE d MMM`) or a style, in a language and time zone.
     static func string(_ date: Date, pattern: String? = nil, style: DateFormatter.Style = .none, language: Language,
                        timeZone: TimeZone = .gmt) -> String {

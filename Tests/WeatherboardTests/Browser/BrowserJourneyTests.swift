@@ -439,6 +439,24 @@ final class OtherOriginContext: RequestContext {
         try Self.expectCleanConsole(browser)
     }
 
+    /// Issue 38: the server writes a post's time in its city's time, the same at every minute;
+    /// the page words it relative to the reader's clock, in the page's language.
+    @Test func aPostsTimeReadsRelativeToTheReadersClock() throws {
+        guard let site = try Self.start() else { return }
+        defer { withExtendedLifetime(site) {} }
+        let (browser, base) = (site.browser, site.base)
+        try Self.signUp(browser, base, "walker")
+        try Self.post(browser, base, city: "seoul", "Crisp and clear this morning")
+        // Posted at the harness's fixed now (22 Nov 2026 05:45 UTC); the browser's clock is real.
+        let days = Int(Date().timeIntervalSince(AppHarness.fixedNow) / 86_400)
+        let time = "#board article.post time[data-ago]"
+        try browser.wait("worded relative") { try browser.text(time) == "\(days) d ago" }
+        #expect(try browser.script("return document.querySelector('\(time)').title") as? String != "")
+        try browser.click("ul.lang-switch a[hreflang=ko]")
+        try browser.wait("in Korean") { try browser.text(time) == "\(days)일 전" }
+        try Self.expectCleanConsole(browser)
+    }
+
     @Test func blockingHidesSomeonesPostsUntilUnblocked() throws {
         guard let site = try Self.start() else { return }
         defer { withExtendedLifetime(site) {} }

@@ -2,16 +2,15 @@ import Foundation
 import Synchronization
 
 /// Everything a board's render reads, and so the key its bytes are kept under: which board and
-/// page, the language, the minute (relative times and the edit window are worded to it), the rows
-/// shown, and the reader as the presenter sees them (`Reader`). `BoardView.section` takes its
-/// inputs from this value alone (and the rows it names), so nothing it shows can be missing here.
+/// page, the language, the rows shown, and the reader as the presenter sees them (`Reader`).
+/// `BoardView.section` takes its inputs from this value alone (and the rows it names), so nothing
+/// it shows can be missing here. What it reads of the clock is not a key: the render says until
+/// when it holds (`ClockReading`), and is kept that long.
 struct BoardRender: Hashable, Sendable {
     var city: Int64
     var slug: String
     var before: Int64?
     var language: Language
-    /// Minutes since 1970.
-    var minute: Int64
     var reader: Reader
     var signInHref: String
     var rows: Rows
@@ -37,7 +36,11 @@ struct BoardRender: Hashable, Sendable {
 /// few pages. A page that holds a kept board compresses only the rest around it.
 final class BoardCache: Sendable {
     /// Least recently used go first, past a count and a byte budget.
-    private let boards: Mutex<LRUCache<BoardRender, HTMLFragment>>
+    private let boards: Mutex<LRUCache<BoardRender, Kept>>
+    private struct Kept: Sendable {
+        var board: HTMLFragment
+        var until: Date
+    }
     /// False: every board is rendered afresh (`--page-caches off`).
     let enabled: Bool
     /// What the kept boards hold now, in bytes (for the operator).
@@ -52,21 +55,23 @@ final class BoardCache: Sendable {
         boards = Mutex(LRUCache(maximumCount: maximumEntries, maximumCost: maximumBytes))
     }
 
-    /// The board `render` describes: kept, or made by `make` and kept with its deflated form.
-    /// A board whose forms carry a token (a client that sends no Fetch Metadata) is made for
-    /// its response alone: the token is masked afresh each time, so its key never comes again.
-    func board(_ render: BoardRender, make: () -> HTMLFragment) -> HTMLFragment {
-        guard enabled, render.reader.csrfToken.isEmpty else { return make() }
-        if let kept = boards.withLock({ $0.value(for: render) }) {
+    /// The board `render` describes at `now`: kept, or made by `make` (with the moment it stops
+    /// being true) and kept with its deflated form until then. A board whose forms carry a token
+    /// (a client that sends no Fetch Metadata) is made for its response alone: the token is
+    /// masked afresh each time, so its key never comes again.
+    func board(_ render: BoardRender, now: Date, make: () -> (HTMLFragment, until: Date)) -> HTMLFragment {
+        guard enabled, render.reader.csrfToken.isEmpty else { return make().0 }
+        if let kept = boards.withLock({ $0.value(for: render) }), now < kept.until {
             reused.add(1, ordering: .relaxed)
-            return kept
+            return kept.board
         }
-        // A board only its owner sees serves their next pages of the minute; one everyone with
-        // nothing of theirs on it sees serves the whole site: it is worth the slower, smaller form.
-        let board = make().deflatedOnce(level: render.reader.owner == nil ? 6 : 1)
-        made.add(1, ordering: .relaxed)
+        // A board only its owner sees serves their next pages; one everyone with nothing of
+        // theirs on it sees serves the whole site: it is worth the slower, smaller form.
+        let (made, until) = make()
+        let board = made.deflatedOnce(level: render.reader.owner == nil ? 6 : 1)
+        self.made.add(1, ordering: .relaxed)
         // The key holds the rows it was made from: about half the bytes they render to.
-        boards.withLock { $0.set(board, for: render, cost: board.residentBytes + board.bytes.count / 2) }
+        boards.withLock { $0.set(Kept(board: board, until: until), for: render, cost: board.residentBytes + board.bytes.count / 2) }
         return board
     }
 }

@@ -35,6 +35,8 @@ struct BoardSection {
     var olderHref: String?
     /// The live stream's position the rows reflect (`data-live-position`).
     var livePosition: String
+    /// When something shown stops being true by the clock alone (`ClockReading`).
+    var changesAt = Date.distantFuture
 }
 
 /// Builds a city's board section for a viewer.
@@ -42,8 +44,8 @@ struct BoardView {
     let database: AppDatabase
     let pages: Pages
     let clock: @Sendable () -> Date
-    /// What every page in a language shares, prepared once: the relative-time phrases and the
-    /// report form's reasons.
+    /// What every page in a language shares, prepared once: the relative-time phrases (pages
+    /// listing notifications use them) and the report form's reasons.
     private let relativeTimes: [Language: PostPresenter.RelativeTimes]
     private let replyPhrases: [Language: PostPresenter.ReplyPhrases]
     private let reasonOptions: [Language: HTMLFragment]
@@ -176,7 +178,6 @@ struct BoardView {
                 rows.replies[post.id].map { BoardRender.Replies(post: post.id, shown: $0.shown, count: $0.count) }
             })
         return BoardRender(city: city.id, slug: city.slug, before: before, language: context.language,
-                           minute: Int64(Int(clampedSeconds: clock().timeIntervalSince1970) / 60),
                            reader: Reader(context, owns: owns, muted: rows.muted),
                            signInHref: signInHref, rows: named)
     }
@@ -185,7 +186,8 @@ struct BoardView {
     /// given back as typed when `composer` says so.
     func section(_ render: BoardRender, rows: Rows, composer: Composer?) -> BoardSection {
         let language = render.language
-        let presenter = presenter(render.reader, language)
+        let reading = ClockReading(clock())
+        let presenter = presenter(render.reader, language, clock: reading)
         let posts = rows.posts
         let shown = posts.prefix(BoardQueries.pageSize)
         let slug = render.slug
@@ -210,6 +212,7 @@ struct BoardView {
             }
             section.observing = !(composer?.sky ?? "").isEmpty || !(composer?.feels ?? "").isEmpty
         }
+        section.changesAt = reading.changesAt
         return section
     }
 
@@ -250,11 +253,10 @@ struct BoardView {
         presenter(Reader(context, owns: true, muted: muted), context.language)
     }
 
-    func presenter(_ reader: Reader, _ language: Language) -> PostPresenter {
-        PostPresenter(reader: reader, language: language, now: clock(),
+    func presenter(_ reader: Reader, _ language: Language, clock reading: ClockReading? = nil) -> PostPresenter {
+        PostPresenter(reader: reader, language: language, clock: reading ?? ClockReading(clock()),
                       strings: { key, arguments in pages.string(key, language, arguments) },
                       reasonOptions: reader.signedIn ? reasonOptions[language] ?? HTMLFragment([]) : HTMLFragment([]),
-                      relativeTimes: relativeTimes(language),
                       replyPhrases: replyPhrases[language] ?? PostPresenter.ReplyPhrases { pages.string($0, language) })
     }
 }

@@ -45,13 +45,14 @@ struct ConversationController {
         let authors = Set(shown.compactMap(\.userID))
         let reader = Reader(context, owns: user.map { authors.contains($0.id) } ?? false, muted: muted.intersection(authors))
         let language = context.language
-        let key = SharedReplies.Key(post: postID, rows: shown, reader: reader, language: language,
-                                    minute: Int64(Int(clampedSeconds: clock().timeIntervalSince1970) / 60))
-        let fragment = sharedReplies.fragment(key) {
-            let presenter = board.presenter(reader, language)
+        let key = SharedReplies.Key(post: postID, rows: shown, reader: reader, language: language)
+        let now = clock()
+        let fragment = sharedReplies.fragment(key, now: now) {
+            let reading = ClockReading(now)
+            let presenter = board.presenter(reader, language, clock: reading)
             let returnTo = HTMLFragment(escaping: "/posts/\(postID)")
             let view = RepliesFragment(replies: shown.map { presenter.view($0, returnTo: returnTo) })
-            return pages.renderer.fragment(language, capacity: 16 * 1024) { Templates.replies_fragment(view, &$0, $1) }
+            return (pages.renderer.fragment(language, capacity: 16 * 1024) { Templates.replies_fragment(view, &$0, $1) }, until: reading.changesAt)
         }
         return .html(fragment.bytes)
     }
@@ -61,18 +62,18 @@ struct ConversationController {
     /// fetch each reply of a storm). The same for every guest, and for every member whose forms
     /// need no token and who neither wrote it nor moderates (live.js asks for their own form
     /// otherwise): so it reads no session, and is kept under the board's version, rendered once
-    /// per language, kind of reader and minute until the city's board changes.
+    /// per language and kind of reader until the city's board changes.
     func sharedReply(_ request: Request, _ context: AppContext) throws -> Response {
         guard let raw = request.parameters["city"], let cityID = Int64(raw), String(cityID) == raw else { throw HTTPError(.notFound) }
         let replyID = try request.idParameter(), member = try request.queryItems()["as"] == "member"
         let language = context.language, now = clock()
-        let key = SharedReplies.One(city: cityID, reply: replyID, member: member, language: language,
-                                    minute: Int64(Int(clampedSeconds: now.timeIntervalSince1970) / 60))
-        let kept = try sharedReplies.one(key) {
+        let key = SharedReplies.One(city: cityID, reply: replyID, member: member, language: language)
+        let kept = try sharedReplies.one(key, now: now) {
             guard let reply = try store.sharedReply(replyID), reply.cityID == cityID, let postID = reply.parentID else { return nil }
-            let presenter = board.presenter(.bystander(signedIn: member), language)
+            let reading = ClockReading(now)
+            let presenter = board.presenter(.bystander(signedIn: member), language, clock: reading)
             let view = RepliesFragment(replies: [presenter.view(reply, returnTo: HTMLFragment(escaping: "/posts/\(postID)"))])
-            return pages.renderer.fragment(language, capacity: 4 * 1024) { Templates.replies_fragment(view, &$0, $1) }
+            return (pages.renderer.fragment(language, capacity: 4 * 1024) { Templates.replies_fragment(view, &$0, $1) }, until: reading.changesAt)
         }
         guard let kept else { throw HTTPError(.notFound) }
         return kept.response(for: request)

@@ -42,12 +42,12 @@ struct Reader: Hashable, Sendable {
 struct PostPresenter {
     let reader: Reader
     let language: Language
-    let now: Date
+    /// The clock as this render reads it: when the render stops being true is noted there.
+    let clock: ClockReading
     let strings: (String, [String: String]) -> String
     /// The report reasons' `<option>`s in the viewer's language, rendered once per page (none for
     /// guests, who cannot report).
     let reasonOptions: HTMLFragment
-    let relativeTimes: RelativeTimes
     let replyPhrases: ReplyPhrases
 
     /// `returnTo`: where the post's forms send the viewer back, escaped once per page.
@@ -56,7 +56,7 @@ struct PostPresenter {
         let view = PostView(
             id: post.id, author: post.username ?? "", hasAuthor: post.username != nil,
             displayName: post.displayName ?? strings("deleted_user", [:]), datetime: DateFormatting.iso8601(post.createdAt),
-            relativeTime: relativeTime(post.createdAt), edited: post.editedAt != nil, parts: Self.parts(of: post.body),
+            time: DateFormatting.localMinute(post.createdAt, in: TimeZone(identifier: post.cityTimeZone) ?? .gmt, language: language), edited: post.editedAt != nil, parts: Self.parts(of: post.body),
             isHidden: post.hiddenAt != nil, csrfToken: reader.csrfToken, citySlug: post.citySlug,
             cityName: language == .ko ? (post.cityNameKo ?? post.cityNameEn) : post.cityNameEn, returnTo: returnTo)
         view.isAdminAuthor = post.authorIsAdmin
@@ -68,7 +68,7 @@ struct PostPresenter {
         view.parentID = post.parentID.map { String($0) }
         view.reactions = post.reactions
         view.reacted = post.reactedByViewer
-        view.pinned = post.pinnedUntil.map { $0 > now } ?? false
+        view.pinned = post.pinnedUntil.map(clock.isBefore) ?? false
         view.muted = post.userID.map(reader.muted.contains) ?? false
         if reader.moderates && post.parentID == nil && post.removedAt == nil {
             view.canPin = !view.pinned
@@ -80,7 +80,7 @@ struct PostPresenter {
                 feels: post.observation.feels.map { ObservationTag(code: $0.rawValue, word: strings("feels_\($0.rawValue)", [:])) })
         }
         if let photo = post.photo {
-            let alt = photo.alt ?? strings("photo_alt_default", ["name": post.displayName ?? strings("deleted_user", [:]), "time": view.relativeTime])
+            let alt = photo.alt ?? strings("photo_alt_default", ["name": post.displayName ?? strings("deleted_user", [:]), "time": view.time])
             let blurred = photo.state.blurredForOthers && !mine
             view.photo = PhotoView(
                 hash: photo.hash,
@@ -96,7 +96,7 @@ struct PostPresenter {
         }
         if let reported = post.reportedByViewerAt {
             view.reportedByMe = true
-            view.canWithdraw = PostingRules.canWithdraw(reportedAt: reported, now: now)
+            view.canWithdraw = clock.isBefore(PostingRules.withdrawEnds(reportedAt: reported))
         }
         view.canReact = reader.signedIn && !mine
         view.canReply = reader.signedIn && post.parentID == nil
@@ -107,9 +107,13 @@ struct PostPresenter {
         }
         if mine {
             view.canDelete = true
-            view.canEdit = PostingRules.canEdit(postedAt: post.createdAt, now: now)
+            let ends = PostingRules.editEnds(postedAt: post.createdAt)
+            view.canEdit = clock.isBefore(ends)
             if view.canEdit {
-                view.editLeft = strings("edit_minutes_left", ["n": String(PostingRules.editMinutesLeft(postedAt: post.createdAt, now: now))])
+                // "12 min left" reads "11 min left" once the twelfth minute is gone.
+                let left = PostingRules.editMinutesLeft(postedAt: post.createdAt, now: clock.now)
+                clock.changes(at: ends.addingTimeInterval(-Double(left - 1) * 60))
+                view.editLeft = strings("edit_minutes_left", ["n": String(left)])
             }
         }
         return view
@@ -155,9 +159,6 @@ struct PostPresenter {
         }
     }
 
-    /// "3 min ago" / "3분 전".
-    func relativeTime(_ date: Date) -> String { Self.relativeTime(date, now: now, relativeTimes) }
-
     static func relativeTime(_ date: Date, now: Date, _ relativeTimes: RelativeTimes) -> String {
         let seconds = Swift.max(0, Int(clampedSeconds: now.timeIntervalSince(date)))
         switch seconds {
@@ -168,7 +169,7 @@ struct PostPresenter {
         }
     }
 
-    /// The phrases of `relativeTime` in the page's language, looked up once per page.
+    /// The phrases of `relativeTime` in a language, looked up once.
     struct RelativeTimes {
         let now: String
         let minutes: CountedPhrase

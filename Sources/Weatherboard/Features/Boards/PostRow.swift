@@ -29,6 +29,8 @@ struct PostRow: Sendable, Hashable {
     var citySlug: String
     var cityNameEn: String
     var cityNameKo: String?
+    /// Its city's IANA zone: the time it was written is shown in it.
+    var cityTimeZone: String
     /// When the viewer reported it (they see a placeholder instead).
     var reportedByViewerAt: Date?
     /// The post it answers, for a reply.
@@ -54,7 +56,7 @@ struct PostRow: Sendable, Hashable {
         case id, cityID, userID, body, createdAt, editedAt, hiddenAt, removedAt, removedReason
         case username, displayName, role, citySlug, cityNameEn, cityNameKo
         case reportedAt, parentID, reactions, reacted, sky, feels, pinnedUntil, authorLevel, authorIsSite, warningID
-        case photoHash, photoAlt, photoState, photoWidth, photoHeight, photoSmallWidth
+        case photoHash, photoAlt, photoState, photoWidth, photoHeight, photoSmallWidth, cityTimeZone
 
         var sql: String {
             switch self {
@@ -89,6 +91,7 @@ struct PostRow: Sendable, Hashable {
             case .photoWidth: "p.photo_width"
             case .photoHeight: "p.photo_height"
             case .photoSmallWidth: "p.photo_small_width"
+            case .cityTimeZone: "c.timezone"
             }
         }
     }
@@ -127,6 +130,7 @@ struct PostRow: Sendable, Hashable {
         citySlug = row.string(Column.citySlug.rawValue)
         cityNameEn = row.string(Column.cityNameEn.rawValue)
         cityNameKo = row.optionalString(Column.cityNameKo.rawValue)
+        cityTimeZone = row.string(Column.cityTimeZone.rawValue)
         reportedByViewerAt = row.optionalDate(Column.reportedAt.rawValue)
         parentID = row.optionalInt64(Column.parentID.rawValue)
         reactions = row.int(Column.reactions.rawValue)

@@ -17,7 +17,8 @@ final class PostView {
     let hasAuthor: Bool
     let displayName: String
     let datetime: String
-    let relativeTime: String
+    /// When it was written, in its city's time (`DateFormatting.localMinute`).
+    let time: String
     let edited: Bool
     let parts: [Part]
     let isHidden: Bool
@@ -75,14 +76,14 @@ final class PostView {
     /// Its photo as this reader sees it.
     var photo: PhotoView?
 
-    init(id: Int64, author: String, hasAuthor: Bool, displayName: String, datetime: String, relativeTime: String, edited: Bool,
+    init(id: Int64, author: String, hasAuthor: Bool, displayName: String, datetime: String, time: String, edited: Bool,
          parts: [Part], isHidden: Bool, csrfToken: String, citySlug: String, cityName: String, returnTo: HTMLFragment) {
         self.id = id
         self.author = author
         self.hasAuthor = hasAuthor
         self.displayName = displayName
         self.datetime = datetime
-        self.relativeTime = relativeTime
+        self.time = time
         self.edited = edited
         self.parts = parts
         self.isHidden = isHidden

@@ -33,8 +33,10 @@ struct PostingRules: Sendable {
     }
 
     static func canEdit(postedAt: Date, now: Date) -> Bool {
-        now.timeIntervalSince(postedAt) < editWindow
+        now < editEnds(postedAt: postedAt)
     }
+
+    static func editEnds(postedAt: Date) -> Date { postedAt.addingTimeInterval(editWindow) }
 
     /// Whole minutes of editing left, rounded up ("1 min left" until the very end).
     static func editMinutesLeft(postedAt: Date, now: Date) -> Int {
@@ -44,8 +46,10 @@ struct PostingRules: Sendable {
     }
 
     static func canWithdraw(reportedAt: Date, now: Date) -> Bool {
-        now.timeIntervalSince(reportedAt) < withdrawWindow
+        now < withdrawEnds(reportedAt: reportedAt)
     }
+
+    static func withdrawEnds(reportedAt: Date) -> Date { reportedAt.addingTimeInterval(withdrawWindow) }
 
     /// The body as stored (see `TextPolicy.normalise`), or what is wrong with it.
     static func normalise(_ typed: TextPolicy.Typed) -> Result<String, Refusal> {

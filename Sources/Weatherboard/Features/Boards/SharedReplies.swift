@@ -5,7 +5,8 @@ import Synchronization
 /// New replies as open pages fetch them (`GET /posts/{id}/replies?after=`, issue 46 #1), kept
 /// per what their render reads: the post, the rows as read for the reader, the reader as the
 /// presenter sees them (`Reader`: signed in or not, owner of one, a moderator, a form token, whom
-/// they muted), the language and the minute (times read "5 minutes ago"), as `BoardRender`. Everyone with no part in the replies reads the same rows and is
+/// they muted) and the language, as `BoardRender`, each kept until the clock alone would change it
+/// (`ClockReading`). Everyone with no part in the replies reads the same rows and is
 /// the same `Reader`, so a reply reaching thousands of open pages is rendered once; a reader
 /// with a part (their own reply, an agreement, someone they blocked) gets a key of their own.
 final class SharedReplies: Sendable {
@@ -14,8 +15,6 @@ final class SharedReplies: Sendable {
         var rows: [PostRow]
         var reader: Reader
         var language: Language
-        /// Minutes since 1970.
-        var minute: Int64
     }
 
     /// One reply as a bystander sees it (`Reader.bystander`): what selects its render besides
@@ -25,14 +24,12 @@ final class SharedReplies: Sendable {
         var reply: Int64
         var member: Bool
         var language: Language
-        /// Minutes since 1970.
-        var minute: Int64
     }
 
-    private let entries = Mutex(LRUCache<Key, HTMLFragment>(maximumCount: 4_000, maximumCost: 16 << 20))
+    private let entries = Mutex(LRUCache<Key, (fragment: HTMLFragment, until: Date)>(maximumCount: 4_000, maximumCost: 16 << 20))
     /// Single replies, each with the board's version it was read under: any change to the
     /// city's board (an edit, an agreement, a removal, an author's name or standing) misses it.
-    private let ones = Mutex(LRUCache<One, (stamp: PageVersions.Stamp, reply: Reply)>(maximumCount: 4_000, maximumCost: 8 << 20))
+    private let ones = Mutex(LRUCache<One, (stamp: PageVersions.Stamp, reply: Reply, until: Date)>(maximumCount: 4_000, maximumCost: 8 << 20))
     /// Renders under way, each of the version it read under: a reader whose version is newer
     /// (a hide since) never takes an older render.
     private let oneFlights = SingleFlight<OneFlight, Reply?>()
@@ -71,10 +68,9 @@ final class SharedReplies: Sendable {
               let reply = Int64(segments[5]), String(reply) == segments[5], let query = try? request.queryItems() else { return nil }
         let context = AppContext(request: request)
         guard !context.languageChosenByQuery else { return nil }
-        let key = One(city: city, reply: reply, member: query["as"] == "member", language: context.language,
-                      minute: Int64(Int(clampedSeconds: now.timeIntervalSince1970) / 60))
+        let key = One(city: city, reply: reply, member: query["as"] == "member", language: context.language)
         let stamp = versions.boardStamp(city: city)
-        guard let kept = ones.withLock({ $0.value(for: key) }), kept.stamp == stamp else { return nil }
+        guard let kept = ones.withLock({ $0.value(for: key) }), kept.stamp == stamp, now < kept.until else { return nil }
         asked.add(1, ordering: .relaxed)
         var response = kept.reply.response(for: request)
         Middleware.secure(&response, signedIn: false)
@@ -97,17 +93,21 @@ final class SharedReplies: Sendable {
         self.versions = versions
     }
 
-    /// The reply `key` names: kept while its city's board is unchanged, or made by `make` (nil:
-    /// not there for a bystander) from rows read after the version was taken.
-    func one(_ key: One, make: () throws -> HTMLFragment?) throws -> Reply? {
+    /// The reply `key` names at `now`: kept while its city's board is unchanged and the clock has
+    /// not overtaken it, or made by `make` (nil: not there for a bystander; else the render and
+    /// until when it holds) from rows read after the version was taken.
+    func one(_ key: One, now: Date, make: () throws -> (HTMLFragment, until: Date)?) throws -> Reply? {
         asked.add(1, ordering: .relaxed)
         let stamp = versions.boardStamp(city: key.city)
+        var until = Date.distantFuture
         func render() throws -> Reply? {
             renders.add(1, ordering: .relaxed)
-            return try make().map { Reply(bytes: $0.bytes, gzip: Gzip.compress($0.bytes)) }
+            guard let (made, holds) = try make() else { return nil }
+            until = holds
+            return Reply(bytes: made.bytes, gzip: Gzip.compress(made.bytes))
         }
         guard enabled else { return try render() }
-        if let kept = ones.withLock({ $0.value(for: key) }), kept.stamp == stamp { return kept.reply }
+        if let kept = ones.withLock({ $0.value(for: key) }), kept.stamp == stamp, now < kept.until { return kept.reply }
         // Pages hearing of a reply together wait for the one render under way.
         let flightKey = OneFlight(key: key, stamp: stamp)
         guard let (flight, isLeader) = oneFlights.join(flightKey, admit: { true }) else { return try render() }
@@ -115,7 +115,7 @@ final class SharedReplies: Sendable {
         guard isLeader else { return try render() }
         do {
             let made = try render()
-            if let made { ones.withLock { $0.set((stamp, made), for: key, cost: made.bytes.count + made.gzip.count) } }
+            if let made { ones.withLock { $0.set((stamp, made, until), for: key, cost: made.bytes.count + made.gzip.count) } }
             oneFlights.land(flightKey, with: .some(made))
             return made
         } catch {
@@ -127,17 +127,19 @@ final class SharedReplies: Sendable {
     /// How long a reader waits for another's render before making its own.
     static let wait: TimeInterval = 2
 
-    func fragment(_ key: Key, make: () -> HTMLFragment) -> HTMLFragment {
-        func render() -> HTMLFragment {
+    /// The replies `key` names at `now`: kept until the clock alone would change them, or made by
+    /// `make` (the render and until when it holds).
+    func fragment(_ key: Key, now: Date, make: () -> (HTMLFragment, until: Date)) -> HTMLFragment {
+        func render() -> (HTMLFragment, until: Date) {
             renders.add(1, ordering: .relaxed)
             return make()
         }
-        guard enabled else { return render() }
-        if let kept = entries.withLock({ $0.value(for: key) }) { return kept }
-        guard let (flight, isLeader) = flights.join(key, admit: { true }) else { return render() }
-        guard isLeader else { return flight.wait(until: Date().addingTimeInterval(Self.wait)) ?? render() }
-        let made = render()
-        entries.withLock { $0.set(made, for: key, cost: made.bytes.count) }
+        guard enabled else { return render().0 }
+        if let kept = entries.withLock({ $0.value(for: key) }), now < kept.until { return kept.fragment }
+        guard let (flight, isLeader) = flights.join(key, admit: { true }) else { return render().0 }
+        guard isLeader else { return flight.wait(until: Date().addingTimeInterval(Self.wait)) ?? render().0 }
+        let (made, until) = render()
+        entries.withLock { $0.set((made, until), for: key, cost: made.bytes.count) }
         flights.land(key, with: made)
         return made
     }

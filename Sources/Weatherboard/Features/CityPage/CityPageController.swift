@@ -99,9 +99,9 @@ struct CityPageController {
         let render = board.render(city: city, context: context, before: before, posts: posts, signInHref: signInHref)
         let make = {
             let section = board.section(render, rows: posts, composer: composer)
-            return pages.renderer.fragment(render.language, capacity: 64 * 1024) { Templates.board(section, &$0, $1) }
+            return (pages.renderer.fragment(render.language, capacity: 64 * 1024) { Templates.board(section, &$0, $1) }, until: section.changesAt)
         }
-        return composer == nil ? boards.board(render, make: make) : make()
+        return composer == nil ? boards.board(render, now: clock(), make: make) : make().0
     }
 
     /// The weather part of the city page, the same for every reader in one language: rendered
