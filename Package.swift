@@ -30,6 +30,9 @@ let package = Package(
             dependencies: ["CSystem", "CZlib", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
+        // multipart/form-data bodies (RFC 7578) for the routes that take uploads: a body format
+        // beside the server, as Hummingbird keeps its multipart parser out of its core.
+        .target(name: "HTTPMultipart", dependencies: ["HTTPServer"], swiftSettings: strict),
         // zlib, the reference deflate implementation (Debian's zlib1g-dev), for gzip responses.
         .systemLibrary(
             name: "CZlib",
@@ -58,6 +61,7 @@ let package = Package(
             name: "Weatherboard",
             dependencies: [
                 "HTTPServer",
+                "HTTPMultipart",
                 "CSystem",
                 "CZlib",
                 "CLibXML2",
@@ -119,7 +123,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HTTPServerTests",
-            dependencies: ["HTTPServer", "HTTPTestSupport", "CZlib"],
+            dependencies: ["HTTPServer", "HTTPMultipart", "HTTPTestSupport", "CZlib"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -125,31 +125,6 @@ extension Request {
     }
 }
 
-extension Request {
-    /// Whether the body is declared `multipart/form-data`.
-    public var isMultipartForm: Bool {
-        headers["Content-Type"].flatMap(MultipartForm.boundary(ofContentType:)) != nil
-    }
-
-    /// The body as a multipart form: its text fields as a form, and its files; 415 for another
-    /// content type, 400 when malformed, 413 past `limits`.
-    public func multipartBody(limits: MultipartForm.Limits = MultipartForm.Limits()) throws -> (fields: URLEncodedForm, files: [MultipartForm.File]) {
-        guard let boundary = headers["Content-Type"].flatMap(MultipartForm.boundary(ofContentType:)) else {
-            throw HTTPError(.unsupportedMediaType, message: "Expected multipart/form-data")
-        }
-        do {
-            let form = try MultipartForm(body: body, boundary: boundary, limits: limits)
-            var fields = URLEncodedForm()
-            for field in form.textFields { fields.append(field.name, field.value) }
-            return (fields, form.files)
-        } catch MultipartForm.Failure.malformed(let why) {
-            throw HTTPError(.badRequest, message: why)
-        } catch MultipartForm.Failure.tooLarge(let why) {
-            throw HTTPError(.contentTooLarge, message: why)
-        }
-    }
-}
-
 /// A `Set-Cookie` field (RFC 6265 §4.1).
 public struct SetCookie: Sendable {
     public enum SameSite: String, Sendable { case strict = "Strict", lax = "Lax", none = "None" }
@@ -208,14 +183,5 @@ extension Substring {
         }
         if !(omittingEmpty && start == utf8.endIndex) { pieces.append(Substring(utf8[start..<utf8.endIndex])) }
         return pieces
-    }
-
-    /// Without leading and trailing spaces and tabs.
-    func trimmingASCIISpaces() -> Substring {
-        let utf8 = self.utf8
-        var start = utf8.startIndex, end = utf8.endIndex
-        while start < end, utf8[start] == 0x20 || utf8[start] == 0x09 { start = utf8.index(after: start) }
-        while end > start, utf8[utf8.index(before: end)] == 0x20 || utf8[utf8.index(before: end)] == 0x09 { end = utf8.index(before: end) }
-        return Substring(utf8[start..<end])
     }
 }

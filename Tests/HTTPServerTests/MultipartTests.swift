@@ -1,5 +1,6 @@
 import Testing
 @testable import HTTPServer
+import HTTPMultipart
 
 /// `multipart/form-data` (RFC 7578): fields and files as browsers send them, and every malformed
 /// or oversized body refused, never half-read.

@@ -1,4 +1,5 @@
 import HTTPServer
+import HTTPMultipart
 
 /// What the application knows about one request, worked out once before any handler runs:
 /// language here; identity, CSRF token and form by `Identity`'s middleware.

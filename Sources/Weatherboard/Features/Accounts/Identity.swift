@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import HTTPMultipart
 
 /// Fills the request context with the signed-in person and the CSRF secret, and refuses any
 /// POST that comes from another site (403, nothing changes): by the browser's own headers

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import HTTPMultipart
 
 /// Which requests may carry a photo: a multipart post to a board (`/city/{slug}/posts`). Only
 /// those are read past the site's 64 KiB body limit, up to half again the photo limit, so that
