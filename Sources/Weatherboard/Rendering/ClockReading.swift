@@ -18,9 +18,4 @@ final class ClockReading {
         changesAt = min(changesAt, moment)
         return true
     }
-
-    /// Something read from the clock reads otherwise from `moment` on.
-    func changes(at moment: Date) {
-        if moment > now { changesAt = min(changesAt, moment) }
-    }
 }

@@ -439,21 +439,31 @@ final class OtherOriginContext: RequestContext {
         try Self.expectCleanConsole(browser)
     }
 
-    /// Issue 38: the server writes a post's time in its city's time, the same at every minute;
-    /// the page words it relative to the reader's clock, in the page's language.
-    @Test func aPostsTimeReadsRelativeToTheReadersClock() throws {
+    /// Issue 38: the server writes a post's time in its city's time, and until when it can be
+    /// edited, the same at every minute; the page words both relative to the reader's clock, in
+    /// the page's language.
+    @Test func aPostsTimeAndEditWindowReadRelativeToTheReadersClock() throws {
         guard let site = try Self.start() else { return }
         defer { withExtendedLifetime(site) {} }
         let (browser, base) = (site.browser, site.base)
         try Self.signUp(browser, base, "walker")
+        // One post at the harness's fixed now (22 Nov 2026 05:45 UTC), one at the browser's.
         try Self.post(browser, base, city: "seoul", "Crisp and clear this morning")
-        // Posted at the harness's fixed now (22 Nov 2026 05:45 UTC); the browser's clock is real.
         let days = Int(Date().timeIntervalSince(AppHarness.fixedNow) / 86_400)
-        let time = "#board article.post time[data-ago]"
-        try browser.wait("worded relative") { try browser.text(time) == "\(days) d ago" }
-        #expect(try browser.script("return document.querySelector('\(time)').title") as? String != "")
+        site.app.clock.advance(Date().timeIntervalSince(AppHarness.fixedNow))
+        try Self.post(browser, base, city: "seoul", "Still clear at noon")
+        let newest = "#board article.post:first-of-type", older = "#board article.post:nth-of-type(2)"
+        try browser.wait("worded relative") {
+            try browser.text("\(newest) time[data-ago]") == "just now" && browser.text("\(older) time[data-ago]") == "\(days) d ago"
+        }
+        #expect(try browser.script("return document.querySelector('\(older) time[data-ago]').title") as? String != "")
+        let left = try browser.text("\(newest) .edit-left")
+        #expect(left == "· 15 min left" || left == "· 14 min left", "\(left)")
         try browser.click("ul.lang-switch a[hreflang=ko]")
-        try browser.wait("in Korean") { try browser.text(time) == "\(days)일 전" }
+        try browser.wait("in Korean") {
+            try browser.text("\(newest) time[data-ago]") == "방금" && browser.text("\(older) time[data-ago]") == "\(days)일 전"
+        }
+        #expect(try browser.text("\(newest) .edit-left").hasSuffix("분 남음"))
         try Self.expectCleanConsole(browser)
     }
 

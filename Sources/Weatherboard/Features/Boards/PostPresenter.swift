@@ -56,7 +56,7 @@ struct PostPresenter {
         let view = PostView(
             id: post.id, author: post.username ?? "", hasAuthor: post.username != nil,
             displayName: post.displayName ?? strings("deleted_user", [:]), datetime: DateFormatting.iso8601(post.createdAt),
-            time: DateFormatting.localMinute(post.createdAt, in: TimeZone(identifier: post.cityTimeZone) ?? .gmt, language: language), edited: post.editedAt != nil, parts: Self.parts(of: post.body),
+            time: DateFormatting.localMinute(post.createdAt, in: zone(post), language: language), edited: post.editedAt != nil, parts: Self.parts(of: post.body),
             isHidden: post.hiddenAt != nil, csrfToken: reader.csrfToken, citySlug: post.citySlug,
             cityName: language == .ko ? (post.cityNameKo ?? post.cityNameEn) : post.cityNameEn, returnTo: returnTo)
         view.isAdminAuthor = post.authorIsAdmin
@@ -110,14 +110,15 @@ struct PostPresenter {
             let ends = PostingRules.editEnds(postedAt: post.createdAt)
             view.canEdit = clock.isBefore(ends)
             if view.canEdit {
-                // "12 min left" reads "11 min left" once the twelfth minute is gone.
-                let left = PostingRules.editMinutesLeft(postedAt: post.createdAt, now: clock.now)
-                clock.changes(at: ends.addingTimeInterval(-Double(left - 1) * 60))
-                view.editLeft = strings("edit_minutes_left", ["n": String(left)])
+                view.editLeft = strings("edit_until", ["time": DateFormatting.localClock(ends, in: zone(post))])
+                view.editEnds = DateFormatting.iso8601(ends)
             }
         }
         return view
     }
+
+    /// Its city's zone, which its times are written in.
+    private func zone(_ post: PostRow) -> TimeZone { TimeZone(identifier: post.cityTimeZone) ?? .gmt }
 
     /// A post with the replies shown under it and how many the viewer can see in all.
     func view(_ post: PostRow, replies: [PostRow], count: Int, returnTo: HTMLFragment) -> PostView {

@@ -36,8 +36,10 @@ final class PostView {
     var reasonOptions = HTMLFragment([])
     var canDelete = false
     var canEdit = false
-    /// "12 min left" beside Edit.
+    /// "until 14:20" beside Edit (the same at every minute); a page's script counts it down
+    /// from `editEnds` ("12 min left").
     var editLeft: String?
+    var editEnds = ""
     /// The author is an admin: the post says so beside the name (a look-alike cannot).
     var isAdminAuthor = false
     /// Written by the site (a warning's thread): labelled so; nobody blocks, mutes or reports it.
