@@ -163,47 +163,6 @@
   window.addEventListener("pageshow", function () {
     document.querySelectorAll("form button[type=submit][disabled]").forEach(function (button) { button.disabled = false; });
   });
-  // A post's time comes written in its city's time ("27 Nov 14:05"), the same for every reader
-  // at every minute (so a kept board stays true). Here it reads relative to the reader's clock
-  // in the page's words ("5 min ago", given on this script's element), and keeps up while the
-  // page is open; posts put in by live.js are worded as they arrive. The moment shows on hover.
-  // The interval is shorter than a minute so that counts step close to the minute.
-  var phrases = document.currentScript ? document.currentScript.dataset : {};
-  var ago = function (seconds) {
-    var phrase = seconds < 60 ? phrases.now : seconds < 3600 ? phrases.minutes : seconds < 86400 ? phrases.hours : phrases.days;
-    var n = Math.floor(seconds / (seconds < 3600 ? 60 : seconds < 86400 ? 3600 : 86400));
-    return phrase && phrase.replace("{n}", n);
-  };
-  var wordTimes = function (root) {
-    root.querySelectorAll("time[datetime]").forEach(function (time) {
-      var moment = new Date(time.getAttribute("datetime"));
-      if (isNaN(moment)) return;
-      if (!time.title) time.title = moment.toLocaleString(document.documentElement.lang || undefined);
-      if (!time.hasAttribute("data-ago")) return;
-      var text = ago(Math.max(0, (Date.now() - moment.getTime()) / 1000));
-      if (text && time.textContent !== text) time.textContent = text;
-    });
-  };
-  // "until 14:20" beside one's own Edit counts down: "12 min left". Past its end (or on a clock
-  // far from the server's) the server's words stay.
-  var countDown = function (root) {
-    root.querySelectorAll("[data-edit-ends]").forEach(function (left) {
-      var minutes = Math.ceil((new Date(left.dataset.editEnds).getTime() - Date.now()) / 60000);
-      var text = " · " + (phrases.editLeft || "").replace("{n}", minutes);
-      if (phrases.editLeft && minutes >= 1 && minutes <= 15 && left.textContent !== text) left.textContent = text;
-    });
-  };
-  var word = function (root) {
-    wordTimes(root);
-    countDown(root);
-  };
-  word(document);
-  setInterval(function () { word(document); }, 20000);
-  new MutationObserver(function (changes) {
-    changes.forEach(function (change) {
-      change.addedNodes.forEach(function (node) { if (node.querySelectorAll) word(node); });
-    });
-  }).observe(document.body, { childList: true, subtree: true });
   // Esc closes the innermost open menu (a report form, then the post's menu) and puts the focus
   // back on its summary.
   document.addEventListener("keydown", function (event) {

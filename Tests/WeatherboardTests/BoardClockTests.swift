@@ -25,6 +25,12 @@ import Testing
         let (_, later) = try author.get("/city/seoul")
         #expect(app.application.boards.made.load(ordering: .relaxed) == made, "rendered again when only the minute changed")
         #expect(later.text("//article[@data-post-id='\(id)']//time") == "22 Nov 14:45")
+        // Every page showing posts words their times for the reader (times.js, with the page's words).
+        for page in ["/city/seoul", "/posts/\(id)", "/users/writer"] {
+            let (_, document) = try author.get(page)
+            #expect(document.text("//article[@data-post-id='\(id)']//time") == "22 Nov 14:45", "\(page)")
+            #expect(document.nodes("//script[@src='/static/js/times.js']").first?["data-minutes"] == "{n} min ago", "\(page)")
+        }
         author.acceptLanguage = "ko"
         #expect(try author.get("/city/seoul").1.text("//article[@data-post-id='\(id)']//time") == "11월 22일 14:45")
     }
