@@ -19,3 +19,12 @@ final class ClockReading {
         return true
     }
 }
+
+/// A render kept with the moment its `ClockReading` said it stops being true.
+struct KeptUntil<Value: Sendable>: Sendable {
+    var value: Value
+    var until: Date
+
+    /// The value while `now` is before its end; nil after.
+    func value(at now: Date) -> Value? { now < until ? value : nil }
+}

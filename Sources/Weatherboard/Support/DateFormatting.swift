@@ -55,17 +55,11 @@ enum DateFormatting {
     static func localMinute(_ date: Date, in zone: TimeZone, language: Language) -> String {
         let local = LocalCalendar(zone)
         let day = CivilDate(day: local.localDayNumber(date))
-        let time = localClock(date, in: zone)
+        let time = local.clockString(date)
         switch language {
         case .ko: return "\(day.month)월 \(day.day)일 " + time
         case .en: return "\(day.day) " + monthAbbreviations[(day.month - 1) % 12] + " " + time
         }
-    }
-
-    /// "14:20" in `zone`.
-    static func localClock(_ date: Date, in zone: TimeZone) -> String {
-        let (hour, minute) = LocalCalendar(zone).hourMinute(date)
-        return LocalCalendar.twoDigits(hour) + ":" + LocalCalendar.twoDigits(minute)
     }
 
     private static let monthAbbreviations = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]

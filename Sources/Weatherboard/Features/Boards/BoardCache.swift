@@ -36,11 +36,7 @@ struct BoardRender: Hashable, Sendable {
 /// few pages. A page that holds a kept board compresses only the rest around it.
 final class BoardCache: Sendable {
     /// Least recently used go first, past a count and a byte budget.
-    private let boards: Mutex<LRUCache<BoardRender, Kept>>
-    private struct Kept: Sendable {
-        var board: HTMLFragment
-        var until: Date
-    }
+    private let boards: Mutex<LRUCache<BoardRender, KeptUntil<HTMLFragment>>>
     /// False: every board is rendered afresh (`--page-caches off`).
     let enabled: Bool
     /// What the kept boards hold now, in bytes (for the operator).
@@ -61,9 +57,9 @@ final class BoardCache: Sendable {
     /// masked afresh each time, so its key never comes again.
     func board(_ render: BoardRender, now: Date, make: () -> (HTMLFragment, until: Date)) -> HTMLFragment {
         guard enabled, render.reader.csrfToken.isEmpty else { return make().0 }
-        if let kept = boards.withLock({ $0.value(for: render) }), now < kept.until {
+        if let kept = boards.withLock({ $0.value(for: render) })?.value(at: now) {
             reused.add(1, ordering: .relaxed)
-            return kept.board
+            return kept
         }
         // A board only its owner sees serves their next pages; one everyone with nothing of
         // theirs on it sees serves the whole site: it is worth the slower, smaller form.
@@ -71,7 +67,7 @@ final class BoardCache: Sendable {
         let board = made.deflatedOnce(level: render.reader.owner == nil ? 6 : 1)
         self.made.add(1, ordering: .relaxed)
         // The key holds the rows it was made from: about half the bytes they render to.
-        boards.withLock { $0.set(Kept(board: board, until: until), for: render, cost: board.residentBytes + board.bytes.count / 2) }
+        boards.withLock { $0.set(KeptUntil(value: board, until: until), for: render, cost: board.residentBytes + board.bytes.count / 2) }
         return board
     }
 }

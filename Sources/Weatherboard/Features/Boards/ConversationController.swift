@@ -48,13 +48,21 @@ struct ConversationController {
         let key = SharedReplies.Key(post: postID, rows: shown, reader: reader, language: language)
         let now = clock()
         let fragment = sharedReplies.fragment(key, now: now) {
-            let reading = ClockReading(now)
-            let presenter = board.presenter(reader, language, clock: reading)
-            let returnTo = HTMLFragment(escaping: "/posts/\(postID)")
-            let view = RepliesFragment(replies: shown.map { presenter.view($0, returnTo: returnTo) })
-            return (pages.renderer.fragment(language, capacity: 16 * 1024) { Templates.replies_fragment(view, &$0, $1) }, until: reading.changesAt)
+            repliesFragment(shown, under: postID, as: reader, language, now: now)
         }
         return .html(fragment.bytes)
+    }
+
+    /// Replies as `reader` sees them, as the fragment live.js puts under their post, with the
+    /// moment the clock alone would change them (`ClockReading`).
+    private func repliesFragment(_ replies: [PostRow], under postID: Int64, as reader: Reader, _ language: Language,
+                                 now: Date) -> (HTMLFragment, until: Date) {
+        let reading = ClockReading(now)
+        let presenter = board.presenter(reader, language, clock: reading)
+        let returnTo = HTMLFragment(escaping: "/posts/\(postID)")
+        let view = RepliesFragment(replies: replies.map { presenter.view($0, returnTo: returnTo) })
+        return (pages.renderer.fragment(language, capacity: min(replies.count, 4) * 4 * 1024) { Templates.replies_fragment(view, &$0, $1) },
+                until: reading.changesAt)
     }
 
     /// `GET /shared/cities/{city}/replies/{id}` (`?as=member`): one new reply as everyone with no
@@ -70,10 +78,7 @@ struct ConversationController {
         let key = SharedReplies.One(city: cityID, reply: replyID, member: member, language: language)
         let kept = try sharedReplies.one(key, now: now) {
             guard let reply = try store.sharedReply(replyID), reply.cityID == cityID, let postID = reply.parentID else { return nil }
-            let reading = ClockReading(now)
-            let presenter = board.presenter(.bystander(signedIn: member), language, clock: reading)
-            let view = RepliesFragment(replies: [presenter.view(reply, returnTo: HTMLFragment(escaping: "/posts/\(postID)"))])
-            return (pages.renderer.fragment(language, capacity: 4 * 1024) { Templates.replies_fragment(view, &$0, $1) }, until: reading.changesAt)
+            return repliesFragment([reply], under: postID, as: .bystander(signedIn: member), language, now: now)
         }
         guard let kept else { throw HTTPError(.notFound) }
         return kept.response(for: request)

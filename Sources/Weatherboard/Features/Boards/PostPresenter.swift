@@ -110,7 +110,7 @@ struct PostPresenter {
             let ends = PostingRules.editEnds(postedAt: post.createdAt)
             view.canEdit = clock.isBefore(ends)
             if view.canEdit {
-                view.editLeft = strings("edit_until", ["time": DateFormatting.localClock(ends, in: zone(post))])
+                view.editLeft = strings("edit_until", ["time": LocalCalendar(zone(post)).clockString(ends)])
                 view.editEnds = DateFormatting.iso8601(ends)
             }
         }

@@ -26,10 +26,10 @@ final class SharedReplies: Sendable {
         var language: Language
     }
 
-    private let entries = Mutex(LRUCache<Key, (fragment: HTMLFragment, until: Date)>(maximumCount: 4_000, maximumCost: 16 << 20))
+    private let entries = Mutex(LRUCache<Key, KeptUntil<HTMLFragment>>(maximumCount: 4_000, maximumCost: 16 << 20))
     /// Single replies, each with the board's version it was read under: any change to the
     /// city's board (an edit, an agreement, a removal, an author's name or standing) misses it.
-    private let ones = Mutex(LRUCache<One, (stamp: PageVersions.Stamp, reply: Reply, until: Date)>(maximumCount: 4_000, maximumCost: 8 << 20))
+    private let ones = Mutex(LRUCache<One, (stamp: PageVersions.Stamp, reply: KeptUntil<Reply>)>(maximumCount: 4_000, maximumCost: 8 << 20))
     /// Renders under way, each of the version it read under: a reader whose version is newer
     /// (a hide since) never takes an older render.
     private let oneFlights = SingleFlight<OneFlight, Reply?>()
@@ -70,9 +70,9 @@ final class SharedReplies: Sendable {
         guard !context.languageChosenByQuery else { return nil }
         let key = One(city: city, reply: reply, member: query["as"] == "member", language: context.language)
         let stamp = versions.boardStamp(city: city)
-        guard let kept = ones.withLock({ $0.value(for: key) }), kept.stamp == stamp, now < kept.until else { return nil }
+        guard let kept = ones.withLock({ $0.value(for: key) }), kept.stamp == stamp, let reply = kept.reply.value(at: now) else { return nil }
         asked.add(1, ordering: .relaxed)
-        var response = kept.reply.response(for: request)
+        var response = reply.response(for: request)
         Middleware.secure(&response, signedIn: false)
         return response
     }
@@ -107,7 +107,7 @@ final class SharedReplies: Sendable {
             return Reply(bytes: made.bytes, gzip: Gzip.compress(made.bytes))
         }
         guard enabled else { return try render() }
-        if let kept = ones.withLock({ $0.value(for: key) }), kept.stamp == stamp, now < kept.until { return kept.reply }
+        if let kept = ones.withLock({ $0.value(for: key) }), kept.stamp == stamp, let reply = kept.reply.value(at: now) { return reply }
         // Pages hearing of a reply together wait for the one render under way.
         let flightKey = OneFlight(key: key, stamp: stamp)
         guard let (flight, isLeader) = oneFlights.join(flightKey, admit: { true }) else { return try render() }
@@ -115,7 +115,7 @@ final class SharedReplies: Sendable {
         guard isLeader else { return try render() }
         do {
             let made = try render()
-            if let made { ones.withLock { $0.set((stamp, made, until), for: key, cost: made.bytes.count + made.gzip.count) } }
+            if let made { ones.withLock { $0.set((stamp, KeptUntil(value: made, until: until)), for: key, cost: made.bytes.count + made.gzip.count) } }
             oneFlights.land(flightKey, with: .some(made))
             return made
         } catch {
@@ -135,11 +135,11 @@ final class SharedReplies: Sendable {
             return make()
         }
         guard enabled else { return render().0 }
-        if let kept = entries.withLock({ $0.value(for: key) }), now < kept.until { return kept.fragment }
+        if let kept = entries.withLock({ $0.value(for: key) })?.value(at: now) { return kept }
         guard let (flight, isLeader) = flights.join(key, admit: { true }) else { return render().0 }
         guard isLeader else { return flight.wait(until: Date().addingTimeInterval(Self.wait)) ?? render().0 }
         let (made, until) = render()
-        entries.withLock { $0.set((made, until), for: key, cost: made.bytes.count) }
+        entries.withLock { $0.set(KeptUntil(value: made, until: until), for: key, cost: made.bytes.count) }
         flights.land(key, with: made)
         return made
     }

@@ -71,9 +71,8 @@ struct CityWeatherView {
     static func updated(_ fetchedAt: Date, local: LocalCalendar, city: City, now: Date,
                         strings: (String, [String: String]) -> String) -> String {
         if local.dateString(fetchedAt) == local.dateString(now) {
-            let fetched = local.hourMinute(fetchedAt)
             let zone = city.timeZone.abbreviation(for: fetchedAt) ?? city.timezone
-            return LocalCalendar.twoDigits(fetched.hour) + ":" + LocalCalendar.twoDigits(fetched.minute) + " " + zone
+            return local.clockString(fetchedAt) + " " + zone
         }
         let hours = max(1, Int(min(1e6, max(0, now.timeIntervalSince(fetchedAt) / 3600))))
         return hours < 24 ? strings("time_hours", ["n": String(hours)]) : strings("time_days", ["n": String(hours / 24)])

@@ -166,6 +166,12 @@ public struct LocalCalendar: Sendable {
         return value < 10 && value >= 0 ? "0\(value)" : String(value)
     }
 
+    /// "14:20": the local time of `date`, to the minute.
+    public func clockString(_ date: Date) -> String {
+        let (hour, minute) = hourMinute(date)
+        return Self.twoDigits(hour) + ":" + Self.twoDigits(minute)
+    }
+
     /// The local hour (0–23) and minute of `date`.
     public func hourMinute(_ date: Date) -> (hour: Int, minute: Int) {
         let seconds = localSeconds(date)
