@@ -21,6 +21,24 @@ import HTTPTestSupport
         #expect(try app.get("/posts/\(newest)").status == 404, "an old link names nothing")
     }
 
+    /// A notice taken back leaves its number to no one: a mail or a push queued about it then
+    /// names nothing, never a newer notice (SQLite gave the deleted newest id again).
+    @Test func aNoticeTakenBacksNumberIsNeverGivenAgain() throws {
+        let app = try AppHarness()
+        let author = app.browser(), friend = app.browser()
+        try author.signUp("author")
+        try friend.signUp("friend")
+        try author.postOnBoard("seoul", "Hail on the river")
+        let postID = Int64(try app.count("SELECT max(id) FROM posts"))
+        try friend.get("/city/seoul")
+        #expect(try friend.post("/posts/\(postID)/react", []).0.status == 303)
+        let told = try app.count("SELECT max(id) FROM notifications")
+        #expect(try friend.post("/posts/\(postID)/react", []).0.status == 303)
+        #expect(try app.count("SELECT count(*) FROM notifications") == 0, "taking it back took the notice back")
+        #expect(try friend.post("/posts/\(postID)/react", []).0.status == 303)
+        #expect(try app.count("SELECT max(id) FROM notifications") > told, "the notice's number \(told) was given again")
+    }
+
     @Test func someoneBlockedDoesNotReplyUnderTheBlockersPosts() throws {
         let app = try AppHarness()
         let author = app.browser(), pest = app.browser(), friend = app.browser()

@@ -54,6 +54,12 @@ final class MailCatcher {
         process = nil
     }
 
+    /// Stops answering without closing: connections are accepted and wait for its greeting, as
+    /// with a relay that hangs (SIGSTOP); `thaw` lets them go on.
+    func freeze() { process?.signal(SIGSTOP) }
+
+    func thaw() { process?.signal(SIGCONT) }
+
     deinit {
         pause()
         try? FileManager.default.removeItem(atPath: folder)

@@ -198,6 +198,28 @@ extension AppConfiguration {
         #expect(resets.allSatisfy { $0.to == "<known@example.org>" && $0.subject == "Reset your Weatherboard password" })
     }
 
+    /// A newer ask while the older link is being sent: the sender, done with the older message,
+    /// takes away nothing but it, and the newer link goes too (SQLite gave the deleted message's
+    /// id to the newer one, which the sender then deleted as sent).
+    @Test func aNewerAskWhileTheOlderIsBeingSentIsSentToo() throws {
+        guard let catcher = try MailCatcher.start() else { return }
+        let app = try Self.site(catcher)
+        _ = try Self.memberWithAddress(app, catcher, "misty", "misty@example.org")
+        let guest = app.browser()
+        try guest.get("/password/forgot")
+        catcher.freeze()
+        try guest.post("/password/forgot", [("username", "misty")])
+        try waitUntil("the sender holds the first link", timeout: 20) {
+            try app.count("SELECT count(*) FROM mail_queue WHERE claimed_until IS NOT NULL") == 1
+        }
+        try guest.post("/password/forgot", [("username", "misty@example.org")])
+        catcher.thaw()
+        let links = try catcher.waitForMessages(3).dropFirst().compactMap { $0.path(at: Self.origin) }
+        #expect(links.count == 2)
+        #expect(try guest.get(try #require(links.last)).0.status == 200, "the newer link works")
+        try waitUntil("the queue empties", timeout: 30) { try app.count("SELECT count(*) FROM mail_queue") == 0 }
+    }
+
     /// A newer link voids the older; signing in voids every link; an hour ends one.
     @Test func linksEndWithANewerOneASignInOrAnHour() throws {
         guard let catcher = try MailCatcher.start() else { return }

@@ -186,6 +186,28 @@ struct ModerationScene {
         }
     }
 
+    /// A deleted account's number goes to no one else: the public record goes on naming the
+    /// person it was about, never whoever signed up next (SQLite gave the newest id again).
+    @Test func theRecordOfADeletedAccountNamesNoNewcomer() throws {
+        let app = try AppHarness()
+        let admin = app.browser()
+        try admin.signUp("overseer")
+        try app.promoteToAdmin("overseer")
+        let author = app.browser()
+        try author.signUp("leaver", displayName: "Leaver")
+        try author.postOnBoard("seoul", "cheap watches here")
+        let postID = try app.count("SELECT max(id) FROM posts")
+        try admin.get("/admin")
+        #expect(try admin.post("/admin/posts/\(postID)/remove", [("reason", "Advertising")]).0.status == 303)
+        try author.get("/settings")
+        #expect(try author.post("/settings/delete", [("password", "correct horse battery")]).0.status == 303)
+        try app.browser().signUp("newcomer", displayName: "Newcomer")
+        let (_, log) = try app.browser().get("/city/seoul/moderation")
+        let entry = try #require(log.nodes("//li[@class='moderation-entry']").first)
+        #expect(entry.text.hasPrefix("A post by leaver was removed: Advertising, "), "\(entry.text)")
+        #expect(!entry.text.contains("Newcomer"))
+    }
+
     @Test func peopleBlockedByFiveOrMoreAreListedAsASignal() throws {
         let app = try AppHarness()
         let admin = app.browser()
