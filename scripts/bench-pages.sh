@@ -182,15 +182,7 @@ REAL_ARGS=("${SERVE_ARGS[@]}" --weather-fresh-minutes 1 --weather-fetches-per-mi
            --weather-cold-fetches-per-client 100000000 --weather-cold-fetches-per-hour 100000000)
 sqlite3 "$WORK/ours.sqlite" "SELECT slug FROM cities ORDER BY population DESC, id LIMIT 2000" >"$WORK/slugs.txt"
 seed_real_traffic() { # posts on the 50 largest boards (POSTS_PER_BOARD each, by the members above), every city opened once
-    local person=0 cookie token
-    for slug in $(head -50 "$WORK/slugs.txt"); do
-        for _ in $(seq 1 "${POSTS_PER_BOARD:-3}"); do
-            person=$(( person % 20 + 1 ))
-            IFS=$'\t' read -r cookie token < <(sed -n "${person}p" "$WORK/sessions.tsv")
-            curl -fsS -o /dev/null -H "Cookie: $cookie" --data-urlencode "csrf_token=$token" \
-                --data-urlencode "body=What is it like in $slug right now? Person $person asks (run $RANDOM)" "$BASE/city/$slug/posts"
-        done
-    done
+    seed_largest_boards "${POSTS_PER_BOARD:-3}"
     while read -r slug; do printf 'url = "%s"\noutput = "/dev/null"\n' "$BASE/city/$slug"; done <"$WORK/slugs.txt" >"$WORK/every-city.curl"
     curl -fsS -H "Accept-Encoding: gzip" -K "$WORK/every-city.curl"
 }

@@ -51,3 +51,18 @@ seed_conversation() {
         done
     done
 }
+
+# POSTS posts on each of the 50 first boards of $WORK/slugs.txt (the largest cities), one each by
+# the members of $WORK/sessions.tsv in turn: boards shaped like real ones, posted on by the
+# members who read them.
+seed_largest_boards() {
+    local posts=$1 person=0 slug cookie token
+    for slug in $(head -50 "$WORK/slugs.txt"); do
+        for _ in $(seq 1 "$posts"); do
+            person=$(( person % 20 + 1 ))
+            IFS=$'\t' read -r cookie token < <(sed -n "${person}p" "$WORK/sessions.tsv")
+            curl -fsS -o /dev/null -H "Cookie: $cookie" --data-urlencode "csrf_token=$token" \
+                --data-urlencode "body=What is it like in $slug right now? Person $person asks (run $RANDOM)" "$BASE/city/$slug/posts"
+        done
+    done
+}

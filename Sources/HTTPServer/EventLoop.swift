@@ -106,6 +106,10 @@ final class EventLoop: @unchecked Sendable {
         var asleep = false
     }
     private let mailbox = Mutex(Mailbox())
+    /// The mailbox's arrays swapped out by the last drain, emptied with their capacity kept, so
+    /// that neither a drain nor a worker's append allocates while holding the lock.
+    private var drainedCompletions: [Completion] = []
+    private var drainedOperations: [ResponseStream.Operation] = []
 
     private let readHighWater: Int
     private let headerTimeout: UInt64
@@ -495,11 +499,19 @@ final class EventLoop: @unchecked Sendable {
     private func drainMailbox() {
         var value: UInt64 = 0
         _ = read(wakeFD, &value, 8)
-        let (completions, operations, deadline) = mailbox.withLock { box -> ([Completion], [ResponseStream.Operation], UInt64) in
-            let taken = (box.completions, box.streamOperations)
-            box.completions.removeAll(keepingCapacity: true)
-            box.streamOperations.removeAll(keepingCapacity: true)
-            return (taken.0, taken.1, box.shutdownDeadline)
+        var completions: [Completion] = [], operations: [ResponseStream.Operation] = []
+        swap(&completions, &drainedCompletions)
+        swap(&operations, &drainedOperations)
+        let deadline = mailbox.withLock { box -> UInt64 in
+            swap(&box.completions, &completions)
+            swap(&box.streamOperations, &operations)
+            return box.shutdownDeadline
+        }
+        defer {
+            completions.removeAll(keepingCapacity: true)
+            operations.removeAll(keepingCapacity: true)
+            drainedCompletions = completions
+            drainedOperations = operations
         }
         for completion in completions {
             // Its connection may have closed meanwhile (a timeout), its descriptor reused.

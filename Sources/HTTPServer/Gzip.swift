@@ -1,4 +1,5 @@
 import CZlib
+import Synchronization
 
 /// gzip (RFC 1952) through zlib, with the building blocks for a body made of parts compressed
 /// at different times: raw deflate runs that end on a byte boundary, stored blocks, and CRC-32
@@ -24,14 +25,63 @@ public enum Gzip {
     /// Raw deflate data for `bytes` with its own window. Not `final`: ends with a sync flush, on a
     /// byte boundary, so that more deflate data can follow. `final`: ends the stream.
     public static func deflateRun(_ bytes: [UInt8], final: Bool, level: Int32 = 6) -> [UInt8] {
-        var stream = z_stream()
-        guard deflateInit2_(&stream, level, Z_DEFLATED, -15, memoryLevel, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
-        else { return storedBlocks(bytes[...], final: final) }
-        defer { deflateEnd(&stream) }
-        var out: [UInt8] = []
-        out.reserveCapacity(Int(deflateBound(&stream, UInt(bytes.count))) + 16)
-        let deflated = bytes.withUnsafeBufferPointer { deflateInto(&out, &stream, $0, 0..<$0.count, flush: final ? Z_FINISH : Z_SYNC_FLUSH) }
-        return deflated ? out : storedBlocks(bytes[...], final: final)
+        let deflated = withDeflateStream(level: level) { stream -> [UInt8]? in
+            var out: [UInt8] = []
+            out.reserveCapacity(Int(deflateBound(&stream, UInt(bytes.count))) + 16)
+            let done = bytes.withUnsafeBufferPointer { deflateInto(&out, &stream, $0, 0..<$0.count, flush: final ? Z_FINISH : Z_SYNC_FLUSH) }
+            return done ? out : nil
+        }
+        return (deflated ?? nil) ?? storedBlocks(bytes[...], final: final)
+    }
+
+    /// Runs `body` with a raw deflate stream at `level` (no zlib header, `memoryLevel`), fresh
+    /// as if just made; nil when zlib cannot make one. Streams are kept and reset for the next
+    /// use: making one allocates a quarter of a megabyte, which costs more than deflating a few
+    /// kilobytes and, freed at once, makes the allocator consolidate its free lists.
+    public static func withDeflateStream<T>(level: Int32, _ body: (inout z_stream) -> T) -> T? {
+        guard let stream = DeflateStream.take(level: level) else { return nil }
+        defer { DeflateStream.give(stream) }
+        return body(&stream.pointer.pointee)
+    }
+
+    /// A z_stream at a fixed address (zlib's state points back at it), kept between uses.
+    private final class DeflateStream: @unchecked Sendable {
+        // Safe to share: a stream is used by the one thread that took it from `kept`.
+        let pointer = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+        let level: Int32
+        private var ready = false
+
+        /// Idle streams by level: as many as ever ran at once, up to a few per worker.
+        private static let kept = Mutex<[Int32: [DeflateStream]]>([:])
+        private static let keptPerLevel = 32
+
+        private init?(level: Int32) {
+            self.level = level
+            pointer.initialize(to: z_stream())
+            guard deflateInit2_(pointer, level, Z_DEFLATED, -15, memoryLevel, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
+                                Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
+            ready = true
+        }
+
+        deinit {
+            if ready { deflateEnd(pointer) }
+            pointer.deinitialize(count: 1)
+            pointer.deallocate()
+        }
+
+        static func take(level: Int32) -> DeflateStream? {
+            kept.withLock { $0[level]?.popLast() } ?? DeflateStream(level: level)
+        }
+
+        /// Back to the idle ones, reset; dropped (ended) when zlib cannot reset it or enough wait.
+        static func give(_ stream: DeflateStream) {
+            guard deflateReset(stream.pointer) == Z_OK else { return }
+            var extra: DeflateStream?
+            kept.withLock { kept in
+                if kept[stream.level, default: []].count < keptPerLevel { kept[stream.level, default: []].append(stream) } else { extra = stream }
+            }
+            _ = extra // ended here, outside the lock
+        }
     }
 
     /// An uncompressed deflate block, starting on a byte boundary and ending on one. At most

@@ -163,14 +163,15 @@ final class RouteTable<Context: RequestContext>: Sendable {
     private let errorResponder: Router<Context>.ErrorResponder
 
     fileprivate init(_ root: RouteNode<Context>, middleware: [Router<Context>.Middleware], errorResponder: @escaping Router<Context>.ErrorResponder) {
-        self.root = Node(root)
+        // Each route's handler behind the middleware, composed here once rather than per request.
+        self.root = Node(root) { handler in Self.chain(handler, through: middleware) }
         deepestRoute = self.root.depth
         self.middleware = middleware
         self.errorResponder = errorResponder
     }
 
-    /// A matched route: the request as routed (its parameters and route set) and its handler,
-    /// or why nothing answers it.
+    /// A matched route: the request as routed (its parameters and route set) and its handler
+    /// behind the middleware, or why nothing answers it.
     private func routed(_ request: Request) -> (request: Request, answer: Result<Router<Context>.Handler, HTTPError>) {
         if Self.isAbsurd(request.path) { return (request, .failure(HTTPError(.notFound))) }
         guard let segments = PercentDecoding.pathSegments(request.path) else {
@@ -193,12 +194,21 @@ final class RouteTable<Context: RequestContext>: Sendable {
     /// The request is routed first, so that the context, every middleware and the handler see
     /// it finished (its parameters and route set) and nothing changes it afterwards; a request
     /// that matches nothing still runs through the middleware, which see its 404 or 405 thrown.
+    /// `endpoint` behind every middleware, the first added outermost.
+    private static func chain(_ endpoint: @escaping Router<Context>.Handler,
+                              through middleware: [Router<Context>.Middleware]) -> Router<Context>.Handler {
+        middleware.reversed().reduce(endpoint) { next, middleware in
+            { request, context in try middleware(request, context, next) }
+        }
+    }
+
     func respond(to request: Request) -> Response {
         let (request, answer) = routed(request)
         let context = Context(request: request)
-        let endpoint: Router<Context>.Handler = { request, context in try answer.get()(request, context) }
-        let chain = middleware.reversed().reduce(endpoint) { next, middleware in
-            { request, context in try middleware(request, context, next) }
+        let chain: Router<Context>.Handler
+        switch answer {
+        case .success(let routedChain): chain = routedChain
+        case .failure(let error): chain = Self.chain({ _, _ in throw error }, through: middleware)
         }
         do {
             return try chain(request, context)
@@ -250,15 +260,16 @@ final class RouteTable<Context: RequestContext>: Sendable {
         let literals: [String: Node]
         let parameter: (name: String, node: Node)?
         let catchAll: (name: String, node: Node)?
+        /// Each method's handler, behind the router's middleware.
         let handlers: [String: Router<Context>.Handler]
         /// The path as registered (one per node: every method's route here has the same shape).
         let pattern: String?
 
-        init(_ registered: RouteNode<Context>) {
-            literals = registered.literals.mapValues(Node.init)
-            parameter = registered.parameter.map { ($0.name, Node($0.node)) }
-            catchAll = registered.catchAll.map { ($0.name, Node($0.node)) }
-            handlers = registered.handlers
+        init(_ registered: RouteNode<Context>, wrapping wrap: (@escaping Router<Context>.Handler) -> Router<Context>.Handler) {
+            literals = registered.literals.mapValues { Node($0, wrapping: wrap) }
+            parameter = registered.parameter.map { ($0.name, Node($0.node, wrapping: wrap)) }
+            catchAll = registered.catchAll.map { ($0.name, Node($0.node, wrapping: wrap)) }
+            handlers = registered.handlers.mapValues(wrap)
             pattern = registered.pattern
         }
 

@@ -26,6 +26,28 @@ import Testing
         #expect(Self.carried(Gzip.compress(body), length: body.count) == body)
     }
 
+    /// Streams are kept and reset between uses: a stream used before, ended (`final`) or left
+    /// mid-stream (a sync flush), from any thread, makes the same bytes as a fresh one would.
+    @Test func aKeptStreamDeflatesAsAFreshOne() {
+        let text = Array(String(repeating: "<p class=\"post-body\">Drizzle by the river</p>\n", count: 400).utf8)
+        let fresh = Gzip.withDeflateStream(level: 6) { stream -> [UInt8] in
+            var out: [UInt8] = []
+            _ = text.withUnsafeBufferPointer { Gzip.deflateInto(&out, &stream, $0, 0..<$0.count, flush: Z_FINISH) }
+            return out
+        }
+        #expect(fresh != nil)
+        let runs = Mutex<[[UInt8]]>([])
+        DispatchQueue.concurrentPerform(iterations: 64) { index in
+            let bytes = index % 3 == 0 ? Self.bytes(5_000) : text
+            let run = Gzip.deflateRun(bytes, final: index % 2 == 0, level: 6)
+            if bytes == text && index % 2 == 0 { runs.withLock { $0.append(run) } }
+            #expect(Gzip.inflateRaw(run, expecting: bytes.count) == bytes)
+        }
+        #expect(!runs.withLock { $0 }.isEmpty)
+        #expect(runs.withLock { $0 }.allSatisfy { $0 == fresh })
+        #expect(Self.carried(Gzip.compress(text), length: text.count) == text)
+    }
+
     /// A zlib error (here: a stream that was never started) ended nothing: the loop grew its
     /// buffer and called deflate again, for ever.
     @Test func aZlibErrorEndsTheLoop() {

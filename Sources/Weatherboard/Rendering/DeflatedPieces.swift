@@ -61,17 +61,16 @@ extension Gzip {
     /// stream was fully flushed before, and the bytes never enter zlib's history.
     static func deflate(_ body: ResponseBody, reusing pieces: [Piece], final: Bool, level: Int32,
                                storingGapsUnder: Int = 0) -> (deflated: ResponseBody, crc: UInt32) {
+        withDeflateStream(level: level) { deflate(body, reusing: pieces, final: final, storingGapsUnder: storingGapsUnder, through: &$0) }
+            ?? (ResponseBody(storedBlocks(body.bytes(in: 0..<body.count)[...], final: final)), crc32(body.bytes(in: 0..<body.count)))
+    }
+
+    private static func deflate(_ body: ResponseBody, reusing pieces: [Piece], final: Bool, storingGapsUnder: Int,
+                                through stream: inout z_stream) -> (deflated: ResponseBody, crc: UInt32) {
         var crc: UInt32 = 0
         func addCRC(_ range: Range<Int>) {
             body.forEachStretch(in: range) { crc = UInt32(CZlib.crc32(UInt(crc), $0.baseAddress, UInt32($0.count))) }
         }
-        var stream = z_stream()
-        guard deflateInit2_(&stream, level, Z_DEFLATED, -15, memoryLevel, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
-        else {
-            addCRC(0..<body.count)
-            return (ResponseBody(storedBlocks(body.bytes(in: 0..<body.count)[...], final: final)), crc)
-        }
-        defer { deflateEnd(&stream) }
         var result = ResponseBody()
         var out: [UInt8] = []
         var zlibFailed = false

@@ -45,8 +45,11 @@ final class BoardCache: Sendable {
     let made = Atomic<Int>(0)
     let reused = Atomic<Int>(0)
 
-    /// A board of 20 posts is about 80 KB plain and 15 KB deflated.
-    init(enabled: Bool = true, maximumEntries: Int = 2_000, maximumBytes: Int = 48 << 20) {
+    /// A board of 20 posts is about 60–80 KB plain and 15–20 KB deflated. The budget holds the
+    /// busiest boards as everyone sees them and the views of members who read boards they post
+    /// on (each their own: 20 members on 50 full boards are a thousand), with the small boards
+    /// of a few thousand cities; past it, the least recently shown are made again.
+    init(enabled: Bool = true, maximumEntries: Int = 8_000, maximumBytes: Int = 128 << 20) {
         self.enabled = enabled
         boards = Mutex(LRUCache(maximumCount: maximumEntries, maximumCost: maximumBytes))
     }
@@ -66,8 +69,14 @@ final class BoardCache: Sendable {
         let (made, until) = make()
         let board = made.deflatedOnce(level: render.reader.owner == nil ? 6 : 1)
         self.made.add(1, ordering: .relaxed)
-        // The key holds the rows it was made from: about half the bytes they render to.
-        boards.withLock { $0.set(KeptUntil(value: board, until: until), for: render, cost: board.residentBytes + board.bytes.count / 2) }
+        // A key holding the rows read for this reader costs about half the bytes they render
+        // to; a key naming a kept read (`.shared`) costs nothing of the kind.
+        let keyBytes: Int
+        switch render.rows {
+        case .shared: keyBytes = 0
+        case .read: keyBytes = board.bytes.count / 2
+        }
+        boards.withLock { $0.set(KeptUntil(value: board, until: until), for: render, cost: board.residentBytes + keyBytes) }
         return board
     }
 }
