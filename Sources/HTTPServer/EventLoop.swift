@@ -65,8 +65,8 @@ final class Connection {
 
 /// An epoll loop owning one listening socket and the connections accepted on it.
 final class EventLoop: @unchecked Sendable {
-    // Safe to share: everything but `mailbox` (a Mutex) is touched only by the loop's own thread;
-    // other threads call only `complete` and `beginShutdown`, which go through the mailbox.
+    // Safe to share: everything but the mailboxes and `requestedShutdown` is touched only by the
+    // loop's own thread; other threads call only `complete`, `streamOperation` and `beginShutdown`.
     let index: Int
     private unowned let server: Server
     private let epollFD: Int32
@@ -99,17 +99,9 @@ final class EventLoop: @unchecked Sendable {
         var chunked = false
     }
 
-    private struct Mailbox {
-        var completions: [Completion] = []
-        var streamOperations: [ResponseStream.Operation] = []
-        var shutdownDeadline: UInt64 = 0
-        var asleep = false
-    }
-    private let mailbox = Mutex(Mailbox())
-    /// The mailbox's arrays swapped out by the last drain, emptied with their capacity kept, so
-    /// that neither a drain nor a worker's append allocates while holding the lock.
-    private var drainedCompletions: [Completion] = []
-    private var drainedOperations: [ResponseStream.Operation] = []
+    private let completions = Mailbox<Completion>()
+    private let streamOperations = Mailbox<ResponseStream.Operation>()
+    private let requestedShutdown = Atomic<UInt64>(0)
 
     private let readHighWater: Int
     private let headerTimeout: UInt64
@@ -141,24 +133,16 @@ final class EventLoop: @unchecked Sendable {
 
     /// Called by a worker with a serialised response.
     func complete(_ completion: Completion) {
-        let wake = mailbox.withLock { box -> Bool in
-            box.completions.append(completion)
-            return box.completions.count + box.streamOperations.count == 1
-        }
-        if wake { signalWake() }
+        if completions.push(completion) { signalWake() }
     }
 
     /// Called by a stream's writer, from any thread.
     func streamOperation(_ operation: ResponseStream.Operation) {
-        let wake = mailbox.withLock { box -> Bool in
-            box.streamOperations.append(operation)
-            return box.completions.count + box.streamOperations.count == 1
-        }
-        if wake { signalWake() }
+        if streamOperations.push(operation) { signalWake() }
     }
 
     func beginShutdown(deadline: UInt64) {
-        mailbox.withLock { $0.shutdownDeadline = deadline }
+        requestedShutdown.store(deadline, ordering: .releasing)
         signalWake()
     }
 
@@ -499,20 +483,8 @@ final class EventLoop: @unchecked Sendable {
     private func drainMailbox() {
         var value: UInt64 = 0
         _ = read(wakeFD, &value, 8)
-        var completions: [Completion] = [], operations: [ResponseStream.Operation] = []
-        swap(&completions, &drainedCompletions)
-        swap(&operations, &drainedOperations)
-        let deadline = mailbox.withLock { box -> UInt64 in
-            swap(&box.completions, &completions)
-            swap(&box.streamOperations, &operations)
-            return box.shutdownDeadline
-        }
-        defer {
-            completions.removeAll(keepingCapacity: true)
-            operations.removeAll(keepingCapacity: true)
-            drainedCompletions = completions
-            drainedOperations = operations
-        }
+        let completions = self.completions.takeAll(), operations = streamOperations.takeAll()
+        let deadline = requestedShutdown.load(ordering: .acquiring)
         for completion in completions {
             // Its connection may have closed meanwhile (a timeout), its descriptor reused.
             guard let connection = connection(for: completion.fd), connection.serial == completion.serial else { continue }

@@ -46,39 +46,34 @@ public enum Gzip {
 
     /// A z_stream at a fixed address (zlib's state points back at it), kept between uses.
     private final class DeflateStream: @unchecked Sendable {
-        // Safe to share: a stream is used by the one thread that took it from `kept`.
+        // Safe to share: a stream is used by the one thread that took it from `idle`.
         let pointer = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         let level: Int32
-        private var ready = false
-
-        /// Idle streams by level: as many as ever ran at once, up to a few per worker.
-        private static let kept = Mutex<[Int32: [DeflateStream]]>([:])
-        private static let keptPerLevel = 32
+        private var started = false
+        /// Idle streams by level, at most a few per worker (the rest are ended).
+        private static let idle = Mutex<[Int32: [DeflateStream]]>([:])
 
         private init?(level: Int32) {
             self.level = level
             pointer.initialize(to: z_stream())
             guard deflateInit2_(pointer, level, Z_DEFLATED, -15, memoryLevel, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
                                 Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
-            ready = true
+            started = true
         }
 
         deinit {
-            if ready { deflateEnd(pointer) }
-            pointer.deinitialize(count: 1)
+            if started { deflateEnd(pointer) }
             pointer.deallocate()
         }
 
-        static func take(level: Int32) -> DeflateStream? {
-            kept.withLock { $0[level]?.popLast() } ?? DeflateStream(level: level)
-        }
+        static func take(level: Int32) -> DeflateStream? { idle.withLock { $0[level]?.popLast() } ?? DeflateStream(level: level) }
 
-        /// Back to the idle ones, reset; dropped (ended) when zlib cannot reset it or enough wait.
         static func give(_ stream: DeflateStream) {
             guard deflateReset(stream.pointer) == Z_OK else { return }
-            var extra: DeflateStream?
-            kept.withLock { kept in
-                if kept[stream.level, default: []].count < keptPerLevel { kept[stream.level, default: []].append(stream) } else { extra = stream }
+            let extra = idle.withLock { idle -> DeflateStream? in
+                guard idle[stream.level, default: []].count < 32 else { return stream }
+                idle[stream.level, default: []].append(stream)
+                return nil
             }
             _ = extra // ended here, outside the lock
         }
@@ -118,28 +113,6 @@ public enum Gzip {
 }
 
 extension Gzip {
-    /// Raw deflate data (a run that need not be final) inflated, if it makes exactly `length` bytes.
-    public static func inflateRaw(_ deflated: [UInt8], expecting length: Int) -> [UInt8]? {
-        var stream = z_stream()
-        guard inflateInit2_(&stream, -15, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
-        defer { inflateEnd(&stream) }
-        var out = [UInt8](repeating: 0, count: length + 1)
-        var input = deflated
-        let (status, produced) = input.withUnsafeMutableBufferPointer { inBuffer in
-            out.withUnsafeMutableBufferPointer { outBuffer -> (Int32, Int) in
-                stream.next_in = inBuffer.baseAddress
-                stream.avail_in = UInt32(inBuffer.count)
-                stream.next_out = outBuffer.baseAddress
-                stream.avail_out = UInt32(outBuffer.count)
-                let status = inflate(&stream, Z_SYNC_FLUSH)
-                return (status, outBuffer.count - Int(stream.avail_out))
-            }
-        }
-        guard status == Z_OK || status == Z_STREAM_END || status == Z_BUF_ERROR, stream.avail_in == 0, produced == length else { return nil }
-        out.removeLast()
-        return out
-    }
-
     /// Deflates `input[range]` with `flush` into `out`, growing it until zlib has said everything.
     /// False when zlib reports an error or stops making progress: the caller sends the bytes
     /// uncompressed rather than loop.

@@ -475,7 +475,7 @@ import Testing
                 }
             }
             #expect(sharesTheKeptArray, "the fragment is sent from where it is kept")
-            let gzip = Gzip.compress(page.body, reusing: page.deflatedPieces, level: 1).joined()
+            let gzip = Gzip.compress(page.body, reusing: page.deflatedParts, level: 1).joined()
             #expect(try gunzip(gzip) == expected, "compressed, it inflates to the page")
             if let run = shown.deflated { #expect(Self.contains(gzip, run.deflated)) }
         }

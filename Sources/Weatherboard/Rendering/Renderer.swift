@@ -50,7 +50,7 @@ public final class Renderer: Sendable {
             }
         }
         let own = grown ?? bytes
-        guard !lent.isEmpty else { return RenderedPage(body: ResponseBody(own), deflatedPieces: pieces) }
+        guard !lent.isEmpty else { return RenderedPage(body: ResponseBody(own), deflatedParts: pieces) }
         var body = ResponseBody()
         let ownStorage = body.add(storage: own)
         let lenderStorages = lenders.map { body.add(storage: $0) }
@@ -61,7 +61,7 @@ public final class Renderer: Sendable {
             from = stretch.at
         }
         body.append(storage: ownStorage, from..<own.count)
-        return RenderedPage(body: body, deflatedPieces: pieces)
+        return RenderedPage(body: body, deflatedParts: pieces)
     }
 
     /// Runs a compiled template into an exactly sized fragment, to be kept and shown again
@@ -82,7 +82,7 @@ public final class Renderer: Sendable {
 /// so that compressing the page compresses only the rest.
 public struct RenderedPage: Sendable {
     public var body: ResponseBody
-    var deflatedPieces: [Gzip.Piece] = []
+    var deflatedParts: [Gzip.Piece] = []
 }
 
 extension Response {
@@ -92,11 +92,11 @@ extension Response {
     /// page); otherwise plain, for `ResponseCompression` to compress whole.
     static func html(_ page: RenderedPage, for request: Request, status: HTTPStatus = .ok) -> Response {
         var response = Response.html([], status: status)
-        guard !page.deflatedPieces.isEmpty, acceptsGzip(request) else {
+        guard !page.deflatedParts.isEmpty, acceptsGzip(request) else {
             response.bodyParts = page.body
             return response
         }
-        response.bodyParts = Gzip.compress(page.body, reusing: page.deflatedPieces, level: 1, storingGapsUnder: storedGap)
+        response.bodyParts = Gzip.compress(page.body, reusing: page.deflatedParts, level: 1, storingGapsUnder: storedGap)
         response.headers.add("Content-Encoding", "gzip")
         response.headers.add("Vary", "Accept-Encoding")
         return response
