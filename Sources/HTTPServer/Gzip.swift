@@ -31,14 +31,14 @@ public enum Gzip {
             let done = bytes.withUnsafeBufferPointer { deflateInto(&out, &stream, $0, 0..<$0.count, flush: final ? Z_FINISH : Z_SYNC_FLUSH) }
             return done ? out : nil
         }
-        return (deflated ?? nil) ?? storedBlocks(bytes[...], final: final)
+        return deflated.flatMap { $0 } ?? storedBlocks(bytes[...], final: final)
     }
 
     /// Runs `body` with a raw deflate stream at `level` (no zlib header, `memoryLevel`), fresh
     /// as if just made; nil when zlib cannot make one. Streams are kept and reset for the next
     /// use: making one allocates a quarter of a megabyte, which costs more than deflating a few
     /// kilobytes and, freed at once, makes the allocator consolidate its free lists.
-    public static func withDeflateStream<T>(level: Int32, _ body: (inout z_stream) -> T) -> T? {
+    package static func withDeflateStream<T>(level: Int32, _ body: (inout z_stream) -> T) -> T? {
         guard let stream = DeflateStream.take(level: level) else { return nil }
         defer { DeflateStream.give(stream) }
         return body(&stream.pointer.pointee)

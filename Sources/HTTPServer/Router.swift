@@ -79,6 +79,14 @@ public final class Router<Context: RequestContext>: Sendable {
         RouteGroup(router: self, prefix: prefix, middleware: middleware)
     }
 
+    /// `endpoint` behind `middleware`, the first outermost (a route group's, and the router's
+    /// around every route).
+    static func chain(_ endpoint: @escaping Handler, through middleware: [Middleware]) -> Handler {
+        middleware.reversed().reduce(endpoint) { next, middleware in
+            { request, context in try middleware(request, context, next) }
+        }
+    }
+
     /// The function the server calls for each request. Taking it freezes the router.
     public var responder: Responder {
         let table = registry.withLock { registry in
@@ -164,7 +172,7 @@ final class RouteTable<Context: RequestContext>: Sendable {
 
     fileprivate init(_ root: RouteNode<Context>, middleware: [Router<Context>.Middleware], errorResponder: @escaping Router<Context>.ErrorResponder) {
         // Each route's handler behind the middleware, composed here once rather than per request.
-        self.root = Node(root) { handler in Self.chain(handler, through: middleware) }
+        self.root = Node(root) { handler in Router<Context>.chain(handler, through: middleware) }
         deepestRoute = self.root.depth
         self.middleware = middleware
         self.errorResponder = errorResponder
@@ -194,21 +202,13 @@ final class RouteTable<Context: RequestContext>: Sendable {
     /// The request is routed first, so that the context, every middleware and the handler see
     /// it finished (its parameters and route set) and nothing changes it afterwards; a request
     /// that matches nothing still runs through the middleware, which see its 404 or 405 thrown.
-    /// `endpoint` behind every middleware, the first added outermost.
-    private static func chain(_ endpoint: @escaping Router<Context>.Handler,
-                              through middleware: [Router<Context>.Middleware]) -> Router<Context>.Handler {
-        middleware.reversed().reduce(endpoint) { next, middleware in
-            { request, context in try middleware(request, context, next) }
-        }
-    }
-
     func respond(to request: Request) -> Response {
         let (request, answer) = routed(request)
         let context = Context(request: request)
         let chain: Router<Context>.Handler
         switch answer {
         case .success(let routedChain): chain = routedChain
-        case .failure(let error): chain = Self.chain({ _, _ in throw error }, through: middleware)
+        case .failure(let error): chain = Router<Context>.chain({ _, _ in throw error }, through: middleware)
         }
         do {
             return try chain(request, context)
@@ -310,10 +310,7 @@ public struct RouteGroup<Context: RequestContext> {
     public func post(_ path: String, _ handler: @escaping Router<Context>.Handler) { add("POST", path, handler) }
 
     public func add(_ method: String, _ path: String, _ handler: @escaping Router<Context>.Handler) {
-        let wrapped = middleware.reversed().reduce(handler) { next, middleware in
-            { request, context in try middleware(request, context, next) }
-        }
-        router.add(method, prefix + (path == "/" || path.isEmpty ? "" : path), wrapped)
+        router.add(method, prefix + (path == "/" || path.isEmpty ? "" : path), Router<Context>.chain(handler, through: middleware))
     }
 
     public func group(_ path: String, middleware more: [Router<Context>.Middleware] = []) -> RouteGroup<Context> {
