@@ -142,4 +142,50 @@ import Testing
         app.clock.advance(Surges.keptFor)
         #expect(try bar()["data-missed"] == nil)
     }
+
+    /// The counts are held until what they read says they change, not re-read every minute: a
+    /// reporter's account coming of standing and a post dated ahead of the clock (another node's)
+    /// coming due change them without a write; a write the stores did not announce does not.
+    @Test func countsHoldUntilStandingOrAPostComesDueAndChangeOnlyWithWrites() throws {
+        let app = try AppHarness()
+        for name in ["near_a", "near_b", "near_c", "late_d", "quiet_e"] { #expect(try app.browser().signUp(name).status == 303) }
+        let now = AppHarness.fixedNow.timeIntervalSince1970
+        // Of standing ten minutes from now.
+        try app.execute("UPDATE users SET created_at = ? WHERE username LIKE 'near_%'", [now - HourReports.standingAge + 600])
+        try app.execute("UPDATE users SET created_at = ? WHERE username NOT LIKE 'near_%'", [now - 2 * HourReports.standingAge])
+        let midnight = now - (14 * 3600 + 45 * 60) // Seoul's, 14:45 there
+        let (_, page) = try app.page("/city/seoul")
+        let hours = page.nodes("//div[@data-day='today']//li[@data-reports]")
+        let hour = try #require(hours.first { Int($0["data-precip"] ?? "") ?? 50 < 20 || Int($0["data-precip"] ?? "") ?? 50 > 80 })
+        let (hourText, chance) = (try #require(hour["data-hour"]), Int(hour["data-precip"]!)!)
+        let sky = chance < 20 ? "rain" : "clear"
+        func post(_ name: String, sky: String, at time: Double, announced: Bool = true) throws {
+            let sql = "INSERT INTO posts (city_id, user_id, body, created_at, sky) SELECT c.id, u.id, ?, ?, ? FROM cities c, users u WHERE c.slug = 'seoul' AND u.username = ?"
+            let arguments: [any SQLArgument] = ["\(name) saw \(sky)", time, sky, name]
+            if announced { return try app.execute(sql, arguments) }
+            try app.application.database.write { db in try db.execute(sql, arguments.map { $0.sqlValue }) }
+        }
+        func bar(_ hour: String) throws -> MarkupDocument.Node {
+            try #require(try app.page("/city/seoul").1.nodes("//div[@data-day='today']//li[@data-hour='\(hour)']").first)
+        }
+        for name in ["near_a", "near_b", "near_c"] { try post(name, sky: sky, at: midnight + Double(Int(hourText)!) * 3600 + 2400) }
+        #expect(try bar(hourText)["data-missed"] == nil, "three reports, none with standing yet")
+        app.clock.advance(601)
+        #expect(try bar(hourText)["data-missed"] != nil, "the same three, of standing now: missed, with no write between")
+
+        // A post dated four minutes ahead (in this hour still) (another node's clock) counts when it comes due.
+        let reportsNow = Int(try bar("14")["data-reports"] ?? "") ?? -1
+        try post("late_d", sky: "rain", at: app.clock.read().timeIntervalSince1970 + 240)
+        #expect(Int(try bar("14")["data-reports"] ?? "") == reportsNow, "not yet")
+        app.clock.advance(241)
+        #expect(Int(try bar("14")["data-reports"] ?? "") == reportsNow + 1, "due now")
+
+        // A write nobody announced shows only once something is: the counts are not read again
+        // a minute on, nor twenty.
+        try post("quiet_e", sky: "rain", at: app.clock.read().timeIntervalSince1970 - 60, announced: false)
+        app.clock.advance(20 * 60)
+        #expect(Int(try bar("14")["data-reports"] ?? "") == reportsNow + 1, "held")
+        try app.execute("SELECT 1") // says anything may have changed
+        #expect(Int(try bar("14")["data-reports"] ?? "") == reportsNow + 2)
+    }
 }

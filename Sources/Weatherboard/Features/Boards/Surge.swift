@@ -30,29 +30,37 @@ struct Surge: Sendable, Equatable {
     /// The city's surge at `now`, or nil: one statement for the half hours of today and the
     /// baseline's days (people counted once per half hour), one for what the sky mostly was.
     /// What the boards hide from everyone (hidden by reports, removed) does not count.
-    static func read(cityID: Int64, now: Date, _ db: any SQLConnection) throws -> Surge? {
+    /// With it, until when it holds unless a post changes: under the floor it can only
+    /// fall as reports age out, so it holds until a post dated ahead of `now` (another node's
+    /// clock) comes due; at or over the floor the window's sliding can change it any moment.
+    static func reading(cityID: Int64, now: Date, _ db: any SQLConnection) throws -> (surge: Surge?, holds: Date) {
         let t = now.timeIntervalSince1970
         var people = [Int](repeating: 0, count: baselineDays + 1)
+        var due = Date.distantFuture
         let day = db.dialect.wholeUnits("?1 - p.created_at", 86_400)
         try db.forEachRow("""
-            SELECT day, count(DISTINCT user_id) FROM (
-                SELECT \(day) AS day, p.user_id, (?1 - p.created_at) - \(day) * 86400 AS into_day
+            SELECT day, count(DISTINCT user_id), min(created_at) FROM (
+                SELECT CASE WHEN p.created_at > ?1 THEN -1 ELSE \(day) END AS day, p.user_id, p.created_at,
+                       (?1 - p.created_at) - \(day) * 86400 AS into_day
                 FROM posts p
                 WHERE p.city_id = ?2 AND p.parent_id IS NULL AND p.removed_at IS NULL AND p.hidden_at IS NULL
-                      AND (p.sky IS NOT NULL OR p.feels IS NOT NULL) AND p.created_at > ?3 AND p.created_at <= ?1
-            ) aged WHERE into_day < ?4 GROUP BY day
+                      AND (p.sky IS NOT NULL OR p.feels IS NOT NULL) AND p.created_at > ?3
+            ) aged WHERE day = -1 OR into_day < ?4 GROUP BY day
             """, [.real(t), .integer(cityID), .real(t - Double(baselineDays) * 86_400 - window), .real(window)]) { row in
             let day = row.int(0)
+            if day == -1 { due = Date(timeIntervalSince1970: row.double(2)) }
             if (0...baselineDays).contains(day) { people[day] = row.int(1) }
         }
-        guard isSurging(recent: people[0], baseline: Array(people[1...])) else { return nil }
+        guard people[0] >= floor else { return (nil, min(due, now.addingTimeInterval(Surges.heldAtMost))) }
+        let holds = min(due, now.addingTimeInterval(Surges.keptFor))
+        guard isSurging(recent: people[0], baseline: Array(people[1...])) else { return (nil, holds) }
         let mostly = try db.one("""
             SELECT p.sky FROM posts p
             WHERE p.city_id = ? AND p.parent_id IS NULL AND p.removed_at IS NULL AND p.hidden_at IS NULL AND p.sky IS NOT NULL
                   AND p.created_at > ? AND p.created_at <= ?
             GROUP BY p.sky ORDER BY count(DISTINCT p.user_id) DESC, p.sky LIMIT 1
             """, [cityID, t - window, t]) { $0.optionalString(0).flatMap(Observation.Sky.init(rawValue:)) } ?? nil
-        return Surge(count: people[0], mostly: mostly)
+        return (Surge(count: people[0], mostly: mostly), holds)
     }
 }
 
@@ -81,41 +89,63 @@ struct HourReports: Sendable, Equatable {
     /// Today's hours so far in `city` (its local day), one statement; without the posts of
     /// those `viewer` blocked or hid, when given (everyone's counts are kept per city: `Surges`).
     static func read(city: City, now: Date, viewer: Int64? = nil, _ db: any SQLConnection) throws -> HourReports {
+        try reading(city: city, now: now, viewer: viewer, db).reports
+    }
+
+    /// The hours, and until when they hold unless a post changes: the city's next midnight, a
+    /// reporter's account coming of standing, or a post dated ahead of `now` (another node's
+    /// clock) coming due, whichever is first.
+    static func reading(city: City, now: Date, viewer: Int64? = nil, _ db: any SQLConnection) throws -> (reports: HourReports, holds: Date) {
         let local = LocalCalendar(city.timeZone)
         let t = now.timeIntervalSince1970
         let midnight = Double(local.localDayNumber(now)) * 86_400 - Double(city.timeZone.secondsFromGMT(for: now))
         var reports = HourReports()
+        var holds = min(midnight + 86_400, t + Surges.heldAtMost) // at most an hour: a change of offset (DST) moves midnight
         try db.forEachRow("""
             SELECT \(db.dialect.wholeUnits("p.created_at - ?1", 3600)) AS hour,
-                   count(DISTINCT CASE WHEN p.sky IN ('rain', 'snow', 'fog', 'storm') THEN p.user_id END),
-                   count(DISTINCT CASE WHEN p.sky IN ('rain', 'snow', 'storm') AND u.created_at < ?3 THEN p.user_id END),
-                   count(DISTINCT CASE WHEN p.sky = 'clear' AND u.created_at < ?3 THEN p.user_id END)
+                   count(CASE WHEN p.created_at <= ?4 THEN 1 END),
+                   count(DISTINCT CASE WHEN p.created_at <= ?4 AND p.sky IN ('rain', 'snow', 'fog', 'storm') THEN p.user_id END),
+                   count(DISTINCT CASE WHEN p.created_at <= ?4 AND p.sky IN ('rain', 'snow', 'storm') AND u.created_at < ?3 THEN p.user_id END),
+                   count(DISTINCT CASE WHEN p.created_at <= ?4 AND p.sky = 'clear' AND u.created_at < ?3 THEN p.user_id END),
+                   min(CASE WHEN p.created_at > ?4 THEN p.created_at END),
+                   min(CASE WHEN p.created_at <= ?4 AND p.sky IN ('rain', 'snow', 'storm', 'clear') AND u.created_at >= ?3 THEN u.created_at END)
             FROM posts p JOIN users u ON u.id = p.user_id
             WHERE p.city_id = ?2 AND p.parent_id IS NULL AND p.removed_at IS NULL AND p.hidden_at IS NULL
-                  AND p.sky IS NOT NULL AND p.created_at >= ?1 AND p.created_at <= ?4
+                  AND p.sky IS NOT NULL AND p.created_at >= ?1
                   AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = ?5 AND b.blocked_id = p.user_id)
                   AND NOT EXISTS (SELECT 1 FROM hidden_posts h WHERE h.viewer_id = ?5 AND h.post_id = p.id)
             GROUP BY hour
             """, [.real(midnight), .integer(city.id), .real(t - standingAge), .real(t), .integer(viewer ?? 0)]) { row in
+            if !row.isNull(5) { holds = min(holds, row.double(5)) }
+            if !row.isNull(6) { holds = min(holds, row.double(6) + standingAge) }
             let hour = row.int(0)
-            guard (0..<24).contains(hour) else { return }
-            reports.hours[LocalCalendar.twoDigits(hour)] = Hour(wet: row.int(1), wetWithStanding: row.int(2), clearWithStanding: row.int(3))
+            guard (0..<24).contains(hour), row.int(1) > 0 else { return }
+            reports.hours[LocalCalendar.twoDigits(hour)] = Hour(wet: row.int(2), wetWithStanding: row.int(3), clearWithStanding: row.int(4))
         }
-        return reports
+        return (reports, Date(timeIntervalSince1970: holds))
     }
 }
 
-/// Each city's surge as last read, for pages and home rows: read again a minute after, or by the
-/// next page once a post is made, changed or goes in the city (on any node); open pages of a
+/// Each city's surge and today's reports by the hour as last read, held until what they read says
+/// they stop being true (`Surge.reading`, `HourReports.reading`), or until a post is made,
+/// changed or goes in the city (on any node), or anything may have changed; open pages of a
 /// city whose surge changed are told (`LiveBoards.surgeChanged`) within `settle`.
 final class Surges: Sendable {
+    private struct Held<Value: Sendable>: Sendable {
+        var readAt: Date
+        var holds: Date
+        var value: Value
+        func holds(at now: Date) -> Bool { readAt <= now && now < holds }
+    }
     private let database: AppDatabase
     private let clock: @Sendable () -> Date
     private let logger: Logger
-    private let kept = Mutex<[Int64: (readAt: Date, surge: Surge?)]>([:])
-    /// Today's reports by the hour, per city, as last read (the same minute, the same events).
-    private let hourly = Mutex<[Int64: (readAt: Date, reports: HourReports)]>([:])
+    private let kept = Mutex<[Int64: Held<Surge?>]>([:])
+    private let hourly = Mutex<[Int64: Held<HourReports>]>([:])
+    /// A surge at or over the floor is read again a minute on: the window slides.
     static let keptFor: TimeInterval = 60
+    /// Anything else at most an hour on.
+    static let heldAtMost: TimeInterval = 3600
     /// Cities kept at most (each a few bytes); past this the oldest half goes.
     static let citiesKept = 20_000
 
@@ -125,20 +155,32 @@ final class Surges: Sendable {
         self.logger = logger
         self.changed = changed
         database.changes.subscribe { [self] change, _ in
+            switch change {
             // What changes who reported: a post written, gone, hidden or shown again (not an agreement, not a reply).
-            guard case .post(let event) = change, event.parent == nil, event.kind != .agreed, event.kind != .edited else { return }
-            let city = event.city
-            hourly.withLock { $0[city] = nil }
-            // The next page reads it again; open pages hear of a change within `settle`, from one
-            // read however many posts come meanwhile (a storm is many posts a second in one city,
-            // on every node, and each read counts a week of the city's reports).
-            kept.withLock { kept in kept[city].map { kept[city] = (.distantPast, $0.surge) } }
-            guard pending.withLock({ $0.insert(city).inserted }) else { return }
-            DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Self.settle) { [weak self] in
-                guard let self, !database.isClosed else { return }
-                pending.withLock { _ = $0.remove(city) }
-                read(city, now: clock())
+            case .post(let event) where event.parent == nil && event.kind != .agreed && event.kind != .edited:
+                stale(event.city)
+            case .city(let city):
+                stale(city)
+            case .everything, .missed:
+                hourly.withLock { $0.removeAll() }
+                kept.withLock { kept in for city in kept.keys { kept[city]?.holds = .distantPast } }
+            default:
+                break
             }
+        }
+    }
+
+    private func stale(_ city: Int64) {
+        hourly.withLock { $0[city] = nil }
+        // The next page reads it again; open pages hear of a change within `settle`, from one
+        // read however many posts come meanwhile (a storm is many posts a second in one city,
+        // on every node, and each read counts a week of the city's reports).
+        kept.withLock { $0[city]?.holds = .distantPast }
+        guard pending.withLock({ $0.insert(city).inserted }) else { return }
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Self.settle) { [weak self] in
+            guard let self, !database.isClosed else { return }
+            pending.withLock { _ = $0.remove(city) }
+            read(city, now: clock())
         }
     }
 
@@ -152,21 +194,19 @@ final class Surges: Sendable {
     /// The surge in `city` now, or nil.
     func surge(in city: Int64) -> Surge? {
         let now = clock()
-        if let hit = kept.withLock({ $0[city] }), now.timeIntervalSince(hit.readAt) < Self.keptFor, hit.readAt <= now { return hit.surge }
+        if let hit = kept.withLock({ $0[city] }), hit.holds(at: now) { return hit.value }
         return read(city, now: now)
     }
 
     /// Today's reports by the hour in `city`.
     func hourReports(in city: City) -> HourReports {
         let now = clock()
-        if let hit = hourly.withLock({ $0[city.id] }), now.timeIntervalSince(hit.readAt) < Self.keptFor, hit.readAt <= now {
-            return hit.reports
-        }
+        if let hit = hourly.withLock({ $0[city.id] }), hit.holds(at: now) { return hit.value }
         do {
-            let reports = try database.readStatement { try HourReports.read(city: city, now: now, $0) }
+            let (reports, holds) = try database.readStatement { try HourReports.reading(city: city, now: now, $0) }
             hourly.withLock { hourly in
                 if hourly.count >= Self.citiesKept { hourly.removeAll() }
-                hourly[city.id] = (now, reports)
+                hourly[city.id] = Held(readAt: now, holds: holds, value: reports)
             }
             return reports
         } catch {
@@ -179,13 +219,13 @@ final class Surges: Sendable {
     @discardableResult
     private func read(_ city: Int64, now: Date) -> Surge? {
         do {
-            let surge = try database.readStatement { try Surge.read(cityID: city, now: now, $0) }
+            let (surge, holds) = try database.readStatement { try Surge.reading(cityID: city, now: now, $0) }
             let before: Surge?? = kept.withLock { kept in
                 if kept.count >= Self.citiesKept {
                     for key in kept.sorted(by: { $0.value.readAt < $1.value.readAt }).prefix(Self.citiesKept / 2).map(\.key) { kept[key] = nil }
                 }
-                defer { kept[city] = (now, surge) }
-                return kept[city].map(\.surge)
+                defer { kept[city] = Held(readAt: now, holds: holds, value: surge) }
+                return kept[city].map(\.value)
             }
             if let before, surge != before { changed(city) }
             return surge
