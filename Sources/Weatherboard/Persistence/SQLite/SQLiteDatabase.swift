@@ -28,13 +28,16 @@ final class SQLiteDatabase: SQLDatabase {
         }
         let pool = try DatabasePool(path: path, configuration: configuration)
         let applied = try migrate(pool, with: migrator)
-        return (SQLiteDatabase(pool: pool), applied)
+        return (SQLiteDatabase(pool: pool, readers: StatementReaders(path: path, most: configuration.maximumReaderCount)), applied)
     }
 
     private let readOnly: Bool
+    /// Connections for one-statement reads (nil: GRDB's pool serves them).
+    private let readers: StatementReaders?
 
-    private init(pool: DatabasePool, readOnly: Bool = false) {
+    private init(pool: DatabasePool, readers: StatementReaders? = nil, readOnly: Bool = false) {
         self.pool = pool
+        self.readers = readers
         self.readOnly = readOnly
     }
 
@@ -74,7 +77,10 @@ final class SQLiteDatabase: SQLDatabase {
     }
 
     func readStatement<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
-        try Self.classifying { try pool.unsafeRead { try body(GRDBConnection($0)) } }
+        try Self.classifying {
+            if let readers, let value = try readers.withReader(body) { return value }
+            return try pool.unsafeRead { try body(GRDBConnection($0)) }
+        }
     }
 
     func write<T>(_ locks: WriteLocks, _ body: (any SQLConnection) throws -> T) throws -> T {
@@ -112,6 +118,7 @@ final class SQLiteDatabase: SQLDatabase {
     /// Moves every commit from the `-wal` into the database file first, so that after a clean
     /// stop the `.sqlite` alone holds the site (an operator copying it finds every post there).
     func close() throws {
+        readers?.close()
         if !readOnly { try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) } }
         try pool.close()
     }
@@ -129,7 +136,10 @@ final class SQLiteDatabase: SQLDatabase {
     /// waits (1, 2, 5 … 100 ms between tries: most waits are a reader's moment beside a
     /// checkpoint), for 5 s in all, or until the request's `DatabaseDeadline` (then
     /// SQLITE_BUSY, a 503).
-    static let busyMode = Database.BusyMode.callback { tries in
+    static let busyMode = Database.BusyMode.callback(keepsWaiting)
+
+    /// Whether to try again after `tries` tries, having waited for the next; false gives SQLITE_BUSY.
+    static func keepsWaiting(_ tries: Int) -> Bool {
         let delays: [UInt32] = [1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100]
         let waited = delays.prefix(tries).reduce(0, +) + UInt32(max(0, tries - delays.count)) * 100
         if let deadline = DatabaseDeadline.current { guard Date() < deadline else { return false } } else if waited >= 5_000 { return false }
@@ -168,11 +178,15 @@ final class GRDBConnection: SQLConnection {
         try run(sql, arguments) { try body(SQLiteRow(statement: $0)) }
     }
 
-    /// Binds `arguments` to the cached statement for `sql` and steps it to the end, handing each
+    private func run(_ sql: String, _ arguments: [SQLValue], _ body: (SQLiteStatement) throws -> Void) throws {
+        try Self.run(try db.cachedStatement(sql: sql).sqliteStatement, on: db.sqliteConnection, sql, arguments, body)
+    }
+
+    /// Binds `arguments` to the prepared statement `handle` and steps it to the end, handing each
     /// row to `body`. The statement is reset afterwards, however this ends: a statement left
     /// mid-way would hold its read snapshot (and WAL checkpoints) open.
-    private func run(_ sql: String, _ arguments: [SQLValue], _ body: (SQLiteStatement) throws -> Void) throws {
-        let handle = try db.cachedStatement(sql: sql).sqliteStatement
+    static func run(_ handle: SQLiteStatement, on connection: SQLiteConnection?, _ sql: String, _ arguments: [SQLValue],
+                    _ body: (SQLiteStatement) throws -> Void) throws {
         defer {
             sqlite3_reset(handle)
             sqlite3_clear_bindings(handle)
@@ -187,20 +201,20 @@ final class GRDBConnection: SQLConnection {
             case .null: sqlite3_bind_null(handle, index)
             case .integer(let integer): sqlite3_bind_int64(handle, index, integer)
             case .real(let real): sqlite3_bind_double(handle, index, real)
-            case .text(let text): Self.bind(text, handle, index)
+            case .text(let text): bind(text, handle, index)
             case .blob(let bytes):
                 bytes.withUnsafeBytes { raw in
                     // A zero-length blob still needs an address (NULL would bind NULL).
-                    sqlite3_bind_blob(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), CInt(raw.count), Self.transient)
+                    sqlite3_bind_blob(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), CInt(raw.count), transient)
                 }
             }
-            guard code == SQLITE_OK else { throw failure(code, sql) }
+            guard code == SQLITE_OK else { throw failure(code, connection, sql) }
         }
         while true {
             switch sqlite3_step(handle) {
             case SQLITE_ROW: try body(handle)
             case SQLITE_DONE: return
-            case let code: throw failure(code, sql)
+            case let code: throw failure(code, connection, sql)
             }
         }
     }
@@ -219,8 +233,8 @@ final class GRDBConnection: SQLConnection {
 
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-    private func failure(_ code: CInt, _ sql: String) -> DatabaseError {
-        DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql)
+    static func failure(_ code: CInt, _ connection: SQLiteConnection?, _ sql: String) -> DatabaseError {
+        DatabaseError(resultCode: ResultCode(rawValue: code), message: connection.map { String(cString: sqlite3_errmsg($0)) }, sql: sql)
     }
 }
 
