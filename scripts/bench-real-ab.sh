@@ -9,7 +9,8 @@
 # each build in turn on a fresh copy of that database: every one of the 2,000 largest cities
 # opened once with gzip, a 2 s warm-up, then `wrk -t1 -c64 -d8s` with scripts/city-mix-zipf.lua
 # (Zipf over the 2,000, gzip, 20 % signed in, forecasts fresh for 1 minute). Server on CPU 0,
-# wrk on CPU 1. Prints "round N LABEL req/s p99 boards_bytes=…" (what BoardCache held at the end).
+# wrk on CPU 1. Prints "round N LABEL req/s p99 boards_bytes=…" (what BoardCache held at the end)
+# and, where perf is installed, the server's CPU time per request (kernel included).
 # Alternating builds in one run is what makes two of them comparable on a machine whose speed
 # swings by a quarter between runs. TRACE=1 traces the script. Needs wrk, curl, sqlite3, taskset.
 # then alternates the builds, each on a fresh copy of it, every city opened once, wrk 8 s.
@@ -44,10 +45,19 @@ for round in $(seq 1 "$ROUNDS"); do
         start "$bin" "$WORK/run.sqlite" "$envs"
         curl -fsS -H "Accept-Encoding: gzip" -K "$WORK/every-city.curl"
         taskset -c 1 wrk -t1 -c64 -d2s -H "Sec-Fetch-Site: same-origin" -s scripts/city-mix-zipf.lua $BASE >/dev/null 2>&1 || true
+        # The server's own CPU time over the run, kernel included (its sends), per request: it
+        # shows whether a change made requests cheaper when the rate is held back by something else.
+        if command -v perf >/dev/null; then perf stat -x, -e task-clock -p $PID -o $WORK/stat.csv -- sleep 8 & STAT=$!; fi
         out=$(SLUGS=$WORK/slugs.txt SESSIONS=$WORK/sessions.tsv SIGNED_IN_PCT=20 taskset -c 1 wrk -t1 -c64 -d8s --latency -H "Sec-Fetch-Site: same-origin" -s scripts/city-mix-zipf.lua $BASE 2>&1)
         rate=$(awk '/Requests\/sec/ {print $2}' <<<"$out"); p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
+        per=""
+        if [[ -n ${STAT:-} ]]; then
+            wait $STAT || true
+            requests=$(awk '/requests in/ {print $1}' <<<"$out")
+            per=$(awk -F, -v n="$requests" '$3 ~ /^task-clock/ {ms=$1} END {if (n > 0) printf " cpu_us/req=%.1f", ms * 1000 / n}' $WORK/stat.csv)
+        fi
         boards=$(curl -fsS $BASE/metrics 2>/dev/null | grep 'cache_bytes{cache="boards"}' | awk '{print $2}' || true)
-        echo "round $round $label $rate $p99 boards_bytes=$boards"
+        echo "round $round $label $rate $p99 boards_bytes=$boards$per"
         stop
     done
 done

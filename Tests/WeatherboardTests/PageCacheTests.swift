@@ -219,6 +219,33 @@ import Testing
         #expect(DeflatedPieceTests.contains(guestPacked.body, deflated))
     }
 
+    /// The layout's head, the same for every reader of a page in a language, is deflated once
+    /// and goes into each compressed page as it was (the guests' kept page and each member's
+    /// page alike); what follows it is the reader's own, and each page still inflates to itself.
+    @Test func theLayoutsHeadIsDeflatedOnceForEveryReaderOfThePage() throws {
+        let scene = try Scene()
+        let other = scene.app.browser()
+        try other.signUp("another_reader")
+        var packedPages: [[UInt8]] = []
+        var head: [UInt8]?
+        for reader in [scene.author, other, scene.guest] {
+            let cookie = reader.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
+            let plain = try scene.app.get("/city/seoul", headers: [("Cookie", cookie)])
+            let packed = try scene.app.get("/city/seoul", headers: [("Cookie", cookie), ("Accept-Encoding", "gzip")])
+            #expect(withoutTokens(try gunzip(packed.body)) == withoutTokens(plain.body))
+            let end = try #require(Self.find(plain.body, Array("\n    <div class=\"account\">".utf8)))
+            if let head { #expect(Array(plain.body[..<end]) == head, "the same head for every reader") } else { head = Array(plain.body[..<end]) }
+            packedPages.append(packed.body)
+        }
+        let run = scene.app.application.pages.renderer.sharedStretches.run(for: try #require(head))
+        for packed in packedPages { #expect(DeflatedPieceTests.contains(packed, run.deflated)) }
+    }
+
+    static func find(_ haystack: [UInt8], _ needle: [UInt8]) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        return (0...(haystack.count - needle.count)).first { haystack[$0..<($0 + needle.count)].elementsEqual(needle) }
+    }
+
     /// Readers a board is the same for share one render of it (decided from its rows, before
     /// rendering); what is a reader's own gets a render of its own: their post's Delete, their
     /// agreement, a person they blocked left out (issue 22's signed-in figure, issue 24 #5).

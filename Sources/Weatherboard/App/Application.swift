@@ -205,6 +205,7 @@ public final class Application: Sendable {
         let caches: [(String, @Sendable () -> Int)] = [
             ("pages", { [pageCache] in pageCache.keptBytes }), ("weather_parts", { [weatherParts] in weatherParts.keptBytes }),
             ("boards", { [boards] in boards.keptBytes }),
+            ("shared_stretches", { [pages] in pages.renderer.sharedStretches.keptBytes }),
             ("shared_replies", { [sharedReplies] in sharedReplies.keptBytes }),
             ("board_snapshots", { [boardSnapshots] in boardSnapshots?.keptBytes ?? 0 }),
             ("forecasts", { [weather] in weather.forecastsInMemory.bytes }),

@@ -1,4 +1,5 @@
 import CZlib
+import Synchronization
 import HTTPServer
 
 /// A page's parts deflated ahead of time (a city's weather, a kept board), and the compressor
@@ -117,4 +118,28 @@ extension Gzip {
         }
         return (result, crc)
     }
+}
+
+/// Stretches many pages share (`HTML.endShared`: a layout's head for a page and language),
+/// deflated once per content and kept, least recently used first out: deflating a stretch of
+/// two kilobytes costs more than rendering the page (zlib's per-block work is most of it), and
+/// every reader of a page in a language shows the same one. The content is the key, so no
+/// kept run can be another page's.
+final class SharedStretches: Sendable {
+    private struct Content: Hashable {
+        let bytes: [UInt8]
+        func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
+    }
+    private let kept = Mutex(LRUCache<Content, Gzip.DeflatedRun>(maximumCount: 8_000, maximumCost: 16 << 20))
+
+    func run(for bytes: [UInt8]) -> Gzip.DeflatedRun {
+        let content = Content(bytes: bytes)
+        if let run = kept.withLock({ $0.value(for: content) }) { return run }
+        let run = Gzip.DeflatedRun(bytes, level: 6)
+        kept.withLock { $0.set(run, for: content, cost: ResidentBytes.array(bytes) + ResidentBytes.array(run.deflated)) }
+        return run
+    }
+
+    /// What the kept runs hold, in bytes.
+    var keptBytes: Int { kept.withLock { $0.totalCost } }
 }

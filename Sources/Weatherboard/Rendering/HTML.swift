@@ -24,6 +24,10 @@ public struct HTML: ~Copyable {
     private(set) var lent: [Lent] = []
     private(set) var lenders: [[UInt8]] = []
     private var lentBytes = 0
+    /// Stretches of the page that many pages share (`endShared`), as positions in the page as sent.
+    private(set) var shared: [Range<Int>] = []
+    /// Where the bytes since the last fragment deflated ahead end, in the page as sent.
+    private var sinceFragment = 0
 
     struct Lent {
         var at: Int
@@ -96,6 +100,7 @@ public struct HTML: ~Copyable {
     /// (a page's board with its replies is 100 KB or more: docs/performance.md).
     mutating func raw(_ fragment: HTMLFragment) {
         if let run = fragment.deflated { pieces.append(Gzip.Piece(offset: position, run: run)) }
+        defer { if fragment.deflated != nil { sinceFragment = position } } // a shared stretch never holds a part deflated already
         guard lendsFragments, fragment.bytes.count >= Self.lentAtLeast else {
             raw(fragment.bytes)
             return
@@ -104,6 +109,18 @@ public struct HTML: ~Copyable {
         lent.append(Lent(at: count, lender: lenders.count - 1, range: 0..<fragment.bytes.count))
         lentBytes += fragment.bytes.count
     }
+
+    /// Ends a stretch that many pages share (a layout's head, the same for a page and language
+    /// whoever reads it): the bytes since the last deflated fragment, if at least `sharedAtLeast`, are
+    /// deflated once per content (`SharedStretches`) instead of for each response, and what
+    /// follows (a reader's own few hundred bytes) is compressed alone.
+    mutating func endShared() {
+        guard lendsFragments, position - sinceFragment >= Self.sharedAtLeast else { return }
+        shared.append(sinceFragment..<position)
+        sinceFragment = position
+    }
+
+    static let sharedAtLeast = 512
 
     /// Shorter fragments are copied: each lent one is a stretch of the body, one more entry in
     /// the server's `sendmsg`.

@@ -38,4 +38,11 @@ struct LayoutView {
     var creditsOpenMeteo = false
     var creditsKMA = false
     var creditsDemo = false
+    /// Where what every reader of the page in its language sees ends (`HTML.endShared`).
+    var endOfShared = SharedEnd()
+}
+
+/// Written in a template, ends a stretch many pages share; shows nothing.
+struct SharedEnd: HTMLText {
+    func write(to html: inout HTML) { html.endShared() }
 }

@@ -6,6 +6,8 @@ import HTTPServer
 public final class Renderer: Sendable {
     public let localization: Localization
     private let tables: [Language: Strings]
+    /// Pages' shared stretches, deflated once per content.
+    let sharedStretches = SharedStretches()
 
     public init(templatesDirectory: String) throws {
         localization = try Localization(directory: templatesDirectory + "/strings")
@@ -34,12 +36,14 @@ public final class Renderer: Sendable {
         let strings = strings(language)
         var grown: [UInt8]?
         var pieces: [Gzip.Piece] = []
+        var shared: [Range<Int>] = []
         var lent: [HTML.Lent] = []
         var lenders: [[UInt8]] = []
         let bytes = [UInt8](unsafeUninitializedCapacity: Self.pageCapacity) { buffer, initialized in
             var html = HTML(writingInto: buffer)
             template(&html, strings)
             pieces = html.pieces
+            shared = html.shared
             lent = html.lent
             lenders = html.lenders
             if html.ownsStorage {
@@ -50,7 +54,7 @@ public final class Renderer: Sendable {
             }
         }
         let own = grown ?? bytes
-        guard !lent.isEmpty else { return RenderedPage(body: ResponseBody(own), deflatedParts: pieces) }
+        guard !lent.isEmpty else { return RenderedPage(body: ResponseBody(own), deflatedAhead: pieces, shared: shared, stretches: sharedStretches) }
         var body = ResponseBody()
         let ownStorage = body.add(storage: own)
         let lenderStorages = lenders.map { body.add(storage: $0) }
@@ -61,7 +65,7 @@ public final class Renderer: Sendable {
             from = stretch.at
         }
         body.append(storage: ownStorage, from..<own.count)
-        return RenderedPage(body: body, deflatedParts: pieces)
+        return RenderedPage(body: body, deflatedAhead: pieces, shared: shared, stretches: sharedStretches)
     }
 
     /// Runs a compiled template into an exactly sized fragment, to be kept and shown again
@@ -78,11 +82,23 @@ public final class Renderer: Sendable {
     static let pageCapacity = 128 * 1024
 }
 
-/// A page's bytes and where in them fragments deflated ahead of time sit (`HTMLFragment.deflated`),
-/// so that compressing the page compresses only the rest.
+/// A page's bytes, where in them fragments deflated ahead of time sit (`HTMLFragment.deflated`)
+/// and where stretches many pages share end (`HTML.endShared`), so that compressing the page
+/// compresses only the rest.
 public struct RenderedPage: Sendable {
     public var body: ResponseBody
-    var deflatedParts: [Gzip.Piece] = []
+    var deflatedAhead: [Gzip.Piece] = []
+    var shared: [Range<Int>] = []
+    var stretches: SharedStretches?
+
+    /// Parts of the page deflated already, in order: the fragments', and the shared stretches'
+    /// (deflated here the first time their content is seen).
+    var deflatedParts: [Gzip.Piece] {
+        guard let stretches, !shared.isEmpty else { return deflatedAhead }
+        let sharedParts = shared.map { Gzip.Piece(offset: $0.lowerBound, run: stretches.run(for: body.bytes(in: $0))) }
+        return (deflatedAhead + sharedParts).sorted { $0.offset < $1.offset }
+    }
+    var hasDeflatedParts: Bool { !deflatedAhead.isEmpty || !shared.isEmpty }
 }
 
 extension Response {
@@ -92,7 +108,7 @@ extension Response {
     /// page); otherwise plain, for `ResponseCompression` to compress whole.
     static func html(_ page: RenderedPage, for request: Request, status: HTTPStatus = .ok) -> Response {
         var response = Response.html([], status: status)
-        guard !page.deflatedParts.isEmpty, acceptsGzip(request) else {
+        guard page.hasDeflatedParts, acceptsGzip(request) else {
             response.bodyParts = page.body
             return response
         }
