@@ -237,7 +237,8 @@ import Testing
             if let head { #expect(Array(plain.body[..<end]) == head, "the same head for every reader") } else { head = Array(plain.body[..<end]) }
             packedPages.append(packed.body)
         }
-        let run = scene.app.application.pages.renderer.sharedStretches.run(for: try #require(head))
+        let shown = try #require(head)
+        let run = try #require(scene.app.application.pages.renderer.sharedStretches.run(for: shown))
         for packed in packedPages { #expect(DeflatedPieceTests.contains(packed, run.deflated)) }
     }
 
@@ -502,7 +503,7 @@ import Testing
                 }
             }
             #expect(sharesTheKeptArray, "the fragment is sent from where it is kept")
-            let gzip = Gzip.compress(page.body, reusing: page.deflatedParts, level: 1).joined()
+            let gzip = Gzip.compress(page.body, reusing: page.deflatedParts(), level: 1).joined()
             #expect(try gunzip(gzip) == expected, "compressed, it inflates to the page")
             if let run = shown.deflated { #expect(Self.contains(gzip, run.deflated)) }
         }
@@ -522,6 +523,22 @@ import Testing
         }
         let entry = try #require(cache.entry(for: "short"))
         #expect(entry.bytes.capacity < 256, "capacity \(entry.bytes.capacity)")
+    }
+
+    /// A stretch is kept once it is seen again (or a kept page shows it): heads made up one per
+    /// request (a search, a query in the language links) are compressed with the rest as before
+    /// and push out none of the kept ones.
+    @Test func aStretchSeenOnceIsNotKeptAndMadeUpOnesPushOutNothing() throws {
+        let stretches = SharedStretches()
+        let head = Self.text(1, count: 2_000)
+        #expect(stretches.run(for: head) == nil, "seen once")
+        let run = try #require(stretches.run(for: head), "seen again")
+        let kept = stretches.keptBytes
+        #expect(kept > 0)
+        for n in 0..<9_000 { #expect(stretches.run(for: head + Array(" \(n)".utf8)) == nil) }
+        #expect(stretches.keptBytes == kept, "nothing made up was kept")
+        #expect(stretches.run(for: head)?.deflated == run.deflated)
+        #expect(stretches.run(for: Self.text(2, count: 2_000), shared: true) != nil, "a kept page's head is kept at once")
     }
 
     @Test func piecesThatDoNotFitAreCompressedLikeTheRest() throws {

@@ -124,22 +124,41 @@ extension Gzip {
 /// deflated once per content and kept, least recently used first out: deflating a stretch of
 /// two kilobytes costs more than rendering the page (zlib's per-block work is most of it), and
 /// every reader of a page in a language shows the same one. The content is the key, so no
-/// kept run can be another page's.
+/// kept run can be another page's. A head holds what a request chose (a search, a query in the
+/// language links), so a stretch is kept only once it is seen again, or when a kept page shows
+/// it: addresses made up one per request cost what they did before and push out nothing kept.
 final class SharedStretches: Sendable {
     private struct Content: Hashable {
         let bytes: [UInt8]
         func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
     }
-    private let kept = Mutex(LRUCache<Content, Gzip.DeflatedRun>(maximumCount: 8_000, maximumCost: 16 << 20))
+    private struct State: ~Copyable {
+        var kept = LRUCache<Content, Gzip.DeflatedRun>(maximumCount: 8_000, maximumCost: 16 << 20)
+        /// Stretches seen once, by hash; forgotten all at once past `seenAtMost`.
+        var seen = Set<Int>()
+    }
+    private let state = Mutex(State())
+    static let seenAtMost = 32_768
 
-    func run(for bytes: [UInt8]) -> Gzip.DeflatedRun {
+    /// The stretch's run, made now if it is seen for the second time or `shared` says a kept
+    /// page shows it; nil the first time (the caller compresses it with the rest).
+    func run(for bytes: [UInt8], shared: Bool = false) -> Gzip.DeflatedRun? {
         let content = Content(bytes: bytes)
-        if let run = kept.withLock({ $0.value(for: content) }) { return run }
+        let hash = content.hashValue
+        let known = state.withLock { state -> (run: Gzip.DeflatedRun?, admit: Bool) in
+            if let run = state.kept.value(for: content) { return (run, true) }
+            if shared || state.seen.remove(hash) != nil { return (nil, true) }
+            if state.seen.count >= Self.seenAtMost { state.seen.removeAll() }
+            state.seen.insert(hash)
+            return (nil, false)
+        }
+        guard known.run == nil else { return known.run }
+        guard known.admit else { return nil }
         let run = Gzip.DeflatedRun(bytes, level: 6)
-        kept.withLock { $0.set(run, for: content, cost: ResidentBytes.array(bytes) + ResidentBytes.array(run.deflated)) }
+        state.withLock { $0.kept.set(run, for: content, cost: ResidentBytes.array(bytes) + ResidentBytes.array(run.deflated)) }
         return run
     }
 
     /// What the kept runs hold, in bytes.
-    var keptBytes: Int { kept.withLock { $0.totalCost } }
+    var keptBytes: Int { state.withLock { $0.kept.totalCost } }
 }

@@ -26,7 +26,7 @@ public struct HTML: ~Copyable {
     private var lentBytes = 0
     /// Stretches of the page that many pages share (`endShared`), as positions in the page as sent.
     private(set) var shared: [Range<Int>] = []
-    /// Where the bytes since the last fragment deflated ahead end, in the page as sent.
+    /// Where the bytes since the last fragment deflated ahead begin, in the page as sent.
     private var sinceFragment = 0
 
     struct Lent {

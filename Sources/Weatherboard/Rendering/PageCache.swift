@@ -184,7 +184,7 @@ final class PageCache: Sendable {
                                   bytes: previous.bytes, gzip: previous.gzip)
                 } else {
                     entry = Entry(stamp: stamp, expires: now.addingTimeInterval(maximumAge), contentTag: Self.contentTag(bytes),
-                                  bytes: bytes, gzip: Gzip.compress(page.body, reusing: page.deflatedParts, level: Self.level).joined())
+                                  bytes: bytes, gzip: Gzip.compress(page.body, reusing: page.deflatedParts(kept: true), level: Self.level).joined())
                 }
                 kept.withLock { $0.entries.set(entry, for: key, cost: entry.byteCount) }
                 return entry

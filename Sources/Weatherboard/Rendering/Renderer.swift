@@ -92,10 +92,13 @@ public struct RenderedPage: Sendable {
     var stretches: SharedStretches?
 
     /// Parts of the page deflated already, in order: the fragments', and the shared stretches'
-    /// (deflated here the first time their content is seen).
-    var deflatedParts: [Gzip.Piece] {
+    /// that `SharedStretches` keeps (`kept`: for a page that is kept, whose stretches are shown
+    /// again by definition).
+    func deflatedParts(kept: Bool = false) -> [Gzip.Piece] {
         guard let stretches, !shared.isEmpty else { return deflatedAhead }
-        let sharedParts = shared.map { Gzip.Piece(offset: $0.lowerBound, run: stretches.run(for: body.bytes(in: $0))) }
+        let sharedParts = shared.compactMap { range in
+            stretches.run(for: body.bytes(in: range), shared: kept).map { Gzip.Piece(offset: range.lowerBound, run: $0) }
+        }
         return (deflatedAhead + sharedParts).sorted { $0.offset < $1.offset }
     }
     var hasDeflatedParts: Bool { !deflatedAhead.isEmpty || !shared.isEmpty }
@@ -112,7 +115,7 @@ extension Response {
             response.bodyParts = page.body
             return response
         }
-        response.bodyParts = Gzip.compress(page.body, reusing: page.deflatedParts, level: 1, storingGapsUnder: storedGap)
+        response.bodyParts = Gzip.compress(page.body, reusing: page.deflatedParts(), level: 1, storingGapsUnder: storedGap)
         response.headers.add("Content-Encoding", "gzip")
         response.headers.add("Vary", "Accept-Encoding")
         return response
