@@ -124,6 +124,11 @@ public struct Request: Sendable {
     /// The route that answered, as registered (`/city/{slug}`), set by the router with
     /// `parameters`; nil when none matched. A bounded name for a request (logs, metrics).
     public internal(set) var route: String?
+    /// The path with the router's secret parameters (`Router(secretParameters:)`) named instead of
+    /// given (`/password/reset/{token}`); nil when the path holds none.
+    public internal(set) var redactedPath: String?
+    /// What a log line may say of the path: a secret a path carries (a reset link's token) never.
+    public var pathForLogs: String { redactedPath ?? path }
 
     public init(method: String, target: String, version: HTTPVersion = .http11, headers: HTTPHeaders = HTTPHeaders(),
                 body: [UInt8] = [], remoteAddress: String = "") {
@@ -181,6 +186,8 @@ public struct Response: Sendable {
     public var streamClient: String?
     /// The request moves to the main lane (`Lane.Moved` was thrown): this answer is not sent.
     var movedToMainLane = false
+    /// The request's `redactedPath`, for the server's access log (it sees the request as parsed, before routing).
+    var redactedPath: String?
 
     /// A response whose body `start` writes to the stream it is given, for as long as it likes.
     public static func streaming(status: HTTPStatus = .ok, headers: HTTPHeaders, client: String? = nil,

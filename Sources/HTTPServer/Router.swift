@@ -29,7 +29,13 @@ public final class Router<Context: RequestContext>: Sendable {
     }
     private let registry = Mutex(Registry())
 
-    public init() {}
+    /// Path parameters whose values are secrets (a reset link's token): logged by name only
+    /// (`Request.pathForLogs`), by the access log and by whatever logs a routed request.
+    public let secretParameters: Set<String>
+
+    public init(secretParameters: Set<String> = []) {
+        self.secretParameters = secretParameters
+    }
 
     private static func plainErrorResponse(_ request: Request, _ context: Context, _ error: Error) -> Response {
         if let http = error as? HTTPError {
@@ -91,7 +97,8 @@ public final class Router<Context: RequestContext>: Sendable {
     public var responder: Responder {
         let table = registry.withLock { registry in
             if let frozen = registry.frozen { return frozen }
-            let table = RouteTable(registry.root, middleware: registry.middleware, errorResponder: registry.errorResponder)
+            let table = RouteTable(registry.root, middleware: registry.middleware, errorResponder: registry.errorResponder,
+                                   secretParameters: secretParameters)
             registry.frozen = table
             return table
         }
@@ -100,7 +107,8 @@ public final class Router<Context: RequestContext>: Sendable {
 
     /// The table as registered so far: the frozen one once the server has it.
     private var table: RouteTable<Context> {
-        registry.withLock { $0.frozen ?? RouteTable($0.root, middleware: $0.middleware, errorResponder: $0.errorResponder) }
+        registry.withLock { $0.frozen ?? RouteTable($0.root, middleware: $0.middleware, errorResponder: $0.errorResponder,
+                                                   secretParameters: secretParameters) }
     }
 
     public func respond(to request: Request) -> Response { table.respond(to: request) }
@@ -169,8 +177,11 @@ final class RouteTable<Context: RequestContext>: Sendable {
     private let deepestRoute: Int
     private let middleware: [Router<Context>.Middleware]
     private let errorResponder: Router<Context>.ErrorResponder
+    private let secretParameters: Set<String>
 
-    fileprivate init(_ root: RouteNode<Context>, middleware: [Router<Context>.Middleware], errorResponder: @escaping Router<Context>.ErrorResponder) {
+    fileprivate init(_ root: RouteNode<Context>, middleware: [Router<Context>.Middleware], errorResponder: @escaping Router<Context>.ErrorResponder,
+                     secretParameters: Set<String>) {
+        self.secretParameters = secretParameters
         // Each route's handler behind the middleware, composed here once rather than per request.
         self.root = Node(root) { handler in Router<Context>.chain(handler, through: middleware) }
         deepestRoute = self.root.depth
@@ -190,6 +201,9 @@ final class RouteTable<Context: RequestContext>: Sendable {
         var routed = request
         routed.parameters = parameters
         routed.route = node.pattern
+        if !secretParameters.isEmpty, parameters.keys.contains(where: secretParameters.contains), let pattern = node.pattern {
+            routed.redactedPath = Self.redacted(request.path, pattern: pattern, secrets: secretParameters)
+        }
         if let handler = node.handlers[request.method] ?? (request.method == "HEAD" ? node.handlers["GET"] : nil) {
             return (routed, .success(handler))
         }
@@ -210,15 +224,32 @@ final class RouteTable<Context: RequestContext>: Sendable {
         case .success(let routedChain): chain = routedChain
         case .failure(let error): chain = Router<Context>.chain({ _, _ in throw error }, through: middleware)
         }
+        var response: Response
         do {
-            return try chain(request, context)
+            response = try chain(request, context)
         } catch is Lane.Moved where Lane.current == .quick {
             var moved = Response()
             moved.movedToMainLane = true
             return moved
         } catch {
-            return errorResponder(request, context, error)
+            response = errorResponder(request, context, error)
         }
+        response.redactedPath = request.redactedPath
+        return response
+    }
+
+    /// `path` with each segment the pattern names a secret parameter replaced by the pattern's
+    /// own segment (`/password/reset/{token}`); a secret in a catch-all hides the rest.
+    static func redacted(_ path: String, pattern: String, secrets: Set<String>) -> String {
+        let names = pattern.split(separator: "/")
+        var out = ""
+        for (index, segment) in path.split(separator: "/", omittingEmptySubsequences: true).enumerated() {
+            let name = index < names.count ? names[index] : ""
+            let isSecret = name.hasPrefix("{") && secrets.contains(String(name.dropFirst().dropLast().replacingOccurrences(of: "...", with: "")))
+            out += "/" + (isSecret ? String(name) : String(segment))
+            if isSecret && name.hasSuffix("...}") { break }
+        }
+        return out.isEmpty ? "/" : out
     }
 
     func hasRoute(for request: Request) -> Bool {

@@ -274,8 +274,10 @@ public final class Server: Sendable {
                let named = request.headers["X-Forwarded-For"]?.split(separator: ",").last?.trimmingCharacters(in: .whitespaces) {
                 client = named
             }
-            logger.info("\(request.method) \(request.path) \(response.status.code)", metadata: [
-                "request_id": "\(bootTag)-\(serial)", "method": "\(request.method)", "path": "\(request.path)",
+            // Routed, the path may hold a secret the router names instead (a reset link's token).
+            let path = response.redactedPath ?? request.path
+            logger.info("\(request.method) \(path) \(response.status.code)", metadata: [
+                "request_id": "\(bootTag)-\(serial)", "method": "\(request.method)", "path": "\(path)",
                 "status": .stringConvertible(Int(response.status.code)), "bytes": .stringConvertible(response.bodyParts.count),
                 "duration_ms": .stringConvertible(Int(clamping: monotonicMilliseconds() &- started)), "client": "\(client)",
             ])

@@ -198,12 +198,12 @@ public final class TestClient {
 
     /// One request on a fresh connection, for what only a socket shows (the server's own
     /// behaviour, streams, a smoke set of pages). `timeout` is how long to wait for each read
-    /// (seconds).
+    /// (seconds); `headOnly` reads no body (a stream's never ends).
     public static func request(port: Int, _ method: String, _ target: String, headers: [(String, String)] = [],
-                               body: [UInt8] = [], source: String? = nil, timeout: Double = 5) throws -> WireResponse {
+                               body: [UInt8] = [], source: String? = nil, timeout: Double = 5, headOnly: Bool = false) throws -> WireResponse {
         let client = try TestClient(port: port, timeout: timeout, source: source)
         try client.send(requestBytes(method, target, host: "127.0.0.1:\(port)", headers: headers, body: body))
-        return try client.readResponse(head: method == "HEAD")
+        return try client.readResponse(head: headOnly || method == "HEAD")
     }
 
     /// One request through `server` without a socket (`Server.exchange` below): the same bytes as

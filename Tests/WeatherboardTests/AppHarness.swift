@@ -335,7 +335,9 @@ final class CapturedLog: Sendable {
         }
 
         func log(event: LogEvent) {
-            let line = "\(event.level) \(event.message)"
+            // The metadata too (the access log's `path`): what a collector would keep.
+            let fields = metadata.merging(event.metadata ?? [:]) { $1 }
+            let line = "\(event.level) \(event.message)" + (fields.isEmpty ? "" : " " + fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
             log.kept.update { $0.append(line) }
             FileHandle.standardError.write(Data((line + "\n").utf8))
         }

@@ -138,6 +138,40 @@ extension AppConfiguration {
         #expect(try app.count("SELECT count(*) FROM users WHERE email = 'old@example.org'") == 1, "the old one holds until the new is confirmed")
     }
 
+    /// Issue 62 #1: with the access log on and every level kept, no line a node writes during a
+    /// confirmation, a reset and an unsubscribe holds the link's token: logs name the route
+    /// (`/password/reset/{token}`). Issue 61 #10: those pages send no `Referer` to anything they load.
+    @Test func noLogLineHoldsAnEmailedLinksToken() throws {
+        guard let catcher = try MailCatcher.start() else { return }
+        let app = try Self.site(catcher) { $0.logLevel = .trace; $0.server.accessLog = true }
+        let member = try Self.memberWithAddress(app, catcher, "rainy", "rainy@example.org")
+        let verified = try #require(catcher.messages().last?.path(at: Self.origin))
+        let guest = app.browser()
+        try guest.get("/password/forgot")
+        try guest.post("/password/forgot", [("username", "rainy")])
+        let reset = try #require(try catcher.waitForMessages(2).last?.path(at: Self.origin))
+        let (resetPage, _) = try guest.get(reset)
+        #expect(resetPage.headers["Referrer-Policy"] == "no-referrer")
+        #expect(try guest.post(reset, [("new_password", "short")]).0.status == 422)
+        #expect(try guest.post(reset, [("new_password", "a fresh new password")]).0.status == 303)
+        #expect(try guest.get(reset).0.status == 410)
+        let unsubscribe = "/digest/unsubscribe/" + String(repeating: "Zq9", count: 12)
+        let (asked, _) = try guest.get(unsubscribe)
+        #expect(asked.headers["Referrer-Policy"] == "no-referrer")
+        try guest.post(unsubscribe, [])
+        #expect(try member.get(verified).0.headers["Referrer-Policy"] == "no-referrer")
+        #expect(try guest.get("/city/seoul").0.headers["Referrer-Policy"] == "same-origin")
+
+        let lines = app.log.lines
+        #expect(lines.contains { $0.contains("path=/password/reset/{token}") }, "the access log was on")
+        #expect(lines.contains { $0.contains("/email/verify/{token}") })
+        for path in [verified, reset, unsubscribe] {
+            let token = try #require(path.split(separator: "/").last.map(String.init))
+            let holding = lines.filter { $0.contains(token) }
+            #expect(holding.isEmpty, "\(holding.prefix(3))")
+        }
+    }
+
     /// Forgot → a link by mail → a new password: every other session ends, the link works once,
     /// and the old password is gone.
     @Test func aForgottenPasswordIsResetThroughTheMailedLink() throws {

@@ -73,6 +73,42 @@ import Testing
         #expect(try results(reader, "rain*").ids.count == 2)
     }
 
+    /// Issue 61 #1: `q=world%00` on a site with a post ending in "world" ended the process (the
+    /// LIKE pass read the pattern up to the NUL, Foundation's search then ran past the text).
+    /// Controls, format characters and lone marks are never searched for: the words around them are.
+    @Test func controlsOverridesAndLoneMarksAreNeverSearchedFor() throws {
+        let (app, reader, ids) = try corpus()
+        defer { withExtendedLifetime(app) {} }
+        let again = try #require(ids["Forgot my Umbrella again"])
+        for typed in ["again%00", "again%00%00", "%00again", "ag%00ain", "again%01%1F%7F", "again%C2%80", "ag%E2%80%AEain",
+                      "again%E2%80%8B", "again%EF%BF%BD", "again%EF%BF%BE"] {
+            let (response, page) = try reader.get("/search/posts?q=" + typed)
+            #expect(response.status == 200, "\(typed)")
+            let found = page.nodes("//ol[@class='post-results']//article[@data-post-id]").compactMap { $0["data-post-id"].flatMap { Int64($0) } }
+            #expect(found == [again], "\(typed)")
+            #expect(page.nodes("//article//mark").map(\.text) == ["again"], "\(typed)")
+            #expect(page.nodes("//main//input[@name='q']").first?["value"]?.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0 != "\u{202E}" } == true)
+        }
+        for typed in ["%CC%81", String(repeating: "%CC%81", count: 10_000), "a" + String(repeating: "%CC%81", count: 10_000), "%ED%A0%80"] {
+            let (response, _) = try reader.get("/search/posts?q=" + typed)
+            #expect(response.status == 200 || response.status == 400 || response.status == 414, "\(typed.prefix(20))")
+        }
+        // A mark stays with its letter: "e" is not found inside "é", nor "é" written with a mark inside "e".
+        #expect(try results(reader, "Haeundae").ids == [ids["Heavy rain in Haeundae"]!])
+        #expect(try results(reader, "Hae\u{301}undae").ids.isEmpty)
+    }
+
+    @Test func aTermIsFoundOnCharacterEdgesAndMarkedWhereverItsFoldedFormIs() {
+        let query = PostQuery("ＲＡＩＮ é")
+        #expect(query.terms == ["rain", "é"])
+        #expect(query.matches("Rain? Café!"))
+        #expect(query.matches("Rain? Cafe\u{301}x"), "a decomposed é is one character and folds as é")
+        #expect(!query.matches("Rain only"))
+        #expect(query.marked("RAIN, rain, café").filter(\.marked).map(\.text) == ["RAIN", "rain", "é"])
+        #expect(PostQuery("a\u{0}b").terms == ["ab"])
+        #expect(PostQuery(String(repeating: "\u{301}", count: 10_000)).isEmpty)
+    }
+
     @Test func anEditIsFoundByItsNewWordsAndCursorsNeitherRepeatNorSkip() throws {
         let (app, reader, ids) = try corpus()
         // Written straight into the table (as a copy or an import would): the index follows.

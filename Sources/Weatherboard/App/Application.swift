@@ -301,7 +301,8 @@ public final class Application: Sendable {
                            metrics: SiteMetrics, health: HealthController, weatherParts: WeatherFragments,
                            boards: BoardCache, sharedReplies: SharedReplies, boardSnapshots: BoardSnapshots?, mail: MailSender?, push: PushSender?, party: PasskeyParty,
                            logger: Logger) throws -> Router<AppContext> {
-        let router = Router<AppContext>()
+        // A path segment named `token` is a secret link's (reset, verification, unsubscribe): logs name it, never give it.
+        let router = Router<AppContext>(secretParameters: ["token"])
         let errors = ErrorPages(pages: pages, logger: logger)
         // Outermost first: the time and status of everything below; headers go on every response,
         // error pages included.

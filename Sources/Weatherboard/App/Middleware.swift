@@ -14,13 +14,15 @@ enum Middleware {
     static func securityHeaders(_ request: Request, _ context: AppContext,
                                 _ next: Router<AppContext>.Handler) throws -> Response {
         var response = try next(request, context)
-        secure(&response, signedIn: context.user != nil)
+        secure(&response, signedIn: context.user != nil, pathHoldsSecret: request.redactedPath != nil)
         return response
     }
 
     /// The headers of `securityHeaders`, for a response made without the router (answered on
     /// the event loop: `SharedReplies.immediateResponse`).
-    static func secure(_ response: inout Response, signedIn: Bool) {
+    /// A page whose address holds a secret (an e-mailed link's token) sends no `Referer` at all,
+    /// not even to the site's own style sheet and scripts.
+    static func secure(_ response: inout Response, signedIn: Bool, pathHoldsSecret: Bool = false) {
         response.headers.set("X-Content-Type-Options", "nosniff")
         // A signed-in person's pages (their name, their token) are never kept by a shared or
         // browser cache; guests' pages say their own policy.
@@ -29,7 +31,7 @@ enum Middleware {
         }
         if response.headers["Content-Type"]?.hasPrefix("text/html") == true {
             response.headers.set("Content-Security-Policy", contentSecurityPolicy)
-            response.headers.set("Referrer-Policy", "same-origin")
+            response.headers.set("Referrer-Policy", pathHoldsSecret ? "no-referrer" : "same-origin")
             response.headers.set("X-Frame-Options", "DENY")
         }
     }

@@ -107,4 +107,36 @@ struct TextPolicy: Sendable {
         }
         return nil
     }
+
+    /// What typed text is looked for as (a search box's words): cut to `bytes` first, then every
+    /// scalar dropped that no text people write is found by (controls, format characters such as
+    /// bidirectional overrides, noncharacters, U+FFFD left by a broken encoding), and combining
+    /// marks with nothing to combine with or past `maxMarksPerCharacter`. Linear in `bytes`:
+    /// what reaches string searching and SQL patterns is always ordinary text.
+    static func searchable(_ raw: String, bytes: Int) -> String {
+        var kept = String.UnicodeScalarView()
+        var marks = 0
+        var base = false
+        for scalar in prefix(raw, bytes: bytes).unicodeScalars {
+            let value = scalar.value
+            if (0xFDD0...0xFDEF).contains(value) || value & 0xFFFE == 0xFFFE || value == 0xFFFD { continue }
+            switch scalar.properties.generalCategory {
+            case .control, .format, .surrogate, .unassigned, .lineSeparator, .paragraphSeparator:
+                if scalar.properties.isWhitespace || value == 0x09 || value == 0x0A || value == 0x0D {
+                    kept.append(" ")
+                    base = false
+                    marks = 0
+                }
+            case .nonspacingMark, .spacingMark, .enclosingMark:
+                guard base, marks < maxMarksPerCharacter else { continue }
+                marks += 1
+                kept.append(scalar)
+            default:
+                base = !scalar.properties.isWhitespace
+                marks = 0
+                kept.append(scalar)
+            }
+        }
+        return String(kept)
+    }
 }

@@ -23,7 +23,7 @@ struct CitiesController {
 
     /// `GET /search?q=`: prefix search in Korean and English; a single exact hit goes straight there.
     func search(_ request: Request, _ context: AppContext) throws -> Response {
-        let query = (try request.queryItems()["q"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        let query = TextPolicy.searchable(try request.queryItems()["q"] ?? "", bytes: 400).trimmingCharacters(in: .whitespaces)
         if let exact = index.exactMatch(query) { return .redirect(to: "/city/\(exact.slug)", status: .found) }
         let language = context.language
         let reading = forgiving.read(query)

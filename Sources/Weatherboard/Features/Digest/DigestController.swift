@@ -44,9 +44,7 @@ struct DigestController {
     private func page(_ context: AppContext, _ request: Request, username: String?, done: Bool) -> Response {
         let view = DigestUnsubscribePage(layout: pages.layout(context, title: pages.string("digest_title", context.language)),
                                          username: username ?? "", action: request.path, done: done, expired: username == nil)
-        var response = pages.html(context, status: username == nil ? .gone : .ok) { Templates.digest_unsubscribe(view, &$0, $1) }
-        response.headers.set("Referrer-Policy", "no-referrer") // the token is in the address
-        return response
+        return pages.html(context, status: username == nil ? .gone : .ok) { Templates.digest_unsubscribe(view, &$0, $1) }
     }
 }
 

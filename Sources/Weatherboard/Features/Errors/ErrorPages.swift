@@ -29,10 +29,10 @@ struct ErrorPages {
             http = known
         } else if let database = error as? SQLError, database.isTemporary {
             // The site's passing trouble: one line in the log, and an answer that says to come back.
-            logger.error("\(context.request.method) \(context.request.path) \(database.kind == .full ? 507 : 503): database \(database.kind): \(database.message)")
+            logger.error("\(context.request.method) \(context.request.pathForLogs) \(database.kind == .full ? 507 : 503): database \(database.kind): \(database.message)")
             http = Self.temporaryFailure(database)
         } else {
-            logger.error("\(context.request.method) \(context.request.path) failed: \(String(reflecting: error))")
+            logger.error("\(context.request.method) \(context.request.pathForLogs) failed: \(String(reflecting: error))")
             http = HTTPError(.internalServerError)
         }
         let code = http.status.code
@@ -59,7 +59,7 @@ struct ErrorPages {
                          _ render: (_ key: String, _ status: HTTPStatus) throws -> Response) rethrows -> Response {
         let failure = temporaryFailure(error)
         // Answered here rather than by the error middleware, which logs the others.
-        logger.error("\(request.method) \(request.path) \(failure.status.code), text kept: database \(error.kind): \(error.message)")
+        logger.error("\(request.method) \(request.pathForLogs) \(failure.status.code), text kept: database \(error.kind): \(error.message)")
         var response = try render(error.kind == .full ? "error_507_text" : "error_503_text", failure.status)
         for field in failure.headers { response.headers.add(field.name, field.value) }
         return response

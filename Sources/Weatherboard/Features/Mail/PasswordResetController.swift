@@ -60,11 +60,9 @@ struct PasswordResetController {
         var view = LinkPage(layout: pages.layout(context, title: pages.string("reset_title", context.language)),
                             address: "", action: request.path, expired: expired)
         view.passwordError = error
-        var response = pages.html(context, status: expired ? .gone : error == nil ? .ok : .unprocessableContent) {
+        return pages.html(context, status: expired ? .gone : error == nil ? .ok : .unprocessableContent) {
             Templates.password_reset(view, &$0, $1)
         }
-        response.headers.set("Referrer-Policy", "no-referrer") // the token is in the address
-        return response
     }
 
     func reset(_ request: Request, _ context: AppContext) throws -> Response {

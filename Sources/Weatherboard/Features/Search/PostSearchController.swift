@@ -21,7 +21,7 @@ struct PostSearchController {
 
     func search(_ request: Request, _ context: AppContext) throws -> Response {
         let items = try request.queryItems()
-        let typed = String((items["q"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines).prefix(PostQuery.maximumLength))
+        let typed = PostQuery.typed(items["q"] ?? "")
         let query = PostQuery(typed)
         let city = items["city"].flatMap { index.city(slug: $0) }
         let order = items["sort"].flatMap(BoardQueries.SearchOrder.init(rawValue:)) ?? .newest
