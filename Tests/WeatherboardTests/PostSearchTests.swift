@@ -73,6 +73,46 @@ import Testing
         #expect(try results(reader, "rain*").ids.count == 2)
     }
 
+    /// Issue 61 #3: a reply is found only where its conversation shows: not under a post hidden
+    /// by reports (but by that post's author and admins), not under a removed one (but by admins),
+    /// not under a post by someone the reader blocked or muted.
+    @Test func aReplyIsFoundOnlyWhereItsConversationShows() throws {
+        let (app, reader, ids) = try corpus()
+        let admin = app.browser()
+        try admin.signUp("chief")
+        try app.promoteToAdmin("chief")
+        let dave = app.browser()
+        try dave.signUp("dave")
+        let bob = app.browser()
+        try bob.get("/login")
+        try bob.post("/login", [("username", "bob"), ("password", "correct horse battery")])
+        let carol = app.browser()
+        try carol.get("/login")
+        try carol.post("/login", [("username", "carol"), ("password", "correct horse battery")])
+        // Replies by dave, whom nobody blocked, under posts readers may not see. Given before the
+        // posts were closed: a closed conversation takes no more replies.
+        try app.execute("UPDATE posts SET hidden_at = NULL, removed_at = NULL, removed_reason = NULL WHERE id IN (?, ?)",
+                        [ids["Umbrella hidden by reports"]!, ids["Umbrella removed by a moderator"]!])
+        for (parent, text) in [("Umbrella hidden by reports", "drizzly under hidden"), ("Umbrella removed by a moderator", "drizzly under removed"),
+                               ("Umbrella sale, cheap", "drizzly under blocked"), ("Heavy rain in Haeundae", "drizzly under muted"),
+                               ("Forgot my Umbrella again", "drizzly under shown")] {
+            #expect(try ConversationTests.reply(dave, to: ids[parent]!, text).0.status == 303)
+        }
+        try app.execute("UPDATE posts SET hidden_at = 1 WHERE id = ?", [ids["Umbrella hidden by reports"]!])
+        try app.execute("UPDATE posts SET removed_at = 1, removed_reason = 'spam' WHERE id = ?", [ids["Umbrella removed by a moderator"]!])
+        try reader.get("/users/bob")
+        #expect(try reader.post("/users/bob/mute", [("duration", "week")]).0.status == 303)
+        func texts(_ browser: Browser) throws -> Set<String> {
+            Set(try results(browser, "drizzly").page.nodes("//ol[@class='post-results']//article").map(\.text)
+                .compactMap { text in ["hidden", "removed", "blocked", "muted", "shown"].first { text.contains("drizzly under \($0)") } })
+        }
+        #expect(try texts(reader) == ["shown"], "the reader blocked carol and muted bob")
+        #expect(try texts(app.browser()) == ["blocked", "muted", "shown"], "a guest")
+        #expect(try texts(bob) == ["hidden", "blocked", "muted", "shown"], "the hidden post's author")
+        #expect(try texts(admin) == ["hidden", "removed", "blocked", "muted", "shown"], "an admin")
+        withExtendedLifetime(carol) {}
+    }
+
     /// Issue 61 #1: `q=world%00` on a site with a post ending in "world" ended the process (the
     /// LIKE pass read the pattern up to the NUL, Foundation's search then ran past the text).
     /// Controls, format characters and lone marks are never searched for: the words around them are.

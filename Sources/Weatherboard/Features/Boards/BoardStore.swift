@@ -596,6 +596,16 @@ enum BoardQueries {
         // Nothing by people the reader has muted (a guest, -1, has muted nobody).
         values.append(now)
         sql += " AND NOT EXISTS (SELECT 1 FROM mutes m WHERE m.muter_id = ?1 AND m.muted_id = p.user_id AND \(Mutes.active("m", at: "?\(values.count)")))"
+        // A reply only where its conversation shows (issue 61 #3): under a post hidden by reports
+        // for that post's author and admins, under a removed one for admins, never under a post by
+        // someone the reader blocked or muted, nor under one the reader hid.
+        sql += """
+             AND (p.parent_id IS NULL OR EXISTS (SELECT 1 FROM posts t WHERE t.id = p.parent_id
+                  AND (t.hidden_at IS NULL OR t.user_id = ?1 OR ?2 = 1) AND (t.removed_at IS NULL OR ?2 = 1)
+                  AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = ?1 AND b.blocked_id = t.user_id)
+                  AND NOT EXISTS (SELECT 1 FROM hidden_posts h WHERE h.viewer_id = ?1 AND h.post_id = t.id)
+                  AND NOT EXISTS (SELECT 1 FROM mutes m WHERE m.muter_id = ?1 AND m.muted_id = t.user_id AND \(Mutes.active("m", at: "?\(values.count)")))))
+            """
         let first = values.count + 1
         let patterns = query.likePatterns.enumerated().map { (placeholder: "?\(first + $0)", indexed: $1.unicodeScalars.count >= 5) }
         switch db.dialect {
