@@ -13,14 +13,27 @@ if ("serviceWorker" in navigator) {
   }).observe(header);
 })();
 
-// Quiet hours are kept in the member's own time zone: the browser knows it.
+// A member's time zone (their digest's 07:00, their quiet hours) comes from the browser: put in
+// the sign-up form, picked in the settings list while none was set, and sent once from any page
+// of a member who never had one (the header's data-time-zone-unset-member).
 (function () {
-  var field = document.querySelector("[data-detect-time-zone]"), shown = document.querySelector("[data-time-zone]");
-  if (!field || field.value !== "UTC" || !window.Intl) return;
+  if (!window.Intl) return;
   var zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
   if (!zone) return;
-  field.value = zone;
-  if (shown) shown.textContent = zone;
+  document.querySelectorAll("[data-detect-time-zone]").forEach(function (field) {
+    if (field.tagName !== "SELECT") { if (!field.value) field.value = zone; return; }
+    if (Array.prototype.some.call(field.options, function (option) { return option.value === zone; })) field.value = zone;
+  });
+  var list = document.querySelector("select[name=time_zone]"), shown = document.querySelector("[data-time-zone]");
+  function show() { if (list && shown && list.selectedIndex >= 0) shown.textContent = list.options[list.selectedIndex].textContent; }
+  if (list) { show(); list.addEventListener("change", show); }
+  if (document.querySelector("[data-time-zone-unset-member]") && window.fetch && window.URLSearchParams) {
+    var body = new URLSearchParams();
+    body.append("time_zone", zone);
+    var token = document.querySelector("input[name=csrf_token]");
+    if (token) body.append("csrf_token", token.value);
+    fetch("/settings/time-zone", { method: "POST", body: body, credentials: "same-origin" }).catch(function () {});
+  }
 })();
 
 // A post by someone the reader muted comes collapsed; its Show button (hidden without scripts,

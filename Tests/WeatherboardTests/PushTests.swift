@@ -274,7 +274,7 @@ struct TestSubscriber {
         #expect(checked(again, "mentions_push") == true)
         #expect(checked(again, "replies_push") == false)
         #expect(again.nodes("//input[@name='quiet_from']").first?["value"] == "22:00")
-        #expect(again.nodes("//input[@name='time_zone']").first?["value"] == "Asia/Seoul")
+        #expect(again.nodes("//select[@name='time_zone']/option[@selected]").first?["value"] == "Asia/Seoul")
 
         let (refused, kept) = try member.post("/settings/notifications", [("quiet_from", "25:00"), ("quiet_to", "07:00")])
         #expect(refused.status == 422)
@@ -322,7 +322,7 @@ struct TestSubscriber {
     }
 
     @Test func quietHoursAcrossMidnight() {
-        var choices = NotificationChoices(quietFrom: 22 * 60, quietTo: 7 * 60, timeZone: TimeZone(identifier: "Asia/Seoul")!)
+        var choices = NotificationChoices(quietFrom: 22 * 60, quietTo: 7 * 60, zone: MemberTimeZone("Asia/Seoul", source: .chosen)!)
         // 05:45 UTC is 14:45 in Seoul: not quiet.
         #expect(choices.pushTime(after: AppHarness.fixedNow) == AppHarness.fixedNow)
         // 23:30 in Seoul: until 07:00, seven and a half hours later.

@@ -15,6 +15,9 @@ public struct User: Codable, Sendable, Equatable {
     /// The site's own account (`SiteAccount`): it writes the warnings' threads, and nobody signs
     /// in as it, blocks or mutes it.
     public var isSite = false
+    /// No time zone was ever set for the member (read with the session): their pages take the
+    /// browser's (`MemberTimeZone`).
+    public var timeZoneUnset = false
 
     enum CodingKeys: String, CodingKey {
         case id, username, role
@@ -51,6 +54,8 @@ struct NewUser {
     var passwordHash: String
     var role: String
     var createdAt: Date
+    /// The browser's zone when it gave one at sign-up.
+    var timeZone: MemberTimeZone = .default
 }
 
 extension User {

@@ -18,6 +18,8 @@ struct LayoutView {
         var hasUnread: Bool { unread > 0 }
         /// For an admin, posts whose reports wait (`data-reports-waiting`).
         var reportsWaiting = 0
+        /// No time zone was ever set for them: app.js sends the browser's (`data-time-zone-unset-member`).
+        var detectsTimeZone = false
     }
 
     var lang: String

@@ -38,7 +38,8 @@ public struct Pages: Sendable {
         view.creditsDemo = weatherSources.contains("demo")
         if let user = context.user {
             view.currentUser = LayoutView.CurrentUser(username: user.username, displayName: user.displayName, isAdmin: user.isAdmin,
-                                                      unread: context.unreadNotices, reportsWaiting: context.reportsWaiting)
+                                                      unread: context.unreadNotices, reportsWaiting: context.reportsWaiting,
+                                                      detectsTimeZone: user.timeZoneUnset)
         } else {
             let here = context.request.method == "GET" && !context.request.path.hasPrefix("/login")
                 && !context.request.path.hasPrefix("/signup") ? context.request.target : "/"

@@ -657,6 +657,34 @@ final class OtherOriginContext: RequestContext {
         try Self.expectCleanConsole(browser)
     }
 
+    /// Issue 65 #1: the zone a member's digest and quiet hours follow is their browser's, taken
+    /// by the sign-up form, and on the next page of an account that never had one.
+    @Test func aMembersTimeZoneComesFromTheirBrowser() throws {
+        guard let site = try Self.start() else { return }
+        defer { withExtendedLifetime(site) {} }
+        let (app, browser, base) = (site.app, site.browser, site.base)
+        func zone() throws -> String? {
+            try app.application.database.readStatement { db in
+                try db.one("SELECT time_zone || ' ' || time_zone_source FROM users WHERE username = 'commuter'") { $0.string(0) }
+            }
+        }
+        try browser.devTools("Emulation.setTimezoneOverride", ["timezoneId": "Asia/Seoul"])
+        try Self.signUp(browser, base, "commuter")
+        #expect(try zone() == "Asia/Seoul 1")
+        // An account from before, still on UTC, opened in Los Angeles: its next page takes that zone.
+        try app.execute("UPDATE users SET time_zone = 'UTC', time_zone_source = 0 WHERE username = 'commuter'")
+        try browser.devTools("Emulation.setTimezoneOverride", ["timezoneId": "America/Los_Angeles"])
+        try browser.go(base + "/city/seoul")
+        try browser.wait("the browser's zone taken") { try zone() == "America/Los_Angeles 1" }
+        try browser.go(base + "/settings/notifications")
+        #expect(try browser.text("[data-time-zone]") == "America/Los_Angeles (GMT−8)")
+        try browser.script("var list = document.querySelector('select[name=time_zone]'); list.value = 'Asia/Seoul'; list.dispatchEvent(new Event('change'))")
+        #expect(try browser.text("[data-time-zone]") == "Asia/Seoul (GMT+9)")
+        try browser.click("form[action='/settings/notifications'] button[type=submit]")
+        try browser.wait("the choice saved") { try zone() == "Asia/Seoul 2" }
+        try Self.expectCleanConsole(browser)
+    }
+
     @Test func threeReportsHideAPostAndAnAdminRemovesIt() throws {
         guard let site = try Self.start() else { return }
         defer { withExtendedLifetime(site) {} }

@@ -202,8 +202,9 @@ extension NewUser {
     /// Inserts the account; the stored person, with its id.
     func insert(_ db: any SQLConnection) throws -> User {
         let id = try db.one("""
-            INSERT INTO users (username, username_key, display_name, password_hash, role, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id
-            """, [username, username.lowercased(), displayName, passwordHash, role, createdAt]) { $0.int64(0) } ?? 0
+            INSERT INTO users (username, username_key, display_name, password_hash, role, created_at, time_zone, time_zone_source)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+            """, [username, username.lowercased(), displayName, passwordHash, role, createdAt, timeZone.name, timeZone.source.rawValue]) { $0.int64(0) } ?? 0
         return User(id: id, username: username, usernameKey: username.lowercased(), displayName: displayName,
                     role: role, createdAt: createdAt)
     }

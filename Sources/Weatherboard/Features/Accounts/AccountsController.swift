@@ -64,6 +64,8 @@ struct AccountsController {
         var values: [String: String]
         var errors: [String: String]
         var wait: Int?
+        /// The zone the browser gave (`time_zone`, filled in by app.js), else the default.
+        var timeZone: MemberTimeZone = .default
         /// The limit an account made counts against, and its bucket.
         var made: (RateLimit, String)
     }
@@ -100,7 +102,8 @@ struct AccountsController {
         let wait = try store.attempt(attempts, "signup:try:ip:\(address)", checking: made, "signup:ip:\(address)", now: clock())
         return SignUpForm(username: username, displayName: displayName, email: email, next: next,
                           values: ["username": username, "display_name": displayName, "next": next, "email": typedEmail],
-                          errors: errors, wait: wait, made: (made, "signup:ip:\(address)"))
+                          errors: errors, wait: wait,
+                          timeZone: MemberTimeZone(form["time_zone"], source: .browser) ?? .default, made: (made, "signup:ip:\(address)"))
     }
 
     /// The sign-up form again, with what was typed and what is wrong (or when to try again).
@@ -116,7 +119,8 @@ struct AccountsController {
         let now = clock()
         let hash = try hasher.hash(password, client: clientAddress.of(request))
         return try create(form, request, context) { sessions in
-            try store.signUp(NewUser(username: form.username, displayName: form.displayName, passwordHash: hash, role: "user", createdAt: now),
+            try store.signUp(NewUser(username: form.username, displayName: form.displayName, passwordHash: hash, role: "user", createdAt: now,
+                                     timeZone: form.timeZone),
                              email: form.email, language: context.language, counting: form.made, sessions: sessions, now: now)
         }
     }

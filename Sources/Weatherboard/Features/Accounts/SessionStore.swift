@@ -35,7 +35,7 @@ struct SessionStore: Sendable {
     /// cannot be read from the wrong place.
     enum Column: Int, CaseIterable {
         case csrfSecret, lastSeenAt, userID, username, usernameKey, displayName, role, createdAt
-        case banReason, banUntil, banID, unread, reportsWaiting
+        case banReason, banUntil, banID, unread, reportsWaiting, timeZoneSource
 
         var sql: String {
             switch self {
@@ -51,6 +51,7 @@ struct SessionStore: Sendable {
             case .banUntil: "b.until"
             case .banID: "b.id"
             case .unread: "(SELECT count(*) FROM notifications n WHERE n.user_id = u.id AND n.read_at IS NULL)"
+            case .timeZoneSource: "u.time_zone_source"
             case .reportsWaiting: "(CASE WHEN u.role = 'admin' THEN (SELECT count(DISTINCT r.post_id) FROM reports r WHERE r.outcome = 'pending') ELSE 0 END)"
             }
         }
@@ -71,10 +72,11 @@ struct SessionStore: Sendable {
         let found = try database.readStatement { db -> (User, String, Double, Ban?, Int, Int)? in
             try db.one(Self.findSQL, [hash, now]) { row in
                 typealias C = Column
-                let user = User(id: row.int64(C.userID.rawValue), username: row.string(C.username.rawValue),
+                var user = User(id: row.int64(C.userID.rawValue), username: row.string(C.username.rawValue),
                                 usernameKey: row.string(C.usernameKey.rawValue), displayName: row.string(C.displayName.rawValue),
                                 role: row.string(C.role.rawValue),
                                 createdAt: row.date(C.createdAt.rawValue))
+                user.timeZoneUnset = row.int(C.timeZoneSource.rawValue) == MemberTimeZone.Source.unset.rawValue
                 let ban = row.isNull(C.banID.rawValue) ? nil : Ban(reason: row.string(C.banReason.rawValue), until: row.optionalDate(C.banUntil.rawValue))
                 return (user, row.string(C.csrfSecret.rawValue), row.double(C.lastSeenAt.rawValue), ban, row.int(C.unread.rawValue),
                         row.int(C.reportsWaiting.rawValue))

@@ -36,7 +36,9 @@ struct NotificationChoices: Sendable, Equatable {
     /// Minutes after midnight; both nil: no quiet hours.
     var quietFrom: Int?
     var quietTo: Int?
-    var timeZone = TimeZone.gmt
+    /// The member's zone: quiet hours and the digest's 07:00 are in it.
+    var zone = MemberTimeZone.default
+    var timeZone: TimeZone { zone.timeZone }
     var digest = DigestEvery.off
     /// The member's confirmed address and the language of their mail (read, not saved here).
     var address: String?
@@ -62,9 +64,11 @@ struct NotificationChoices: Sendable, Equatable {
     // MARK: - Queries
 
     static func of(_ userID: Int64, _ db: any SQLConnection) throws -> NotificationChoices {
-        var choices = try db.one("SELECT quiet_from, quiet_to, time_zone, digest, email, language FROM users WHERE id = ?", [userID]) { row in
+        var choices = try db.one("SELECT quiet_from, quiet_to, time_zone, digest, email, language, time_zone_source FROM users WHERE id = ?",
+                                         [userID]) { row in
             NotificationChoices(quietFrom: row.optionalInt(0), quietTo: row.optionalInt(1),
-                                timeZone: TimeZone(identifier: row.string(2)) ?? .gmt, digest: DigestEvery(rawValue: row.string(3)) ?? .off,
+                                zone: MemberTimeZone(row.string(2), source: MemberTimeZone.Source(rawValue: row.int(6)) ?? .unset) ?? .default,
+                                digest: DigestEvery(rawValue: row.string(3)) ?? .off,
                                 address: row.optionalString(4), language: Language(rawValue: row.string(5)) ?? .en)
         } ?? NotificationChoices()
         for (key, on) in try db.all("SELECT topic, channel, enabled FROM notification_choices WHERE user_id = ?", [userID], {
@@ -83,9 +87,16 @@ struct NotificationChoices: Sendable, Equatable {
             }
         }
         try db.execute("""
-            UPDATE users SET quiet_from = ?, quiet_to = ?, time_zone = ?, digest = ?,
+            UPDATE users SET quiet_from = ?, quiet_to = ?, time_zone = ?, time_zone_source = ?, digest = ?,
                 digest_handled_at = CASE WHEN digest = 'off' THEN ? ELSE digest_handled_at END
             WHERE id = ?
-            """, quietFrom, quietTo, timeZone.identifier, digest.rawValue, now, userID)
+            """, quietFrom, quietTo, zone.name, zone.source.rawValue, digest.rawValue, now, userID)
+    }
+
+    /// The browser's zone for a member who never set one (`MemberTimeZone.Source.unset`); a zone
+    /// set meanwhile stays. Whether it was taken.
+    static func takeBrowserZone(_ zone: MemberTimeZone, for userID: Int64, _ db: any SQLConnection) throws -> Bool {
+        try db.execute("UPDATE users SET time_zone = ?, time_zone_source = ? WHERE id = ? AND time_zone_source = ?",
+                       zone.name, MemberTimeZone.Source.browser.rawValue, userID, MemberTimeZone.Source.unset.rawValue) > 0
     }
 }

@@ -15,6 +15,7 @@ struct NotificationSettingsController {
     func addRoutes(to router: Router<AppContext>) {
         router.get("/settings/notifications", show)
         router.post("/settings/notifications", save)
+        router.post("/settings/time-zone", takeBrowserZone)
     }
 
     func show(_ request: Request, _ context: AppContext) throws -> Response {
@@ -47,7 +48,10 @@ struct NotificationSettingsController {
         }
         let view = NotificationSettingsPage(layout: pages.layout(context, title: pages.string("choices_title", language)), columns: columns,
                                             rows: rows, pushEnabled: pushEnabled, quietFrom: choices.quietFrom.map(Self.clock) ?? "",
-                                            quietTo: choices.quietTo.map(Self.clock) ?? "", timeZone: choices.timeZone.identifier,
+                                            quietTo: choices.quietTo.map(Self.clock) ?? "",
+                                            timeZone: MemberTimeZone.label(choices.zone.name, at: clock()),
+                                            zones: Self.zoneOptions(selected: choices.zone.name, at: clock()),
+                                            zoneUnset: choices.zone.source == .unset, zoneFromBrowser: choices.zone.source == .browser,
                                             mailEnabled: mailEnabled, hasAddress: choices.address != nil, digest: choices.digest != .off,
                                             weekly: choices.digest == .weekly, error: error)
         return pages.html(context, status: status) { Templates.settings_notifications(view, &$0, $1) }
@@ -64,8 +68,8 @@ struct NotificationSettingsController {
                 choices.enabled["\(topic.rawValue)_\(channel.rawValue)"] = form["\(topic.rawValue)_\(channel.rawValue)"] != nil
             }
         }
-        // The browser's zone, for quiet hours and the digest's 07:00.
-        if let zone = form["time_zone"].flatMap(TimeZone.init(identifier:)) { choices.timeZone = zone }
+        // The zone chosen in the list (app.js puts the browser's in front while none was set).
+        if let zone = MemberTimeZone(form["time_zone"], source: .chosen) { choices.zone = zone }
         if pushEnabled {
             let from = form["quiet_from"] ?? "", to = form["quiet_to"] ?? ""
             (choices.quietFrom, choices.quietTo) = (nil, nil)
@@ -85,6 +89,24 @@ struct NotificationSettingsController {
         try database.write { try choices.save(for: user.id, now: now, $0) }
         context.nextFlash = Flash(.settingsSaved)
         return .redirect(to: "/settings/notifications")
+    }
+
+    /// `POST /settings/time-zone` (`time_zone`), sent by app.js from a member's page while no zone
+    /// was ever set for them: the browser's zone is taken, never over one set meanwhile. 204; 422
+    /// for a name the system does not know.
+    func takeBrowserZone(_ request: Request, _ context: AppContext) throws -> Response {
+        let user = try context.requireUser()
+        guard let zone = MemberTimeZone(context.form["time_zone"], source: .browser) else {
+            throw HTTPError(.unprocessableContent, message: "Unknown time zone")
+        }
+        if user.timeZoneUnset { _ = try database.write(.subjects) { try NotificationChoices.takeBrowserZone(zone, for: user.id, $0) } }
+        return Response(status: .noContent)
+    }
+
+    /// Every zone as the list shows it ("Asia/Seoul (GMT+9)"), `selected` marked. Made once a
+    /// page: the offsets change with summer time.
+    static func zoneOptions(selected: String, at date: Date) -> [NotificationSettingsPage.Zone] {
+        MemberTimeZone.names.map { NotificationSettingsPage.Zone(name: $0, label: MemberTimeZone.label($0, at: date), selected: $0 == selected) }
     }
 
     /// "07:30" as minutes after midnight; nil for anything else.
@@ -119,7 +141,17 @@ struct NotificationSettingsPage {
     var pushEnabled: Bool
     var quietFrom: String
     var quietTo: String
+    struct Zone {
+        var name: String
+        var label: String
+        var selected: Bool
+    }
+    /// The member's zone as a label ("Asia/Seoul (GMT+9)").
     var timeZone: String
+    var zones: [Zone]
+    /// No zone was ever set: the page asks, and app.js picks the browser's in the list.
+    var zoneUnset: Bool
+    var zoneFromBrowser: Bool
     var mailEnabled: Bool
     var hasAddress: Bool
     var digest: Bool
