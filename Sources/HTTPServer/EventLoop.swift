@@ -435,9 +435,12 @@ final class EventLoop: @unchecked Sendable {
         compact(connection)
     }
 
-    private func dispatch(_ request: Request, on connection: Connection) {
+    private func dispatch(_ parsed: Request, on connection: Connection) {
         let server = self.server
         let started = monotonicMilliseconds()
+        var arrived = parsed
+        arrived.arrival = started
+        let request = arrived
         let fd = connection.fd, serial = connection.serial
         @Sendable func job(on lane: Lane) -> ThreadPool.Job {
             { [self] in

@@ -129,6 +129,10 @@ public struct Request: Sendable {
     public internal(set) var redactedPath: String?
     /// What a log line may say of the path: a secret a path carries (a reset link's token) never.
     public var pathForLogs: String { redactedPath ?? path }
+    /// When the request was read whole (monotonic milliseconds; 0 for one made by hand).
+    public internal(set) var arrival: UInt64 = 0
+    /// How long ago the request was read whole: its wait in the workers' queue, and its work so far.
+    public var millisecondsSinceArrival: UInt64 { arrival == 0 ? 0 : monotonicMilliseconds() &- arrival }
 
     public init(method: String, target: String, version: HTTPVersion = .http11, headers: HTTPHeaders = HTTPHeaders(),
                 body: [UInt8] = [], remoteAddress: String = "") {

@@ -218,6 +218,7 @@ public final class Server: Sendable {
         var request = request
         request.remoteAddress = remoteAddress
         let started = monotonicMilliseconds()
+        request.arrival = started
         var response = handleImmediately(request) ?? Lane.$current.withValue(lane(of: request)) { handle(request, started: started) }
         if response.movedToMainLane { response = Lane.$current.withValue(.main) { handle(request, started: started) } }
         let (head, body, _) = serialize(response, for: request, date: WorkerDate.current())

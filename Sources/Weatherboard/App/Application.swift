@@ -307,9 +307,13 @@ public final class Application: Sendable {
         // Outermost first: the time and status of everything below; headers go on every response,
         // error pages included.
         router.use(metrics.middleware)
-        // Every request's database work has a deadline (a 503 past it).
+        // Every request's database work has a deadline (a 503 past it), counted from its arrival:
+        // a request that waited its time out in the workers' queue (behind others waiting on a
+        // frozen database) is answered 503 at once rather than given 2 s more.
         router.use { request, context, next in
-            try DatabaseDeadline.$current.withValue(Date().addingTimeInterval(DatabaseDeadline.allowed)) { try next(request, context) }
+            let left = DatabaseDeadline.allowed - Double(request.millisecondsSinceArrival) / 1000
+            guard left > 0 else { throw HTTPError(.serviceUnavailable, headers: HTTPHeaders([("Retry-After", "5")])) }
+            return try DatabaseDeadline.$current.withValue(Date().addingTimeInterval(left)) { try next(request, context) }
         }
         if let replicas = database.replicas {
             router.use(Middleware.readYourWrites(replicas: replicas, secure: configuration.secureCookies))
