@@ -27,16 +27,18 @@ public struct User: Codable, Sendable, Equatable {
     public var isAdmin: Bool { role == "admin" }
 
     /// The columns `init(row:)` reads, in its order.
-    static let columns = "id, username, username_key, display_name, role, created_at, is_system"
+    static let columns = "id, username, username_key, display_name, role, created_at, is_system, time_zone_source"
     /// How many columns `columns` names (a query may select more after them).
-    static let columnCount = 7
+    static let columnCount = 8
 
     init(row: any SQLRow) {
         self.init(id: row.int64(0), username: row.string(1), usernameKey: row.string(2), displayName: row.string(3),
-                  role: row.string(4), createdAt: row.date(5), isSite: row.int(6) != 0)
+                  role: row.string(4), createdAt: row.date(5), isSite: row.int(6) != 0,
+                  timeZoneUnset: row.int(7) == MemberTimeZone.Source.unset.rawValue)
     }
 
-    init(id: Int64, username: String, usernameKey: String, displayName: String, role: String, createdAt: Date, isSite: Bool = false) {
+    init(id: Int64, username: String, usernameKey: String, displayName: String, role: String, createdAt: Date, isSite: Bool = false,
+         timeZoneUnset: Bool = false) {
         self.id = id
         self.username = username
         self.usernameKey = usernameKey
@@ -44,6 +46,7 @@ public struct User: Codable, Sendable, Equatable {
         self.role = role
         self.createdAt = createdAt
         self.isSite = isSite
+        self.timeZoneUnset = timeZoneUnset
     }
 }
 

@@ -206,7 +206,7 @@ extension NewUser {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
             """, [username, username.lowercased(), displayName, passwordHash, role, createdAt, timeZone.name, timeZone.source.rawValue]) { $0.int64(0) } ?? 0
         return User(id: id, username: username, usernameKey: username.lowercased(), displayName: displayName,
-                    role: role, createdAt: createdAt)
+                    role: role, createdAt: createdAt, timeZoneUnset: timeZone.source == .unset)
     }
 }
 
