@@ -167,6 +167,41 @@ extension WeatherServiceTests {
         #expect(weather.report(for: seoul) == nil) // Seoul is UTC+9: these local days would be wrong
     }
 
+    /// Issue 62 #5: one city's unusable answer was asked for again on nearly every view (2,349
+    /// calls in 13 minutes). The city is not asked of that provider again until a back-off ends,
+    /// 1 min, then 2, 4 … at most an hour; a usable answer ends it; other cities are asked as usual.
+    @Test func aCitysUnusableAnswerIsAskedForAgainOnlyAfterAGrowingBackOff() throws {
+        let stub = try UpstreamStub()
+        stub.mode = .answer(try UpstreamStub.recorded { $0["utc_offset_seconds"] = 0 })
+        let clock = TestClock(AppHarness.fixedNow)
+        let weather = try service(stub, fallback: false, clock: clock)
+        func views(_ count: Int) throws {
+            for _ in 0..<count {
+                _ = weather.report(for: seoul)
+                try waitUntil("the fetch landed") { !weather.isFetching(seoul) }
+            }
+        }
+        try views(20)
+        #expect(stub.hits == 1, "one call, then the back-off")
+        clock.advance(61)
+        try views(20)
+        #expect(stub.hits == 2)
+        clock.advance(61) // the second back-off is two minutes
+        try views(5)
+        #expect(stub.hits == 2)
+        clock.advance(60)
+        try views(5)
+        #expect(stub.hits == 3)
+        // Another city is asked as usual meanwhile (its answer is usable: Busan's offset is Seoul's).
+        stub.mode = .ok
+        #expect(weather.report(for: busan)?.source == "open-meteo")
+        #expect(stub.hits == 4)
+        // Past the back-off a usable answer ends it.
+        clock.advance(241)
+        #expect(weather.report(for: seoul)?.source == "open-meteo")
+        #expect(stub.hits == 5)
+    }
+
     @Test func fallbackDataGivesWayToThePreferredProviderSoonAfterItRecovers() throws {
         let stub = try UpstreamStub()
         stub.mode = .unavailable

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 
 /// Providers (and the air's services) skipped for a while after they failed: a failing provider
@@ -8,8 +9,13 @@ final class CircuitBreakers: Sendable {
     private let openUntil = Mutex<[String: Date]>([:])
     /// How long a failure keeps a breaker open.
     let openFor: TimeInterval
+    /// Where a breaker's opening and closing are said (once each, not on every skipped call).
+    let logger: Logger?
 
-    init(openFor: TimeInterval) { self.openFor = openFor }
+    init(openFor: TimeInterval, logger: Logger? = nil) {
+        self.openFor = openFor
+        self.logger = logger
+    }
 
     /// Whether `key` is being skipped at `now`.
     func isOpen(_ key: String, at now: Date) -> Bool {
@@ -18,11 +24,16 @@ final class CircuitBreakers: Sendable {
 
     /// `key` failed at `now`: skipped for `openFor`.
     func trip(_ key: String, at now: Date) {
-        openUntil.withLock { $0[key] = now.addingTimeInterval(openFor) }
+        let opened = openUntil.withLock { openUntil in
+            defer { openUntil[key] = now.addingTimeInterval(openFor) }
+            return (openUntil[key] ?? .distantPast) <= now
+        }
+        if opened { logger?.warning("\(key): skipped for \(Int(openFor)) s after a failure (breaker open)") }
     }
 
     /// `key` answered: asked again from now.
     func reset(_ key: String) {
-        openUntil.withLock { $0[key] = nil }
+        let wasTripped = openUntil.withLock { $0.removeValue(forKey: key) != nil }
+        if wasTripped { logger?.notice("\(key): answering again (breaker closed)") }
     }
 }

@@ -94,6 +94,7 @@ public final class WeatherService: Sendable {
     private let fetches: ThreadPool
     private let flights = SingleFlight<Int64, Forecast>()
     private let breakers: CircuitBreakers
+    private let unusableAnswers = UnusableAnswers()
     let budget: UpstreamBudget
     private let memory: ForecastMemory
     private let leases: RefreshLeases
@@ -122,7 +123,7 @@ public final class WeatherService: Sendable {
         }, uniquingKeysWith: { first, _ in first })
         self.budget = UpstreamBudget(budget, now: clock())
         memory = ForecastMemory(memoryLimit)
-        breakers = CircuitBreakers(openFor: breakerOpenFor)
+        breakers = CircuitBreakers(openFor: breakerOpenFor, logger: logger)
         self.firstFetchBudget = firstFetchBudget
         fetches = ThreadPool(name: "weather-fetch", threads: fetchThreads, stackSize: 512 * 1024, queueLimit: 256)
         store = ForecastStore(database: database)
@@ -256,6 +257,7 @@ public final class WeatherService: Sendable {
         for provider in providers where provider.covers(city) {
             let now = clock()
             if breakers.isOpen(provider.id, at: now) { continue }
+            if unusableAnswers.backedOff(provider.id, city: city.id, at: now) != nil { continue }
             if provider.isDemo, let stored {
                 let age = now.timeIntervalSince(stored.fetchedAt)
                 // Real figures, stale but within the limit, before made-up ones.
@@ -275,6 +277,7 @@ public final class WeatherService: Sendable {
                     ?? stored?.airQuality.flatMap { now.timeIntervalSince($0.fetchedAt) < Self.airQualityKeptFor ? $0 : nil }
                 store(forecast, for: city)
                 fetchOutcomes[provider.id]?.answered.increment()
+                unusableAnswers.usable(provider.id, city: city.id)
                 if took > Self.slowAnswer {
                     // Used, but the next pages do not wait on a provider this slow for a while.
                     logger.warning("weather provider \(provider.id) took \(WeatherNumbers.oneDecimal(took)) s for \(city.slug): skipped for a while")
@@ -285,12 +288,17 @@ public final class WeatherService: Sendable {
                 lastRefreshFailed.withLock { _ = $0.remove(city.id) }
                 return forecast
             } catch {
-                logger.warning("weather provider \(provider.id) failed for \(city.slug): \(LogText.oneLine(error))")
                 // One place's bad answer says nothing about the others: only a failing provider
-                // is skipped for a while.
+                // is skipped for a while, and only that city is not asked of it for a while.
                 let aboutTheAnswer = (error as? UpstreamError)?.isAboutTheAnswer == true
                 (aboutTheAnswer ? fetchOutcomes[provider.id]?.unusable : fetchOutcomes[provider.id]?.failed)?.increment()
-                if !aboutTheAnswer { breakers.trip(provider.id, at: clock()) }
+                if aboutTheAnswer {
+                    let until = unusableAnswers.unusable(provider.id, city: city.id, at: clock())
+                    logger.warning("weather provider \(provider.id): \(city.slug)'s answer could not be used (\(LogText.oneLine(error))); asked again at \(DateFormatting.iso8601(until))")
+                } else {
+                    logger.warning("weather provider \(provider.id) failed for \(city.slug): \(LogText.oneLine(error))")
+                    breakers.trip(provider.id, at: clock())
+                }
             }
         }
         lastRefreshFailed.withLock { _ = $0.insert(city.id) }
