@@ -332,6 +332,27 @@ import Testing
         #expect(try admin.post("/settings/profile", [("display_name", "Han River Watch")]).0.status == 303)
     }
 
+    /// Issue 61 #9: usernames that read like an admin's (`root_adm1n`, `r00t_admin`, `root_admln`,
+    /// `rootadmin`, `root__admin` beside an admin `root_admin`), or digits for letters (`4dm1n`,
+    /// `r007`), are refused at sign-up with what was typed kept; names that only share a word are not.
+    @Test func usernamesThatReadLikeAnAdminsAreRefused() throws {
+        let app = try AppHarness { $0.limits.signUpsPerHour = 100 }
+        let admin = app.browser()
+        try admin.signUp("root_admin", displayName: "Night Watch")
+        try app.promoteToAdmin("root_admin")
+        for name in ["root_adm1n", "r00t_admin", "root_admln", "rootadmin", "root__admin", "ROOT-ADMIN", "root.admin", "4dm1n", "r007",
+                     "night_watch", "nightwatch_kr", "n1ght_w4tch"] {
+            let person = app.browser()
+            try person.get("/signup")
+            let (response, page) = try person.post("/signup", [("username", name), ("display_name", "Someone"), ("password", "correct horse battery")])
+            #expect(response.status == 422, "\(name)")
+            #expect(page?.nodes("//input[@name='username']").first?["value"] == name)
+        }
+        for name in ["root_fan", "admiral", "watchful", "night_owl", "rooted"] {
+            #expect(try app.browser().signUp(name).status == 303, "\(name)")
+        }
+    }
+
     @Test func postsShowTheHandleAnIsolatedNameAndTheAdminBadge() throws {
         let app = try AppHarness()
         let admin = app.browser()

@@ -81,14 +81,15 @@ struct AccountsController {
         // one address can get a form wrong many times, and a script still cannot hash forever.
         let attempts = RateLimit(limit: limits.signUpsPerHour * 5, window: 3600), made = RateLimit(limit: limits.signUpsPerHour, window: 3600)
         var errors: [String: String] = [:]
-        let usernameProblems = Validation.usernameProblems(username)
+        let admins = try store.adminNames(except: nil)
+        let usernameProblems = Validation.usernameProblems(username, admins: admins)
         if !usernameProblems.isEmpty {
             errors["username"] = usernameProblems.map { pages.string($0, language) }.joined(separator: " ")
         } else if try !store.isAvailable(username) {
             errors["username"] = pages.string("error_username_taken", language)
         }
         let displayName: String
-        switch Validation.displayName(typedName, admins: try store.adminNames(except: nil)) {
+        switch Validation.displayName(typedName, admins: admins) {
         case .success(let name): displayName = name
         case .failure(let problem):
             displayName = typedName.text
@@ -369,9 +370,9 @@ enum Validation {
     static func username(_ value: String) -> String? { usernameFormProblems(value).first }
 
     /// What keeps a person from taking `value` at sign-up: its form, then a name kept for staff.
-    static func usernameProblems(_ value: String) -> [String] {
+    static func usernameProblems(_ value: String, admins: [(username: String, displayName: String)] = []) -> [String] {
         let form = usernameFormProblems(value)
-        return form.isEmpty ? NamePolicy.usernameProblem(value).map { [$0] } ?? [] : form
+        return form.isEmpty ? NamePolicy.usernameProblem(value, admins: admins).map { [$0] } ?? [] : form
     }
 
     /// The display name as stored, or the catalog key of what is wrong with it: the text policy,

@@ -20,13 +20,26 @@ enum NamePolicy {
     private static let reservedSkeletons = Set(reserved.map(skeleton))
     private static let neverSkeletons = neverInNames.map(skeleton)
 
-    /// Why `username` may not be chosen at sign-up (a catalog key), or nil. Operators can still
-    /// make any valid name an admin from the command line.
-    static func usernameProblem(_ username: String) -> String? {
+    /// Why `username` may not be chosen at sign-up (a catalog key), or nil: a reserved name, or
+    /// one that reads like an admin's username or display name (`r00t_admin`, `rootadmin` and
+    /// `root__admin` beside `root_admin`), whole or as a run of its parts between `_`, `-` and
+    /// `.`. Operators can still make any valid name an admin from the command line.
+    static func usernameProblem(_ username: String, admins: [(username: String, displayName: String)] = []) -> String? {
         let key = skeleton(username)
         if reservedSkeletons.contains(key) || neverSkeletons.contains(where: key.contains) { return "error_username_reserved" }
+        let adminKeys = Set(admins.flatMap { [skeleton($0.username), skeleton($0.displayName)] }.filter { !$0.isEmpty })
+        let parts = username.split(whereSeparator: { $0 == "_" || $0 == "-" || $0 == "." })
+        for first in parts.indices {
+            for last in first..<parts.endIndex where adminKeys.contains(skeleton(parts[first...last].joined())) {
+                return "error_username_reserved"
+            }
+        }
         return nil
     }
+
+    /// Digits written for the letters they look like, which the confusables data maps to other
+    /// scripts' letters (`0` and `1` it already takes for `o` and `l`): `4dm1n` is `admin`.
+    private static let digitsAsLetters: [Unicode.Scalar: Unicode.Scalar] = ["3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "9": "g"]
 
     /// Why `displayName` (already within `TextPolicy.displayName`) may not be used by a person
     /// who is not one of `admins`, or nil: it shows nothing, carries bidi controls, claims the
@@ -71,6 +84,10 @@ enum NamePolicy {
                 break
             }
             if properties.isDefaultIgnorableCodePoint || invisible.contains(scalar.value) { continue }
+            if let letter = digitsAsLetters[scalar] {
+                result.append(letter)
+                continue
+            }
             for prototype in prototype(of: scalar).decomposedStringWithCompatibilityMapping.unicodeScalars
             where !prototype.properties.isDefaultIgnorableCodePoint && prototype.properties.generalCategory != .nonspacingMark {
                 // Lower-cased, then taken for its prototype again (`M` is `m`, which is `rn`).
