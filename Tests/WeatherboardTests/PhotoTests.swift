@@ -310,6 +310,47 @@ import Testing
         #expect(form?.text("//p[@id='post-error']")?.contains("all the space a member has") == true)
     }
 
+    /// Issue 61 #2: the post's own cheap refusals come before the decode. The same post and photo
+    /// sent again is the saved post, a post inside the pause is refused, with no decode either way;
+    /// a picture already kept counts towards the day's photos; and the day's decodes, refused
+    /// pictures included, are limited (three times the day's photos).
+    @Test func cheapRefusalsComeBeforeThePhotoIsDecoded() throws {
+        let app = try AppHarness {
+            $0.limits.secondsBetweenPosts = 30
+            $0.limits.photos.perDay = 2
+        }
+        let poster = try member(app, "resender")
+        try app.inGoodStanding("resender")
+        let decoded = { app.application.photoProcessor.decodes.load(ordering: .relaxed) }
+        #expect(try Self.post(poster, "Frost on the river", photo: "photo.webp").0.status == 303)
+        let once = decoded()
+        for _ in 0..<5 {
+            let (again, _) = try Self.post(poster, "Frost on the river", photo: "photo.webp")
+            #expect(again.status == 303, "the saved post, again")
+        }
+        #expect(decoded() == once, "sent again: no decode")
+        let (tooSoon, form) = try Self.post(poster, "And the bridge", photo: "other.jpg")
+        #expect(tooSoon.status == 429)
+        #expect(form?.text("//textarea[@name='body']") == "And the bridge")
+        #expect(decoded() == once, "inside the pause: no decode")
+        // The same picture kept already is a photo of the day all the same.
+        app.clock.advance(31)
+        #expect(try Self.post(poster, "The same view, later", photo: "photo.webp").0.status == 303)
+        app.clock.advance(31)
+        let (third, _) = try Self.post(poster, "Third photo", photo: "other.jpg")
+        #expect(third.status == 429, "two photos today, one of them a picture kept before")
+
+        // Decodes of pictures that are refused count too: a damaged file sent over and over.
+        let tries = try AppHarness { $0.limits.secondsBetweenPosts = 0; $0.limits.photos.perDay = 1 }
+        let sender = try member(tries, "trier")
+        var statuses: [Int] = []
+        for n in 0..<4 {
+            try sender.get("/city/seoul")
+            statuses.append(try sender.postMultipart("/city/seoul/posts", [("body", "Try \(n)")], files: [Self.upload("truncated.jpg")]).0.status)
+        }
+        #expect(statuses == [422, 422, 422, 429], "\(statuses)")
+    }
+
     @Test func blocksHideAPhotoWithItsPost() throws {
         let app = try AppHarness { $0.limits.secondsBetweenPosts = 0 }
         let poster = try member(app, "poster")

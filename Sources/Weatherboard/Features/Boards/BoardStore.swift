@@ -88,18 +88,8 @@ struct BoardStore: Sendable {
         // once cannot both pass, and none is saved after a ban committed (the ban is a
         // `.cluster` write; the session the request read may predate it).
         try db.lock(.member(userID))
-        // The ban, the last post, the day's count and a recent post saying the same, in one
-        // statement: this runs on every post.
         let key = PostingRules.duplicateKey(body)
-        let (ban, latest, today, duplicateOf) = try db.one("""
-            SELECT b.reason, b.until, (SELECT max(created_at) FROM posts WHERE user_id = ?1),
-                   (SELECT count(*) FROM posts WHERE user_id = ?1 AND created_at > ?3),
-                   (SELECT min(id) FROM posts WHERE user_id = ?1 AND created_at > ?4 AND duplicate_key = ?5)
-            FROM (SELECT CAST(?1 AS BIGINT) AS id) u LEFT JOIN bans b ON b.id = (\(Ban.activeIDSQL))
-            """, [userID, now, now - 86400, now - PostingRules.duplicateWindow, key]) { row in
-            (row.isNull(0) ? nil : Ban(reason: row.string(0), until: row.optionalDate(1)), row.optionalDouble(2), row.int(3),
-             row.optionalInt64(4))
-        } ?? (nil, nil, 0, nil)
+        let (ban, latest, today, duplicateOf, _) = try authorState(userID, duplicateKey: key, now: now, db)
         if let ban { throw BannedError(ban: ban) }
         let last = paced ? latest : nil
         let level = try Standing.refresh(userID, now: Date(timeIntervalSince1970: now), db, changes)
@@ -122,6 +112,32 @@ struct BoardStore: Sendable {
                   photo?.photo.width, photo?.photo.height, photo?.photo.smallWidth, key]) { $0.int64(0) } ?? 0
         try changes.emit(.post(PostEvent(.posted, id: id, city: cityID, parent: parentID, author: userID)))
         return .success(id)
+    }
+
+    /// The ban, the last post, the day's count, a recent post saying the same and the stored
+    /// level of `userID`, in one statement: this runs on every post.
+    private static func authorState(_ userID: Int64, duplicateKey key: Int64, now: Double, _ db: any SQLConnection) throws
+        -> (ban: Ban?, latest: Double?, today: Int, duplicateOf: Int64?, level: Int) {
+        try db.one("""
+            SELECT b.reason, b.until, (SELECT max(created_at) FROM posts WHERE user_id = ?1),
+                   (SELECT count(*) FROM posts WHERE user_id = ?1 AND created_at > ?3),
+                   (SELECT min(id) FROM posts WHERE user_id = ?1 AND created_at > ?4 AND duplicate_key = ?5),
+                   (SELECT level FROM users WHERE id = ?1)
+            FROM (SELECT CAST(?1 AS BIGINT) AS id) u LEFT JOIN bans b ON b.id = (\(Ban.activeIDSQL))
+            """, [userID, now, now - 86400, now - PostingRules.duplicateWindow, key]) { row in
+            (row.isNull(0) ? nil : Ban(reason: row.string(0), until: row.optionalDate(1)), row.optionalDouble(2), row.int(3),
+             row.optionalInt64(4), row.isNull(5) ? 0 : row.int(5))
+        } ?? (nil, nil, 0, nil, 0)
+    }
+
+    /// What the rules would refuse a post for now, read before work that costs more than the post
+    /// (a photo's decode): the pace, the day's count and a recent post saying the same, by the
+    /// level the account holds. The write checks them all again under the member's lock.
+    func refusalBeforeWork(cityID: Int64, userID: Int64, body: String, now: Double, rules: PostingRules) throws -> PostingRules.Refusal? {
+        let state = try database.readStatement(.current) { try Self.authorState(userID, duplicateKey: PostingRules.duplicateKey(body), now: now, $0) }
+        if let ban = state.ban { throw BannedError(ban: ban) }
+        return rules.refusal(of: body, now: now, lastPostAt: state.latest, postsToday: state.today, duplicateOf: state.duplicateOf,
+                             level: Standing.Level(value: state.level), eventMode: rules.inEventMode(cityID))
     }
 
     /// Why a reply is refused: the post's author blocked the replier.

@@ -22,6 +22,10 @@ enum PhotoRefusal: String, Error, Sendable {
     case dailyLimit = "daily_limit"
     case memberBytes = "member_bytes"
     case siteBudget = "site_budget"
+    /// Another of the member's uploads is being decoded: one at a time (429).
+    case oneAtATime = "one_at_a_time"
+    /// The member's decodes for the day, refused ones included, are spent (429).
+    case tooManyTries = "too_many_tries"
 
     var key: String { "error_photo_\(rawValue)" }
 
@@ -38,7 +42,7 @@ enum PhotoRefusal: String, Error, Sendable {
         case .notAPhoto: .unsupportedMediaType
         case .tooLarge, .tooManyPixels, .memberBytes: .contentTooLarge
         case .busy: .serviceUnavailable
-        case .dailyLimit: .tooManyRequests
+        case .dailyLimit, .oneAtATime, .tooManyTries: .tooManyRequests
         case .siteBudget: .insufficientStorage
         case .damaged, .moreThanAPhoto, .tooSlow, .removedBefore: .unprocessableContent
         }

@@ -80,8 +80,13 @@ enum PhotoQueries {
 
     /// Whether `author` has posted as many photos as a day allows: asked again before an upload
     /// is decoded, so that a member past the limit costs no decode.
+    /// Counted as posts with a photo as well as photos kept: a picture already kept (one's own
+    /// again, or someone else's) adds no row to `photos`, and a deleted post leaves its row.
     static func postedTheirDay(_ author: Int64, limits: PhotoLimits, now: Double, _ db: any SQLConnection) throws -> Bool {
-        try db.integer("SELECT count(*) FROM photos WHERE user_id = ? AND created_at > ?", author, now - 86_400) >= limits.perDay
+        try db.integer("""
+            SELECT max(n) FROM (SELECT count(*) AS n FROM photos WHERE user_id = ?1 AND created_at > ?2
+                                UNION ALL SELECT count(*) FROM posts WHERE user_id = ?1 AND created_at > ?2 AND photo_hash IS NOT NULL) counted
+            """, author, now - 86_400) >= limits.perDay
     }
 
     /// Keeps the photo's files (a photo already kept under the same hash is the same bytes).
