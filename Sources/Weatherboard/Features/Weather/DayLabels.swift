@@ -11,7 +11,7 @@ enum DayLabels {
 
     private static let names: [Language: Names] = {
         var names: [Language: Names] = [:]
-        let utc = TimeZone(identifier: "UTC")!
+        let utc = TimeZone.gmt
         for language in Language.allCases {
             // 2023-01-01 was a Sunday; noon avoids any question of zones.
             let sunday = Date(timeIntervalSince1970: 1_672_574_400)

@@ -13,7 +13,8 @@ public struct KMAProvider: WeatherProvider {
     let timeout: TimeInterval
     /// Where a failure that does not fail the forecast is told (yesterday's run not read).
     let logger: Logger?
-    static let korea = TimeZone(identifier: "Asia/Seoul")!
+    /// Korea keeps UTC+9 all year: the fixed offset if a system lacks the zone's data.
+    static let korea = TimeZone(identifier: "Asia/Seoul") ?? TimeZone(secondsFromGMT: 9 * 3600) ?? .gmt
 
     public init(baseURL: String = "https://apis.data.go.kr", serviceKey: String, timeout: TimeInterval = 3, logger: Logger? = nil) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL

@@ -36,5 +36,5 @@ enum SunTimes {
         return (local.minuteString(times.rise), local.minuteString(times.set))
     }
 
-    private static let utc = LocalCalendar(TimeZone(identifier: "UTC")!)
+    private static let utc = LocalCalendar(.gmt)
 }
