@@ -58,6 +58,27 @@ import Testing
                 "/posts/\(newest)/replies", "/posts/\(newest)/replies?lang=ko"] // what live.js fetches for new replies
     }
 
+    /// Issue 63 #4: the same address by cookie and by `?lang=` is one kept page, and it says the
+    /// same for both: its sign-in link came back to `?lang=ko` for a guest whose language was a
+    /// cookie, because the first render (by query) was kept for the second.
+    @Test func theSameAddressByCookieAndByQueryIsOnePageSayingTheSame() throws {
+        let on = try AppHarness()
+        let off = try AppHarness { $0.pageCaches = false }
+        for app in [on, off] {
+            let byQuery = app.browser(), byCookie = app.browser()
+            byCookie.cookies[AppContext.languageCookie] = "ko"
+            let (_, queried) = try byQuery.get("/city/seoul?lang=ko")
+            let (_, cookied) = try byCookie.get("/city/seoul")
+            for page in [queried, cookied] {
+                #expect(page.nodes("//a[@class='sign-in']").first?["href"] == "/login?next=%2Fcity%2Fseoul", "\(app.application.configuration.pageCaches)")
+                #expect(page.nodes("//html").first?["lang"] == "ko")
+            }
+        }
+        let fromKept = try { let b = on.browser(); b.cookies[AppContext.languageCookie] = "ko"; return try b.get("/city/seoul").0.body }()
+        let fresh = try { let b = off.browser(); b.cookies[AppContext.languageCookie] = "ko"; return try b.get("/city/seoul").0.body }()
+        #expect(Self.replacing(off.application.live.node, with: on.application.live.node, in: fresh) == fromKept)
+    }
+
     @Test func everyReaderGetsTheSameBytesWithCachesOnAndOff() throws {
         let configure: (inout AppConfiguration) -> Void = { $0.limits.secondsBetweenPosts = 0; $0.limits.postsPerDay = 100 }
         let on = try AppHarness(configure: configure)

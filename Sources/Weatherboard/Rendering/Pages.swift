@@ -41,8 +41,11 @@ public struct Pages: Sendable {
                                                       unread: context.unreadNotices, reportsWaiting: context.reportsWaiting,
                                                       detectsTimeZone: user.timeZoneUnset)
         } else {
+            // The page to come back to, without `lang` (the language is the page's, in its cookie
+            // too): a kept guest page reached as `/city/seoul?lang=ko` and as `/city/seoul` with a
+            // `ko` cookie is one page, and both come back to the same address.
             let here = context.request.method == "GET" && !context.request.path.hasPrefix("/login")
-                && !context.request.path.hasPrefix("/signup") ? context.request.target : "/"
+                && !context.request.path.hasPrefix("/signup") ? Self.url(context.request, settingQuery: "lang", to: nil) : "/"
             view.signInHref = "/login?next=" + percentEncode(here)
             view.signUpHref = "/signup?next=" + percentEncode(here)
         }
@@ -76,10 +79,11 @@ public struct Pages: Sendable {
 
     /// The request's path and query with one query item replaced (used by the language switch),
     /// always a path on this site: `//evil.example/x` must not become a link to another host.
-    static func url(_ request: Request, settingQuery name: String, to value: String) -> String {
+    static func url(_ request: Request, settingQuery name: String, to value: String?) -> String {
         var url = localPath(request.path)
         let kept = request.query == nil ? [] : ((try? request.queryItems())?.fields ?? []).filter { $0.name != name }
-        for (separator, item) in zip(["?"] + repeatElement("&", count: kept.count), kept + [(name, value)]) {
+        let items = kept + (value.map { [(name, $0)] } ?? [])
+        for (separator, item) in zip(["?"] + repeatElement("&", count: max(0, items.count - 1)), items) {
             url += separator
             url += percentEncode(item.name)
             url += "="
