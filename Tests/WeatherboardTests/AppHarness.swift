@@ -158,7 +158,7 @@ final class AppHarness: Sendable {
     /// may have changed, as the stores announce their own writes: kept pages and boards are read
     /// again (an operator's SQL would show when they expire).
     func execute(_ sql: String, _ arguments: [any SQLArgument] = []) throws {
-        try application.database.write { db, changes in
+        try application.database.write(.cluster) { db, changes in
             try db.execute(sql, arguments.map { $0.sqlValue })
             try changes.emit(.everything)
         }

@@ -117,7 +117,7 @@ import Testing
         // A transaction that fails after emitting emits nothing.
         struct Abandoned: Error {}
         #expect(throws: Abandoned.self) {
-            try app.application.database.write { db, changes in
+            try app.application.database.write(.cluster) { db, changes in
                 try changes.emit(.city(seoul))
                 try db.execute("UPDATE posts SET body = 'never' WHERE city_id = ?", seoul)
                 throw Abandoned()

@@ -117,7 +117,7 @@ import Testing
         try listener.simple("LISTEN \(ChangeStream.channel)")
         struct Abandoned: Error {}
         #expect(throws: Abandoned.self) {
-            try writer.write { db, changes in
+            try writer.write(.cluster) { db, changes in
                 try changes.emit(.city(seoul))
                 throw Abandoned()
             }
@@ -169,7 +169,7 @@ import Testing
         b.application.database.changes.subscribe { change, origin in
             if case .notice(let member) = change, origin == .elsewhere { heard.update { $0.insert(member) } }
         }
-        try a.application.database.write { _, changes in
+        try a.application.database.write(.cluster) { _, changes in
             for member in 1...3_000 { try changes.emit(.notice(Int64(member))) }
         }
         try waitUntil("node B hears all 3,000", timeout: 20) { heard.value.count == 3_000 }

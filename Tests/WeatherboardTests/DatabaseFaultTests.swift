@@ -479,7 +479,7 @@ import Testing
         let path = folder + "/site.sqlite"
         try FileManager.default.copyItem(atPath: AppHarness.templateDatabase, toPath: path)
         let (database, _) = try AppDatabase.open(.sqlite(path: path), migrationsDirectory: AppConfiguration.repositoryFolder("Migrations"))
-        try database.write { db in
+        try database.write(.cluster) { db in
             _ = try db.execute("CREATE TABLE stop_check (note TEXT NOT NULL)", [])
             for note in 0..<50 { _ = try db.execute("INSERT INTO stop_check (note) VALUES (?)", [.text("note \(note)")]) }
         }

@@ -111,7 +111,7 @@ import Testing
         let app = try AppHarness()
         // A write the engine refuses as temporary trouble, through the application's database.
         #expect(throws: SQLError.self) {
-            try app.application.database.write { _ in throw SQLError(.unavailable, "a lock wait passed its limit") }
+            try app.application.database.write(.cluster) { _ in throw SQLError(.unavailable, "a lock wait passed its limit") }
         }
         let exposition = try app.get("/metrics").text
         #expect(value(exposition, #"weatherboard_db_errors_total{kind="unavailable"}"#) == 1)

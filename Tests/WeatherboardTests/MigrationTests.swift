@@ -67,11 +67,11 @@ import Testing
         let (database, applied) = try AppDatabase.open(location, migrationsDirectory: AppConfiguration.repositoryFolder("Migrations"))
         #expect(applied == (try Migrations.files(in: AppConfiguration.repositoryFolder("Migrations/sqlite")).map(Migrations.identifier)))
         // The append-only log holds in either engine.
-        try database.write { db in
+        try database.write(.cluster) { db in
             try db.execute("INSERT INTO moderation_log (admin_username, action, reason, created_at) VALUES ('root', 'ban', 'spam', 0)")
         }
-        #expect(throws: (any Error).self) { try database.write { try $0.execute("UPDATE moderation_log SET reason = 'nothing'") } }
-        #expect(throws: (any Error).self) { try database.write { try $0.execute("DELETE FROM moderation_log") } }
+        #expect(throws: (any Error).self) { try database.write(.cluster) { try $0.execute("UPDATE moderation_log SET reason = 'nothing'") } }
+        #expect(throws: (any Error).self) { try database.write(.cluster) { try $0.execute("DELETE FROM moderation_log") } }
         #expect(try database.read { try $0.integer("SELECT count(*) FROM moderation_log WHERE reason = 'spam'") } == 1)
     }
 
@@ -85,7 +85,7 @@ import Testing
             try FileManager.default.copyItem(atPath: shipped + "/\(engine.rawValue)/" + file, toPath: before + "/" + file)
         }
         let (old, _) = try AppDatabase.open(location, migrationsDirectory: folder + "/upto17")
-        try old.write { db in
+        try old.write(.cluster) { db in
             try db.execute("INSERT INTO cities (id, slug, name_en, country, latitude, longitude, timezone) VALUES (1, 'x', 'X', 'KR', 37, 127, 'Asia/Seoul')")
             try db.execute("INSERT INTO users (id, username, username_key, display_name, password_hash, created_at) VALUES (1, 'ann', 'ann', 'Ann', 'h', 0)")
             try db.execute("INSERT INTO posts (id, city_id, user_id, body, created_at) VALUES (1, 1, 1, 'Fog', 0)")
@@ -98,7 +98,7 @@ import Testing
         #expect(applied.contains("0018_rain_alerts"))
         #expect(try database.read { try $0.integer("SELECT count(*) FROM notifications WHERE id = 7 AND post_id = 1 AND alert_id IS NULL") } == 1)
         #expect(try database.read { try $0.integer("SELECT count(*) FROM push_queue WHERE notification_id = 7") } == 1)
-        try database.write { try $0.execute("DELETE FROM posts WHERE id = 1") }
+        try database.write(.cluster) { try $0.execute("DELETE FROM posts WHERE id = 1") }
         #expect(try database.read { try $0.integer("SELECT count(*) FROM push_queue") } == 0, "the cascade still runs from posts to pushes")
     }
 
@@ -112,7 +112,7 @@ import Testing
             try FileManager.default.copyItem(atPath: shipped + "/\(engine.rawValue)/" + file, toPath: before + "/" + file)
         }
         let (old, _) = try AppDatabase.open(location, migrationsDirectory: folder + "/upto26")
-        try old.write { db in
+        try old.write(.cluster) { db in
             try db.execute("INSERT INTO users (id, username, username_key, display_name, password_hash, created_at) VALUES (1, 'ann', 'ann', 'Ann', 'h', 0)")
             try db.execute("INSERT INTO moderation_log (id, admin_id, admin_username, action, user_id, username, reason, created_at) VALUES (5, 1, 'ann', 'ban', 1, 'ann', 'Spam', 0)")
         }
@@ -121,10 +121,10 @@ import Testing
         #expect(applied.contains("0027_standing"))
         #expect(try database.read { try $0.integer("SELECT count(*) FROM moderation_log WHERE id = 5 AND action = 'ban' AND reason = 'Spam'") } == 1)
         #expect(try database.read { try $0.integer("SELECT level FROM users WHERE id = 1") } == 0)
-        try database.write { try $0.execute("INSERT INTO moderation_log (admin_username, action, user_id, reason, created_at) VALUES ('ann', 'level_2', 1, 'x', 1)") }
-        #expect(throws: (any Error).self) { try database.write { try $0.execute("UPDATE moderation_log SET reason = 'changed' WHERE id = 5") } }
-        #expect(throws: (any Error).self) { try database.write { try $0.execute("DELETE FROM moderation_log WHERE id = 5") } }
-        #expect(throws: (any Error).self) { try database.write { try $0.execute("INSERT INTO moderation_log (admin_username, action, reason, created_at) VALUES ('a', 'level_9', '', 1)") } }
+        try database.write(.cluster) { try $0.execute("INSERT INTO moderation_log (admin_username, action, user_id, reason, created_at) VALUES ('ann', 'level_2', 1, 'x', 1)") }
+        #expect(throws: (any Error).self) { try database.write(.cluster) { try $0.execute("UPDATE moderation_log SET reason = 'changed' WHERE id = 5") } }
+        #expect(throws: (any Error).self) { try database.write(.cluster) { try $0.execute("DELETE FROM moderation_log WHERE id = 5") } }
+        #expect(throws: (any Error).self) { try database.write(.cluster) { try $0.execute("INSERT INTO moderation_log (admin_username, action, reason, created_at) VALUES ('a', 'level_9', '', 1)") } }
     }
 
     /// Both engines' migrations are numbered alike: the same files, the same meaning.

@@ -331,7 +331,7 @@ extension AppHarness {
             let status = try ChildProcess(shell: "sqlite3 '\(application.configuration.databasePath)' \"\(sql)\"").wait()
             #expect(status == 0, "sqlite3 (apt-get install sqlite3) wrote the row")
         case .postgres:
-            try application.database.write { db in
+            try application.database.write(.cluster) { db in
                 try db.execute("SET LOCAL session_replication_role = replica", [])
                 try db.execute("INSERT INTO notifications (user_id, kind, post_id, created_at) VALUES (?, 'reply', 999999, 0)", [.integer(Int64(user))])
             }

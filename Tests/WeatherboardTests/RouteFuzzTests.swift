@@ -105,7 +105,7 @@ import Testing
         let (opened, _) = try AppDatabase.open(TestEngine.current == .sqlite ? .sqlite(path: folder + "/site.sqlite") : .postgres(url: database[1]),
                                                migrationsDirectory: AppConfiguration.repositoryFolder("Migrations"))
         defer { try? opened.close() }
-        try opened.write { db in try db.execute("UPDATE users SET role = 'admin' WHERE username = 'admin'") }
+        try opened.write(.cluster) { db in try db.execute("UPDATE users SET role = 'admin' WHERE username = 'admin'") }
         let postID = try opened.read { db in try db.one("SELECT max(id) FROM posts") { $0.int64(0) } } ?? 1
         let identities: [[String: String]] = [[:], member.cookies, admin.cookies]
 

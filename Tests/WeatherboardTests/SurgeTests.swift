@@ -163,7 +163,7 @@ import Testing
             let sql = "INSERT INTO posts (city_id, user_id, body, created_at, sky) SELECT c.id, u.id, ?, ?, ? FROM cities c, users u WHERE c.slug = 'seoul' AND u.username = ?"
             let arguments: [any SQLArgument] = ["\(name) saw \(sky)", time, sky, name]
             if announced { return try app.execute(sql, arguments) }
-            try app.application.database.write { db in try db.execute(sql, arguments.map { $0.sqlValue }) }
+            try app.application.database.write(.cluster) { db in try db.execute(sql, arguments.map { $0.sqlValue }) }
         }
         func bar(_ hour: String) throws -> MarkupDocument.Node {
             try #require(try app.page("/city/seoul").1.nodes("//div[@data-day='today']//li[@data-hour='\(hour)']").first)

@@ -192,7 +192,7 @@ public final class AppDatabase: Sendable {
     /// A write that changes nothing pages show (sessions, rate limits, blocks, leases); what
     /// it excludes while it runs is `locks` (`.cluster`: every other write).
     @discardableResult
-    public func write<T>(_ locks: WriteLocks = .cluster, _ body: (any SQLConnection) throws -> T) throws -> T {
+    public func write<T>(_ locks: WriteLocks, _ body: (any SQLConnection) throws -> T) throws -> T {
         try Lane.waitsAllowed()
         return try troubles.count { try committing(locks, { [] }, { try body(CountedConnection($0, self, holding: locks.first)) }) }
     }
@@ -241,7 +241,7 @@ public final class AppDatabase: Sendable {
     /// writes the data, and the changes reach every consumer once the transaction commits
     /// (none if it does not).
     @discardableResult
-    public func write<T>(_ locks: WriteLocks = .cluster, _ body: (any SQLConnection, ChangeLog) throws -> T) throws -> T {
+    public func write<T>(_ locks: WriteLocks, _ body: (any SQLConnection, ChangeLog) throws -> T) throws -> T {
         try Lane.waitsAllowed()
         var committed: [PageChange] = []
         return try troubles.count { try committing(locks, { committed }) { engineConnection in

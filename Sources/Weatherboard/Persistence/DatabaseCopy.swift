@@ -33,7 +33,7 @@ enum DatabaseCopy {
         try source.read { from in
             let tables = try Schema.tables(from)
             let expected = try summaries(of: tables, in: from)
-            return try target.write { to in
+            return try target.write(.cluster) { to in  // a whole site copied
                 try Schema.requireSameTables(tables, in: to)
                 let present = try tables.map { try to.integer("SELECT count(*) FROM \($0.name)") }
                 guard present.allSatisfy({ $0 == 0 }) else {

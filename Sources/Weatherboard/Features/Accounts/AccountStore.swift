@@ -77,7 +77,7 @@ struct AccountStore: Sendable {
     /// Counts one attempt against `attempts` (when it has room) and says whether `made` has room:
     /// the seconds to wait when either is full, nil when the attempt may go on.
     func attempt(_ attempts: RateLimit, _ attemptBucket: String, checking made: RateLimit, _ madeBucket: String, now: Date) throws -> Int? {
-        try database.write { db in
+        try database.write(.subjects) { db in  // the limits' buckets are locked where they are counted (RateLimit)
             if let wait = try attempts.wait(attemptBucket, now: now, db) { return wait }
             try attempts.hit(attemptBucket, now: now, db)
             return try made.wait(madeBucket, now: now, db)
@@ -91,7 +91,7 @@ struct AccountStore: Sendable {
     /// `then` writes what else the account starts with (its passkey), in the same transaction.
     func signUp(_ person: NewUser, email: MailAddress?, language: Language, counting limit: (RateLimit, String),
                 sessions: SessionStore, now: Date, then: (Int64, any SQLConnection) throws -> Void = { _, _ in }) throws -> String? {
-        try database.write { db in
+        try database.write(.subjects) { db in  // a name is unique by the schema; the limit's bucket is locked where it is counted
             guard try Self.isAvailable(person.username, db) else { return nil }
             try limit.0.hit(limit.1, now: now, db)
             let id = try person.insert(db).id
@@ -135,7 +135,7 @@ struct AccountStore: Sendable {
 
     /// The new display name: the boards that show the person's posts change.
     func rename(userID: Int64, to displayName: String) throws {
-        try database.write { db, changes in
+        try database.write(.subject(.member(userID))) { db, changes in  // their own name: nothing another write counts
             try db.execute("UPDATE users SET display_name = ? WHERE id = ?", displayName, userID)
             try changes.emitBoards(showingPostsOf: userID)
         }
@@ -143,7 +143,7 @@ struct AccountStore: Sendable {
 
     /// The new password hash; every other session of the person ends.
     func changePassword(userID: Int64, hash: String, keepingSession tokenHash: String?) throws {
-        try database.write { db in
+        try database.write(.subject(.member(userID))) { db in  // their own password and sessions
             try db.execute("UPDATE users SET password_hash = ? WHERE id = ?", hash, userID)
             try db.execute("DELETE FROM sessions WHERE user_id = ? AND token_hash <> ?", userID, tokenHash)
         }
@@ -153,7 +153,7 @@ struct AccountStore: Sendable {
     /// "deleted user"; reports stay without their reporter. What must outlive the account is kept
     /// first: the blocks on this person as hidden posts, the name as reserved, the bans as history.
     func delete(_ user: User, now: Date) throws {
-        try database.write { db, changes in
+        try database.write(.cluster) { db, changes in  // an account's rows in every table
             try changes.emit(.everything) // their name and posts' author, wherever shown
             try db.execute("""
                 INSERT INTO hidden_posts (viewer_id, post_id)
@@ -173,12 +173,12 @@ struct AccountStore: Sendable {
     // MARK: - Admins (the command line)
 
     func create(_ person: NewUser) throws {
-        try database.write { _ = try person.insert($0) }
+        try database.write(.cluster) { _ = try person.insert($0) }  // the command line's, rare
     }
 
     /// An admin's posts carry a badge: every page showing them changes.
     func promote(username: String) throws {
-        try database.write { db, changes in
+        try database.write(.cluster) { db, changes in  // every page that shows the person changes
             if try db.execute("UPDATE users SET role = 'admin' WHERE username_key = ?", username.lowercased()) > 0 {
                 try changes.emit(.everything)
             }
@@ -189,7 +189,7 @@ struct AccountStore: Sendable {
 
     /// Makes an admin a regular user, unless they are the last admin.
     func demote(username: String) throws {
-        try database.write { db, changes in
+        try database.write(.cluster) { db, changes in  // counts the admins left
             guard let user = try User.find(username: username, db), user.isAdmin else { throw DemotionRefusal.notAnAdmin }
             guard try db.integer("SELECT count(*) FROM users WHERE role = 'admin'") > 1 else { throw DemotionRefusal.lastAdmin }
             try db.execute("UPDATE users SET role = 'user' WHERE id = ?", user.id)

@@ -50,7 +50,7 @@ extension AccountStore {
     /// Stores a new challenge for `binding` (a session's or a ceremony cookie's digest),
     /// replacing any earlier one of the same purpose.
     func begin(_ ceremony: WebAuthnChallenge, binding: String, now: Date) throws {
-        try database.write { db in
+        try database.write(.subjects) { db in  // a challenge by its binding, replaced whole
             try db.execute("DELETE FROM webauthn_challenges WHERE binding = ? AND purpose = ?", binding, ceremony.purpose.rawValue)
             try db.execute("""
                 INSERT INTO webauthn_challenges (challenge_hash, binding, purpose, user_id, username, display_name, email, user_handle, name, expires_at)
@@ -81,7 +81,7 @@ extension AccountStore {
 
     /// The member's handle for authenticators, made the first time it is needed.
     func passkeyHandle(userID: Int64) throws -> String {
-        try database.write { db in
+        try database.write(.subject(.member(userID))) { db in  // made once for the member
             if let handle = try db.one("SELECT passkey_handle FROM users WHERE id = ?", [userID], { $0.optionalString(0) }) ?? nil {
                 return handle
             }
@@ -106,7 +106,7 @@ extension AccountStore {
     /// Removes a passkey of the member's, unless it is their last way in (no password, no other
     /// passkey): false then.
     func removePasskey(id: Int64, userID: Int64) throws -> Bool {
-        try database.write { db in
+        try database.write(.subject(.member(userID))) { db in  // counts the member's ways in
             let others = try db.integer("SELECT count(*) FROM passkeys WHERE user_id = ? AND id <> ?", userID, id)
             let hash = try db.one("SELECT password_hash FROM users WHERE id = ?", [userID]) { $0.string(0) } ?? ""
             guard others > 0 || !hash.isEmpty else { return false }

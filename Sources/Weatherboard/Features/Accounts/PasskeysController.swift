@@ -72,7 +72,7 @@ struct PasskeysController {
               let clientData = bytes("client_data", context), let attestation = bytes("attestation", context),
               let challenge = try? WebAuthn.ClientData(clientData).challenge else { return try refused("error_passkey") }
         let now = clock()
-        let outcome = try store.database.write { db -> String? in
+        let outcome = try store.database.write(.subject(.member(user.id))) { db -> String? in  // a passkey added to the member's
             guard let ceremony = try AccountStore.take(challenge, .register, binding: binding, now: now, db), ceremony.userID == user.id else {
                 return "error_passkey_expired"
             }
@@ -129,7 +129,8 @@ struct PasskeysController {
               let signature = bytes("signature", context), let credentialID = context.form["credential_id"],
               let challenge = try? WebAuthn.ClientData(clientData).challenge else { return refused() }
         let userHandle = context.form["user_handle"] ?? ""
-        let signedIn = try store.database.write { db -> (userID: Int64, token: String)? in
+        // Locks: a sign-in: the challenge is taken once by its row.
+        let signedIn = try store.database.write(.subjects) { db -> (userID: Int64, token: String)? in
             guard try AccountStore.take(challenge, .authenticate, binding: binding, now: now, db) != nil,
                   let key = try db.one("SELECT \(Passkey.columns) FROM passkeys WHERE credential_id = ?", [credentialID], Passkey.init(row:)),
                   let handle = try db.one("SELECT passkey_handle FROM users WHERE id = ?", [key.userID], { $0.optionalString(0) }) ?? nil,

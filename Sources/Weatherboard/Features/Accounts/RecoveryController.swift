@@ -114,7 +114,8 @@ extension AccountStore {
     }
 
     func replaceRecoveryCodes(userID: Int64, with codes: [String], now: Date) throws {
-        try database.write { try RecoveryCodes.replace(userID: userID, with: codes, now: now, $0) }
+        // Locks: the member's own codes.
+        try database.write(.subject(.member(userID))) { try RecoveryCodes.replace(userID: userID, with: codes, now: now, $0) }
     }
 
     /// Whether `code` is one of the member's unused codes (checked before the password is hashed).
@@ -129,7 +130,7 @@ extension AccountStore {
     /// browser's: the new session's token, or nil (nothing written) when the code is not theirs.
     func recover(userID: Int64, code: String, passwordHash: String?, replacing oldTokenHash: String?,
                  sessions: SessionStore, now: Date) throws -> String? {
-        try database.write { db in
+        try database.write(.subject(.member(userID))) { db in  // a code used once, the member's sessions
             guard try RecoveryCodes.use(code, userID: userID, db) else { return nil }
             if let passwordHash { try db.execute("UPDATE users SET password_hash = ? WHERE id = ?", passwordHash, userID) }
             try SessionStore.revokeAll(userID: userID, db)

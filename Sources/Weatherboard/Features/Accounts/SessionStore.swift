@@ -102,7 +102,7 @@ struct SessionStore: Sendable {
     }
 
     func revoke(tokenHash: String) throws {
-        try database.write { db in try db.execute("DELETE FROM sessions WHERE token_hash = ?", tokenHash) }
+        try database.write(.subjects) { db in try db.execute("DELETE FROM sessions WHERE token_hash = ?", tokenHash) }  // one session's row
     }
 
     /// Ends every session of the person, and their browsers' standing (`KnownDevices`): after a

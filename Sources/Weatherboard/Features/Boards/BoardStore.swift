@@ -226,7 +226,7 @@ struct BoardStore: Sendable {
     /// Changes the text, unless reports of the post wait for review (checked in the same
     /// transaction: a report arriving between a check and the write cannot be overtaken).
     func edit(postID: Int64, authorID: Int64?, body: String, now: Date) throws {
-        try database.write { db, changes in
+        try database.write(.cluster) { db, changes in  // checked against reports, which lock no post yet
             if try Self.isUnderReview(postID: postID, db) { throw UnderReview() }
             try Self.changed(.edited, on: changes, try db.one("""
                 UPDATE posts SET body = ?, edited_at = ?, duplicate_key = ? WHERE id = ? AND user_id = ? RETURNING id, city_id, parent_id, user_id
@@ -241,7 +241,7 @@ struct BoardStore: Sendable {
 
     /// Deletes the post (with its reports and replies), unless reports of it wait for review (same transaction).
     func delete(postID: Int64, authorID: Int64?) throws {
-        try database.write { db, changes in
+        try database.write(.cluster) { db, changes in  // checked against reports; replies and notices of others go
             if try Self.isUnderReview(postID: postID, db) { throw UnderReview() }
             let photo = try db.one("SELECT photo_hash FROM posts WHERE id = ? AND user_id = ?", [postID, authorID]) { $0.optionalString(0) } ?? nil
             try Self.changed(.gone, on: changes, try db.one("""
@@ -300,14 +300,14 @@ struct BoardStore: Sendable {
 
     /// Mutes `mutedID` for `muterID` for `duration` (muting again sets the new end).
     func mute(_ mutedID: Int64, by muterID: Int64, for duration: MuteDuration, now: Date) throws {
-        try database.write { db, changes in
+        try database.write(.subject(.member(muterID))) { db, changes in  // the muter's own row
             try Mutes.set(mutedID, by: muterID, until: duration.until(now), now: now, db)
             try changes.emit(.silenced(muterID))
         }
     }
 
     func unmute(_ mutedID: Int64, by muterID: Int64) throws {
-        try database.write { db, changes in
+        try database.write(.subject(.member(muterID))) { db, changes in  // the muter's own row
             try Mutes.remove(mutedID, by: muterID, db)
             try changes.emit(.silenced(muterID))
         }
@@ -315,7 +315,7 @@ struct BoardStore: Sendable {
 
     /// Blocking twice is blocking once. What the blocked person caused to be told goes too.
     func block(_ blockedID: Int64, by blockerID: Int64, now: Date) throws {
-        try database.write { db, changes in
+        try database.write(.cluster) { db, changes in  // notices the blocked person caused go too
             try db.execute("INSERT INTO blocks (blocker_id, blocked_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                            blockerID, blockedID, now)
             try db.execute("DELETE FROM notifications WHERE user_id = ? AND actor_id = ?", blockerID, blockedID)
@@ -324,7 +324,7 @@ struct BoardStore: Sendable {
     }
 
     func unblock(_ blockedID: Int64, by blockerID: Int64) throws {
-        try database.write { db, changes in
+        try database.write(.cluster) { db, changes in  // as its block
             try db.execute("DELETE FROM blocks WHERE blocker_id = ? AND blocked_id = ?", blockerID, blockedID)
             try changes.emit(.silenced(blockerID))
         }

@@ -19,7 +19,7 @@ struct BookmarkStore: Sendable {
     /// Bookmarks the city; false (and nothing added) when the person already has `limit` others.
     /// Twice is once.
     func add(cityID: Int64, userID: Int64, limit: Int, now: Date) throws -> Bool {
-        try database.write { db in
+        try database.write(.subject(.member(userID))) { db in  // the member's bookmarks are counted under their lock
             if try db.exists("SELECT 1 FROM bookmarks WHERE user_id = ? AND city_id = ?", userID, cityID) { return true }
             guard try db.integer("SELECT count(*) FROM bookmarks WHERE user_id = ?", userID) < limit else { return false }
             try db.execute("INSERT INTO bookmarks (user_id, city_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", userID, cityID, now)
@@ -31,7 +31,7 @@ struct BookmarkStore: Sendable {
     /// own, until it holds `limit`, in one transaction; how many did not fit.
     func merge(cityIDs: [Int64], userID: Int64, limit: Int, now: Date) throws -> Int {
         guard !cityIDs.isEmpty else { return 0 }
-        return try database.write { db in
+        return try database.write(.subject(.member(userID))) { db in  // the member's bookmarks are counted under their lock
             var held = Set(try db.all("SELECT city_id FROM bookmarks WHERE user_id = ?", [userID]) { $0.int64(0) })
             var left = 0
             // Each a moment after the last, so that "oldest first" keeps the guest's order.
@@ -49,6 +49,7 @@ struct BookmarkStore: Sendable {
     }
 
     func remove(cityID: Int64, userID: Int64) throws {
-        try database.write { try $0.execute("DELETE FROM bookmarks WHERE user_id = ? AND city_id = ?", userID, cityID) }
+        // Locks: one row of the member's.
+        try database.write(.subjects) { try $0.execute("DELETE FROM bookmarks WHERE user_id = ? AND city_id = ?", userID, cityID) }
     }
 }

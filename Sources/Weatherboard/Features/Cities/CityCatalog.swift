@@ -20,7 +20,7 @@ public enum CityCatalog {
             throw StartupError("the city catalog cities.tsv is not installed: it belongs in share/weatherboard/ beside the binary's bin/ folder (docs/operations.md, \"Installing\")")
         }
         let cities = try parse(text)
-        return try database.write { db in
+        return try database.write(.cluster) { db in  // the catalog, once, at start
             // Many rows a statement: one round trip per batch rather than per city (PostgreSQL
             // is over a socket), and one prepared statement for every full batch.
             var added = 0

@@ -36,7 +36,7 @@ struct DigestController {
 
     func unsubscribe(_ request: Request, _ context: AppContext) throws -> Response {
         guard let found = try member(request) else { return page(context, request, username: nil, done: false) }
-        try database.write { try $0.execute("UPDATE users SET digest = 'off' WHERE id = ?", found.id) }
+        try database.write(.subjects) { try $0.execute("UPDATE users SET digest = 'off' WHERE id = ?", found.id) }  // one member's digest setting
         return page(context, request, username: found.username, done: true)
     }
 

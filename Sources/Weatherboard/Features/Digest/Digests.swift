@@ -70,7 +70,7 @@ final class Digests: Sendable {
                       (member.handled ?? 0) < start.timeIntervalSince1970, let address = MailAddress(member.email) else { continue }
                 let midnight = LocalCalendar(member.zone).startOfDay(LocalCalendar(member.zone).dateString(now)) ?? now
                 let since = start.addingTimeInterval(-member.every.length)
-                queued = try database.write { db in
+                queued = try database.write(.cluster) { db in  // one digest a period across nodes
                     guard try db.execute("""
                         UPDATE users SET digest_handled_at = ? WHERE id = ? AND digest <> 'off' AND coalesce(digest_handled_at, 0) < ?
                         """, now, member.id, start) == 1 else { return false } // another node has it

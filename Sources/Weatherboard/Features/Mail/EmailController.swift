@@ -94,7 +94,7 @@ extension AccountStore {
     /// Asks for `address` to become the member's (nil: no address): a link goes to it, and the
     /// old address is told. Links sent earlier for another address stop working.
     func changeEmail(userID: Int64, to address: MailAddress?, language: Language, now: Date) throws {
-        try database.write { db in
+        try database.write(.subject(.member(userID))) { db in  // the member's own links
             try db.execute("DELETE FROM email_tokens WHERE user_id = ? AND purpose = 'verify'", userID)
             try db.execute("DELETE FROM mail_queue WHERE user_id = ? AND kind = 'verify'", userID)
             try db.execute("UPDATE users SET language = ? WHERE id = ?", language.rawValue, userID)
@@ -119,7 +119,7 @@ extension AccountStore {
     /// Uses a confirmation link: its address becomes the account's. False when the link is
     /// unknown, used or expired.
     func confirmEmail(token: String, now: Date) throws -> Bool {
-        try database.write { db in
+        try database.write(.cluster) { db in  // an address becomes one account's
             guard let (userID, address) = try EmailTokens.use(token, .verify, now: now, db) else { return false }
             try db.execute("UPDATE users SET email = ?, email_key = ? WHERE id = ?", address, address.lowercased(), userID)
             return true

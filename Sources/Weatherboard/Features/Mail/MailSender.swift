@@ -48,7 +48,8 @@ final class MailSender: Sendable {
         while !worker.isStopped {
             do {
                 let now = clock()
-                let (claimed, expired) = try database.write { try MailQueue.claim(now: now, claimFor: Double(settings.relay.timeout) * 2, $0) }
+                // Locks: one sender a message across nodes.
+                let (claimed, expired) = try database.write(.cluster) { try MailQueue.claim(now: now, claimFor: Double(settings.relay.timeout) * 2, $0) }
                 if expired > 0 { logger.warning("mail: \(expired) message(s) expired unsent (the relay was unreachable too long)") }
                 guard let mail = claimed else { return }
                 send(mail)
@@ -62,19 +63,20 @@ final class MailSender: Sendable {
     private func send(_ mail: QueuedMail) {
         do {
             guard let to = MailAddress(mail.address), let message = try compose(mail, to: to) else {
-                try database.write { try MailQueue.sent(mail.id, $0) } // its account is gone
+                try database.write(.subjects) { try MailQueue.sent(mail.id, $0) } // its account is gone  // one claimed message's row
                 return
             }
             let id = Tokens.random().replacingOccurrences(of: "-", with: "").replacingOccurrences(of: "_", with: "")
             try settings.relay.send(message.rendered(date: clock(), id: id), from: settings.from, to: to)
-            try database.write { try MailQueue.sent(mail.id, $0) }
+            try database.write(.subjects) { try MailQueue.sent(mail.id, $0) }  // one claimed message's row
             // The message's id and kind only: an address is personal data the log need not keep.
             logger.info("mail: sent message \(mail.id) (\(mail.kind.rawValue))")
         } catch {
             let wait = min(900, settings.retryBase * pow(2, Double(max(0, mail.attempts - 1))))
             logger.warning("mail: message \(mail.id) (\(mail.kind.rawValue)) not sent, attempt \(mail.attempts), again in \(Int(clampedSeconds: wait)) s: \(LogText.oneLine(String(describing: error)))")
             do {
-                try database.write { try MailQueue.failed(mail.id, retryAt: clock().addingTimeInterval(wait), $0) }
+                // Locks: one claimed message's row.
+                try database.write(.subjects) { try MailQueue.failed(mail.id, retryAt: clock().addingTimeInterval(wait), $0) }
             } catch {
                 logger.error("mail: message \(mail.id) could not be put back: \(error); its claim runs out instead")
             }
@@ -93,7 +95,7 @@ final class MailSender: Sendable {
 
     private func composeAccountMail(_ mail: QueuedMail, to: MailAddress) throws -> MailMessage? {
         let now = clock()
-        let found = try database.write { db -> (User, String?)? in
+        let found = try database.write(.cluster) { db -> (User, String?)? in  // a link made as it is sent, once
             guard let user = try User.find(id: mail.userID, db) else { return nil }
             switch mail.kind {
             case .verify: return (user, "/email/verify/" + (try EmailTokens.make(.verify, userID: user.id, address: mail.address, now: now, db)))
@@ -138,7 +140,7 @@ final class MailSender: Sendable {
                                              cities: sources.cities, weather: sources.weather, now: now, database)
         guard content.unread > 0 || !content.agreed.isEmpty else { return nil } // read meanwhile: nothing to say
         let token = Tokens.random()
-        let every = try database.write { db in
+        let every = try database.write(.cluster) { db in  // one digest a period across nodes
             try db.execute("INSERT INTO unsubscribe_links (token_hash, user_id, created_at) VALUES (?, ?, ?)", Tokens.digest(token), user.id, now)
             return try db.one("SELECT digest FROM users WHERE id = ?", [user.id]) { $0.string(0) } ?? "daily"
         }

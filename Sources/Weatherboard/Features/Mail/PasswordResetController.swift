@@ -93,7 +93,7 @@ extension AccountStore {
     /// account the name or address names that has a confirmed address and room under its own
     /// limit; whether any was queued.
     func askForReset(nameOrAddress typed: String, bucket: String, now: Date) throws -> Bool {
-        try database.write { db in
+        try database.write(.cluster) { db in  // counts the account's links
             try PasswordResetController.asksPerAddress.hit(bucket, now: now, db)
             let accounts: [(id: Int64, email: String, language: String)]
             let columns = "SELECT id, email, language FROM users WHERE email IS NOT NULL AND "
@@ -123,7 +123,7 @@ extension AccountStore {
     /// a new one), every other reset link void. nil when the link is unknown, used or expired.
     func resetPassword(token: String, hash: String, replacing oldTokenHash: String?, sessions: SessionStore,
                        now: Date) throws -> String? {
-        try database.write { db in
+        try database.write(.cluster) { db in  // a link used once, every other link void
             guard let (userID, _) = try EmailTokens.use(token, .reset, now: now, db) else { return nil }
             try db.execute("UPDATE users SET password_hash = ? WHERE id = ?", hash, userID)
             try SessionStore.revokeAll(userID: userID, db)

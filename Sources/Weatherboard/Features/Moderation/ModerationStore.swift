@@ -140,7 +140,7 @@ struct ModerationStore: Sendable {
 
     /// Reports resolve as "no violation"; the post (hidden by reports, or removed) shows again.
     func restore(_ post: ModeratedPost, by admin: User, reason: String, now: Date) throws {
-        try database.write { db, changes in
+        try database.write(.cluster) { db, changes in  // a moderator's decision
             try Self.requireExists("posts", id: post.id, db)
             try applyRestore(post, by: admin, reason: reason, now: now, db, changes)
         }
@@ -161,7 +161,7 @@ struct ModerationStore: Sendable {
     }
 
     func remove(_ post: ModeratedPost, by admin: User, reason: String, now: Date) throws {
-        try database.write { db, changes in
+        try database.write(.cluster) { db, changes in  // a moderator's decision
             try Self.requireExists("posts", id: post.id, db)
             try changes.emit(.post(try Self.event(.gone, post, db)))
             try Self.tellDecision(.removed, post, now: now, db, changes)
@@ -175,7 +175,7 @@ struct ModerationStore: Sendable {
 
     /// A moderator approves a post's photo: shown unblurred to everyone (until a new report), logged.
     func approvePhoto(_ post: ModeratedPost, by admin: User, now: Date) throws {
-        try database.write { db, changes in
+        try database.write(.cluster) { db, changes in  // a moderator's decision
             guard try PhotoQueries.setState(post.id, .approved, only: [.waiting, .reported, .shown], db, changes) else { throw HTTPError(.notFound) }
             try log(db, admin: admin, action: "photo_approve", postID: post.id, userID: post.userID, username: post.username,
                     cityID: post.cityID, reason: "", now: now)
@@ -185,7 +185,7 @@ struct ModerationStore: Sendable {
     /// A moderator removes a post's photo (the post stays): the picture is refused from then on,
     /// logged. The photo's hash, for this node's kept files.
     func removePhoto(_ post: ModeratedPost, by admin: User, now: Date) throws -> String {
-        try database.write { db, changes in
+        try database.write(.cluster) { db, changes in  // a moderator's decision
             guard let hash = try db.one("SELECT photo_hash FROM posts WHERE id = ? AND photo_hash IS NOT NULL", [post.id], { $0.string(0) }) else {
                 throw HTTPError(.notFound)
             }
@@ -204,7 +204,7 @@ struct ModerationStore: Sendable {
     /// A moderator sets `target`'s level by hand (nil: back to what they earn), logged with the
     /// reason; the level holds until a moderator changes it again.
     func setLevel(of target: User, to level: Int?, by admin: User, reason: String, now: Date) throws {
-        try database.write { db, changes in
+        try database.write(.cluster) { db, changes in  // a moderator's decision
             try Standing.set(target.id, to: level, now: now, db, changes)
             try log(db, admin: admin, action: level.map { "level_\($0)" } ?? "level_earned", userID: target.id, username: target.username,
                     reason: reason, now: now)
@@ -234,7 +234,7 @@ struct ModerationStore: Sendable {
     /// Bans `target` until `until` (nil: permanently) and ends their sessions. Every page may
     /// show the person, so every page changes.
     func ban(_ target: User, by admin: User, reason: String, until: Date?, postID: Int64?, now: Date) throws {
-        try database.write { db, changes in
+        try database.write(.cluster) { db, changes in  // a ban: every write of the person waits for it
             try Self.requireExists("users", id: target.id, db)
             try changes.emit(.everything)
             // The post it is about, if it is still there (its author may have deleted it meanwhile).
@@ -282,7 +282,7 @@ struct ModerationStore: Sendable {
     /// force, and changes nothing. Returns how many posts and replies went.
     @discardableResult
     func purge(_ target: User, by admin: User, reason: String, until: Date?, now: Date) throws -> Int {
-        try database.write { db, changes in
+        try database.write(.cluster) { db, changes in  // a ban and every post of the person
             try Self.requireExists("users", id: target.id, db)
             let posts = try db.all("SELECT id, city_id FROM posts WHERE user_id = ? AND removed_at IS NULL ORDER BY id", [target.id]) {
                 ModeratedPost(id: $0.int64(0), cityID: $0.int64(1), userID: target.id, username: target.username)
@@ -304,7 +304,7 @@ struct ModerationStore: Sendable {
     }
 
     func unban(_ target: User, by admin: User, reason: String, now: Date) throws {
-        try database.write { db, changes in
+        try database.write(.cluster) { db, changes in  // a moderator's decision
             try Self.requireExists("users", id: target.id, db)
             try changes.emit(.everything)
             try db.execute("UPDATE bans SET lifted_at = ? WHERE user_id = ? AND lifted_at IS NULL", now, target.id)
@@ -315,7 +315,7 @@ struct ModerationStore: Sendable {
     /// Pins a post at the top of its board until `until` (issue 45 #4): a post, not a reply,
     /// neither removed nor hidden; at most `BoardQueries.pinsPerBoard` a board at once (409).
     func pin(_ post: ModeratedPost, until: Date, now: Date) throws {
-        try database.write { db, changes in
+        try database.write(.cluster) { db, changes in  // counts a board's pins
             guard let row = try db.one("SELECT parent_id IS NULL, removed_at IS NULL AND hidden_at IS NULL FROM posts WHERE id = ?", [post.id], {
                 (isPost: $0.int(0) != 0, shown: $0.int(1) != 0)
             }) else { throw HTTPError(.notFound) }
@@ -338,7 +338,7 @@ struct ModerationStore: Sendable {
     }
 
     func unpin(_ post: ModeratedPost) throws {
-        try database.write { db, changes in
+        try database.write(.cluster) { db, changes in  // a moderator's decision
             try db.execute("UPDATE posts SET pinned_until = NULL WHERE id = ?", post.id)
             try changes.emit(.city(post.cityID))
         }
@@ -360,7 +360,7 @@ struct ModerationStore: Sendable {
     /// a removal's post is restored; a ban is lifted, with every post its "remove everything"
     /// removed in the same decision (same admin, person and moment). One transaction.
     func undo(entryID: Int64, by admin: User, reason: String, now: Date) throws -> Undone {
-        try database.write { db, changes in
+        try database.write(.cluster) { db, changes in  // undoes a decision of any kind
             guard let entry = try db.one("SELECT action, post_id, user_id, admin_id, created_at FROM moderation_log WHERE id = ?", [entryID], {
                 (action: $0.string(0), postID: $0.optionalInt64(1), userID: $0.optionalInt64(2), adminID: $0.optionalInt64(3), at: $0.double(4))
             }) else { throw HTTPError(.notFound) }

@@ -86,7 +86,7 @@ struct NotificationSettingsController {
             choices.digest = form["digest_email"] == nil ? .off : (form["digest_every"] == "weekly" ? .weekly : .daily)
         }
         let now = clock()
-        try database.write { try choices.save(for: user.id, now: now, $0) }
+        try database.write(.subject(.member(user.id))) { try choices.save(for: user.id, now: now, $0) }  // the member's own choices, replaced whole
         context.nextFlash = Flash(.settingsSaved)
         return .redirect(to: "/settings/notifications")
     }

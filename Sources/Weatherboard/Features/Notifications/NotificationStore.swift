@@ -79,7 +79,7 @@ struct NotificationStore: Sendable {
     /// A page of the member's notices, newest first, before the notice `before`, one more than a
     /// page; then every unread one is marked read (opening the list reads them), in one transaction.
     func open(userID: Int64, before: Int64?, now: Date) throws -> [Notice] {
-        try database.write { db in
+        try database.write(.subject(.member(userID))) { db in  // the member's own notices
             // The excerpt only of what the member may read now (not a post removed or hidden since,
             // unless it is their own hidden one); agreement counted as it stands (people take it back).
             let notices = try db.all("""

@@ -24,7 +24,7 @@ struct PushStore: Sendable {
 
     /// The site's key pair, made by whichever node asks first (every node then signs alike).
     func vapid(now: Date) throws -> WebPush.VAPID {
-        try database.write { db in
+        try database.write(.cluster) { db in  // one key pair for every node
             let fresh = P256.Signing.PrivateKey()
             try db.execute("""
                 INSERT INTO push_keys (id, private_key, public_key, created_at) VALUES (1, ?, ?, ?) ON CONFLICT (id) DO NOTHING
@@ -40,7 +40,7 @@ struct PushStore: Sendable {
     /// Keeps the browser's subscription for `userID` (one endpoint is one browser: a browser
     /// that changes hands moves with it).
     func subscribe(userID: Int64, endpoint: String, p256dh: String, auth: String, browser: String, now: Date) throws {
-        try database.write { db in
+        try database.write(.subjects) { db in  // an endpoint is unique by the schema
             try db.execute("""
                 INSERT INTO push_subscriptions (user_id, endpoint, p256dh, auth, browser, created_at) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (endpoint) DO UPDATE SET user_id = excluded.user_id, p256dh = excluded.p256dh, auth = excluded.auth,
@@ -54,11 +54,13 @@ struct PushStore: Sendable {
     }
 
     func unsubscribe(userID: Int64, endpoint: String) throws {
-        try database.write { try $0.execute("DELETE FROM push_subscriptions WHERE user_id = ? AND endpoint = ?", userID, endpoint) }
+        // Locks: the member's own subscription.
+        try database.write(.subjects) { try $0.execute("DELETE FROM push_subscriptions WHERE user_id = ? AND endpoint = ?", userID, endpoint) }
     }
 
     func unsubscribe(userID: Int64, id: Int64) throws {
-        try database.write { try $0.execute("DELETE FROM push_subscriptions WHERE user_id = ? AND id = ?", userID, id) }
+        // Locks: the member's own subscription.
+        try database.write(.subjects) { try $0.execute("DELETE FROM push_subscriptions WHERE user_id = ? AND id = ?", userID, id) }
     }
 
     func subscriptions(userID: Int64) throws -> [PushSubscription] {
@@ -95,7 +97,7 @@ struct PushStore: Sendable {
     /// Claims the oldest push due now for `claimFor` seconds (one sender per push, across
     /// nodes); first drops what expired, and says how many.
     func claim(now: Date, claimFor: TimeInterval) throws -> (due: Due?, expired: Int) {
-        try database.write { db in
+        try database.write(.cluster) { db in  // one sender a push across nodes
             let expired = try db.execute("DELETE FROM push_queue WHERE expires_at <= ?", now)
             let free = "(claimed_until IS NULL OR claimed_until <= ?1)"
             guard let (id, attempts, subscriptionID, notificationID) = try db.one("""
@@ -120,22 +122,23 @@ struct PushStore: Sendable {
 
     /// Delivered: gone from the queue, the browser last used now.
     func delivered(_ due: Due, now: Date) throws {
-        try database.write { db in
+        try database.write(.subjects) { db in  // one claimed push's row
             try db.execute("DELETE FROM push_queue WHERE id = ?", due.id)
             try db.execute("UPDATE push_subscriptions SET last_used_at = ? WHERE id = ?", now, due.subscription.id)
         }
     }
 
     func drop(_ id: Int64) throws {
-        try database.write { try $0.execute("DELETE FROM push_queue WHERE id = ?", id) }
+        try database.write(.subjects) { try $0.execute("DELETE FROM push_queue WHERE id = ?", id) }  // one push's row
     }
 
     /// The push service says the browser is gone (404, 410): so is the subscription, and all its pushes.
     func forget(subscription id: Int64) throws {
-        try database.write { try $0.execute("DELETE FROM push_subscriptions WHERE id = ?", id) }
+        try database.write(.subjects) { try $0.execute("DELETE FROM push_subscriptions WHERE id = ?", id) }  // one subscription and its pushes
     }
 
     func retry(_ id: Int64, at: Date) throws {
-        try database.write { try $0.execute("UPDATE push_queue SET claimed_until = NULL, next_attempt_at = ? WHERE id = ?", at, id) }
+        // Locks: one push's row.
+        try database.write(.subjects) { try $0.execute("UPDATE push_queue SET claimed_until = NULL, next_attempt_at = ? WHERE id = ?", at, id) }
     }
 }

@@ -65,7 +65,7 @@ final class RainAlerts: Sendable {
         let seconds = now.timeIntervalSince1970, until = occurrence.end.timeIntervalSince1970
         switch (told, rain) {
         case (nil, let rain?):
-            try database.write { db, changes in
+            try database.write(.cluster) { db, changes in  // told once across nodes
                 guard let id = try db.one("""
                     INSERT INTO rain_alerts (window_id, day, state, kind, spell_from, spell_to, stops_at, told_at)
                     VALUES (?, ?, 'expected', ?, ?, ?, ?, ?) ON CONFLICT (window_id, day) DO NOTHING RETURNING id
@@ -75,7 +75,7 @@ final class RainAlerts: Sendable {
                 try Notices.tell(window.userID, .rain, alert: id, pushUntil: until, now: seconds, db, changes)
             }
         case (let told?, nil) where !told.cleared && hourNow < told.from:
-            try database.write { db, changes in
+            try database.write(.cluster) { db, changes in  // told once across nodes
                 guard try db.execute("UPDATE rain_alerts SET state = 'cleared' WHERE id = ? AND state = 'expected'", told.id) == 1 else { return }
                 try Notices.tell(window.userID, .rainCleared, alert: told.id, pushUntil: until, now: seconds, db, changes)
             }

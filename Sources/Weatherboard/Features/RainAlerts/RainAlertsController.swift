@@ -67,7 +67,7 @@ struct RainAlertsController {
         if days == nil { errors.append(pages.string("error_rain_days", language)) }
         if start == nil || end == nil || start == end { errors.append(pages.string("error_rain_times", language)) }
         if lead == nil { errors.append(pages.string("error_rain_lead", language, ["max": String(RainWindow.leads.upperBound)])) }
-        let added: Bool? = try database.write { db in
+        let added: Bool? = try database.write(.subject(.member(user.id))) { db in  // the member's windows are counted under their lock
             guard let city, try BookmarkStore.contains(cityID: city.id, userID: user.id, db) else {
                 errors.insert(pages.string("error_rain_city", language), at: 0)
                 return nil
@@ -85,7 +85,7 @@ struct RainAlertsController {
     func remove(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireUser()
         guard let id = request.parameters["id"].flatMap(Int64.init) else { throw HTTPError(.notFound) }
-        try database.write { try RainWindow.remove(id, of: user.id, $0) }
+        try database.write(.subjects) { try RainWindow.remove(id, of: user.id, $0) }  // one window of the member's
         context.nextFlash = Flash(.rainWindowRemoved)
         return .redirect(to: "/settings/rain-alerts")
     }

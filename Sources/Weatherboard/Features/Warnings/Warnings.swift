@@ -106,7 +106,7 @@ final class Warnings: Sendable {
                     return new
                 }
                 for reason in new { logger.warning("warnings: \(provider.source) refused: \(LogText.oneLine(reason))") }
-                try database.write { db, changes in
+                try database.write(.cluster) { db, changes in  // warnings' threads, once across nodes
                     try WarningStore.apply(feed, source: provider.source, now: now, threads: (cities, words), db, changes)
                 }
             } catch {

@@ -395,7 +395,7 @@ public final class WeatherService: Sendable {
             // Another node may have kept them meanwhile.
             if try store.database.readStatement({ try ClimateNormals.isKept(cityID: city.id, $0) }) { return }
             let normals = try provider.normals(for: city, now: clock())
-            try store.database.write { try ClimateNormals.store(normals, cityID: city.id, $0) }
+            try store.database.write(.cluster) { try ClimateNormals.store(normals, cityID: city.id, $0) }  // a city's normals, once
             fetchOutcomes[provider.id]?.answered.increment()
             breakers.reset(provider.id)
         } catch {
