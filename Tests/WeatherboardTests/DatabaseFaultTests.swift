@@ -519,33 +519,8 @@ func freshPool(_ postgres: TestPostgres, connections: Int) throws -> (PostgresDa
         let cookie = person.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
         let token = person.csrfToken ?? ""
         let port = app.port
-        var release: () -> Void = {}
-        switch app.engine {
-        case .postgres:
-            guard let url = app.application.configuration.databaseURL, let name = url.split(separator: "/").last.map(String.init) else { return }
-            let admin = try PostgresDatabase(url: try TestPostgres.require().url("postgres"), maximumConnections: 1)
-            let pids = try admin.withConnection { connection in
-                try connection.all("SELECT pid FROM pg_stat_activity WHERE datname = ? AND pid <> pg_backend_pid()", [name]) { Int32($0.int64(0)) }
-            }
-            for pid in pids { kill(pid, SIGSTOP) }
-            release = { for pid in pids { kill(pid, SIGCONT) } }
-        case .sqlite:
-            // Another process holds the write lock (Python's sqlite3, as an operator's tool would).
-            let mark = app.folder + "/locked"
-            let holder = try ChildProcess(["/usr/bin/python3", "-c", """
-                import sqlite3, sys, time
-                c = sqlite3.connect(sys.argv[1], isolation_level=None)
-                c.execute('BEGIN EXCLUSIVE')
-                open(sys.argv[2], 'w').close()
-                time.sleep(60)
-                """, app.application.configuration.databasePath, mark])
-            try waitUntil("the other process holds the lock", timeout: 10) { FileManager.default.fileExists(atPath: mark) }
-            release = {
-                holder.signal(SIGKILL)
-                _ = holder.wait()
-            }
-        }
-        defer { release() }
+        guard let stall = try DatabaseStall(app) else { return }
+        defer { stall.release() }
 
         // Both main workers take a request that waits on the database: on SQLite a post (a
         // write), on PostgreSQL a signed-in page.
@@ -599,42 +574,14 @@ func freshPool(_ postgres: TestPostgres, connections: Int) throws -> (PostgresDa
         try person.get("/city/seoul")
         let cookie = person.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
         let port = app.port
-        var release: () -> Void = {}
-        switch app.engine {
-        case .postgres:
-            guard let url = app.application.configuration.databaseURL, let name = url.split(separator: "/").last.map(String.init) else { return }
-            let admin = try PostgresDatabase(url: try TestPostgres.require().url("postgres"), maximumConnections: 1)
-            func backends() throws -> [Int32] {
-                try admin.withConnection { connection in
-                    try connection.all("SELECT pid FROM pg_stat_activity WHERE datname = ? AND pid <> pg_backend_pid()", [name]) { Int32($0.int64(0)) }
-                }
-            }
-            // Both connections open (requests at once until the pool has made the second).
-            try waitUntil("the node holds both its connections", timeout: 20) {
-                let threads = (0..<4).map { _ in Thread { _ = try? TestClient.request(port: port, "GET", "/settings", headers: [("Cookie", cookie)]) } }
-                threads.forEach { $0.start() }
-                Thread.sleep(forTimeInterval: 0.2)
-                return try backends().count >= 2
-            }
-            let pids = try backends()
-            for pid in pids { kill(pid, SIGSTOP) }
-            release = { for pid in pids { kill(pid, SIGCONT) } }
-        case .sqlite:
-            let mark = app.folder + "/locked"
-            let holder = try ChildProcess(["/usr/bin/python3", "-c", """
-                import sqlite3, sys, time
-                c = sqlite3.connect(sys.argv[1], isolation_level=None)
-                c.execute('BEGIN EXCLUSIVE')
-                open(sys.argv[2], 'w').close()
-                time.sleep(60)
-                """, app.application.configuration.databasePath, mark])
-            try waitUntil("the other process holds the lock", timeout: 10) { FileManager.default.fileExists(atPath: mark) }
-            release = {
-                holder.signal(SIGKILL)
-                _ = holder.wait()
-            }
-        }
-        defer { release() }
+        // On PostgreSQL both connections the node may hold are open before they are frozen
+        // (requests at once until the pool has made the second): none fresh to go round.
+        guard let stall = try DatabaseStall(app, connections: 2, opening: {
+            let threads = (0..<4).map { _ in Thread { _ = try? TestClient.request(port: port, "GET", "/settings", headers: [("Cookie", cookie)]) } }
+            threads.forEach { $0.start() }
+            Thread.sleep(forTimeInterval: 0.2)
+        }) else { return }
+        defer { stall.release() }
         // Five times as many as the workers: a bookmark each (a write on SQLite, whose reads go on
         // beside the lock; a signed-in request on PostgreSQL, whose session read waits).
         let answers = Locked<[(status: Int, retryAfter: String?, seconds: Double)]>([])
@@ -655,5 +602,48 @@ func freshPool(_ postgres: TestPostgres, connections: Int) throws -> (PostgresDa
         }
         // Ten requests on two workers, each waiting out 2 s, took up to 10 s before.
         #expect(slowest < 5, "a hang detector with room for a loaded machine, not a benchmark: \(slowest) s")
+    }
+}
+
+/// The database stops answering a node's writes (and on PostgreSQL its reads): on PostgreSQL its
+/// backends are frozen (SIGSTOP: it enforces none of its own timeouts), once `connections` of them
+/// are open (`opening` makes requests until they are); on SQLite another process holds the write
+/// lock (Python's sqlite3, as an operator's tool would). `release` ends it.
+final class DatabaseStall {
+    let release: () -> Void
+
+    init?(_ app: AppHarness, connections: Int = 1, opening: () -> Void = {}) throws {
+        switch app.engine {
+        case .postgres:
+            guard let url = app.application.configuration.databaseURL, let name = url.split(separator: "/").last.map(String.init) else { return nil }
+            let admin = try PostgresDatabase(url: try TestPostgres.require().url("postgres"), maximumConnections: 1)
+            func backends() throws -> [Int32] {
+                try admin.withConnection { connection in
+                    try connection.all("SELECT pid FROM pg_stat_activity WHERE datname = ? AND pid <> pg_backend_pid()", [name]) { Int32($0.int64(0)) }
+                }
+            }
+            try waitUntil("the node holds \(connections) connections", timeout: 20) {
+                if try backends().count >= connections { return true }
+                opening()
+                return false
+            }
+            let pids = try backends()
+            for pid in pids { kill(pid, SIGSTOP) }
+            release = { for pid in pids { kill(pid, SIGCONT) } }
+        case .sqlite:
+            let mark = app.folder + "/locked"
+            let holder = try ChildProcess(["/usr/bin/python3", "-c", """
+                import sqlite3, sys, time
+                c = sqlite3.connect(sys.argv[1], isolation_level=None)
+                c.execute('BEGIN EXCLUSIVE')
+                open(sys.argv[2], 'w').close()
+                time.sleep(60)
+                """, app.application.configuration.databasePath, mark])
+            try waitUntil("the other process holds the lock", timeout: 10) { FileManager.default.fileExists(atPath: mark) }
+            release = {
+                holder.signal(SIGKILL)
+                _ = holder.wait()
+            }
+        }
     }
 }

@@ -9,6 +9,41 @@ import Testing
     /// The executable built beside the tests (`swift test` builds every product).
     static let executable = Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("weatherboard").path
 
+    /// A new site for executables the test starts: a folder (removed at the end) and a database
+    /// of the test's engine (SQLite in the folder, or a fresh PostgreSQL database, dropped at the end).
+    final class Site {
+        let folder: String
+        /// `--db PATH` or `--database-url URL`.
+        let arguments: [String]
+        private let drop: () -> Void
+
+        init(named name: String) throws {
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("wb-\(name)-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            switch TestEngine.current {
+            case .sqlite:
+                arguments = ["--db", folder + "/site.sqlite"]
+                drop = {}
+            case .postgres:
+                let postgres = try TestPostgres.require()
+                let url = try postgres.freshDatabase()
+                arguments = ["--database-url", url]
+                drop = { postgres.drop(url) }
+            }
+        }
+
+        deinit {
+            drop()
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+
+        /// The site's database, opened by the test beside the executable.
+        func open() throws -> AppDatabase {
+            try AppDatabase.open(TestEngine.current == .sqlite ? .sqlite(path: arguments[1]) : .postgres(url: arguments[1]),
+                                 migrationsDirectory: AppConfiguration.repositoryFolder("Migrations")).0
+        }
+    }
+
     final class Node {
         let process: ChildProcess
         let port: Int
@@ -41,21 +76,9 @@ import Testing
 
     @Test func everyAcknowledgedPostSurvivesAKillAndNoneIsDoubled() throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.executable), "build the weatherboard product first")
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wb-kill-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let database: [String]
-        var dropDatabase: () -> Void = {}
-        switch TestEngine.current {
-        case .sqlite:
-            database = ["--db", folder + "/site.sqlite"]
-        case .postgres:
-            let postgres = try TestPostgres.require()
-            let url = try postgres.freshDatabase()
-            database = ["--database-url", url]
-            dropDatabase = { postgres.drop(url) }
-        }
-        defer { dropDatabase() }
+        let site = try Site(named: "kill")
+        let (folder, database) = (site.folder, site.arguments)
+        defer { withExtendedLifetime(site) {} } // its database outlives the nodes
         let port = try freeLoopbackPort()
 
         let first = try Node(arguments: database, port: port, log: folder + "/first.log")
@@ -93,8 +116,7 @@ import Testing
 
         let second = try Node(arguments: database, port: port, log: folder + "/second.log")
         defer { second.stop() }
-        let (opened, _) = try AppDatabase.open(TestEngine.current == .sqlite ? .sqlite(path: folder + "/site.sqlite") : .postgres(url: database[1]),
-                                               migrationsDirectory: AppConfiguration.repositoryFolder("Migrations"))
+        let opened = try site.open()
         let stored = try opened.read { db in try db.all("SELECT body FROM posts WHERE body LIKE 'durable %'") { $0.string(0) } }
         let storedSet = Set(stored)
         let missing = acknowledged.value.filter { !storedSet.contains($0) }

@@ -30,6 +30,12 @@ import Testing
         #expect(try ConversationTests.reply(answerer, to: postID, "Yes @asker, ask @friend too").0.status == 303)
         let replyID = Int64(try app.count("SELECT max(id) FROM posts"))
         #expect(Self.unread(try asker.get("/city/seoul").1) == "1")
+        // Issue 61 #11: a link from another site opens the list and reads nothing.
+        asker.fetchSite = "cross-site"
+        let (fromElsewhere, elsewherePage) = try asker.get("/notifications")
+        asker.fetchSite = "same-origin"
+        #expect(fromElsewhere.status == 200 && elsewherePage.count("//li[@data-notification]") == 1)
+        #expect(Self.unread(try asker.get("/city/seoul").1) == "1", "still unread after a cross-site GET")
         let askerNotices = try Self.notices(asker)
         #expect(askerNotices.map(\.kind) == ["reply"])
         #expect(askerNotices.first?.href == "/posts/\(postID)#post-\(replyID)")

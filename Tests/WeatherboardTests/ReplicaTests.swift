@@ -127,6 +127,12 @@ import Testing
         #expect(document.nodes("//p[@class='post-body'][contains(., 'Clear skies at last')]").count == 1)
         let state = try #require(app.application.database.replicas?.replicas.first)
         try waitUntil("the stopped replica is passed over", timeout: 20) { !state.usable.load(ordering: .relaxed) }
+        // Issue 62 #4: the lag says -1 while the standby does not answer (it read -0.001).
+        try waitUntil("the lag reads -1", timeout: 20) {
+            try app.get("/metrics").text.split(separator: "\n").contains { line in
+                line.hasPrefix("weatherboard_replica_lag_seconds{") && (line.hasSuffix(" -1") || line.hasSuffix(" -1.0"))
+            }
+        }
         let before = (counts.primary.load(ordering: .relaxed), counts.replica.load(ordering: .relaxed))
         #expect(try reader.get("/city/seoul").0.status == 200)
         #expect(counts.primary.load(ordering: .relaxed) > before.0)

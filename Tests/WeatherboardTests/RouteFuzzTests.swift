@@ -51,18 +51,6 @@ import Testing
         return names.sorted()
     }()
 
-    /// A small deterministic generator (SplitMix64), so that a failing run can be replayed by its seed.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test func noValueInAnyFieldOfAnyRouteEndsTheProcessOrAnswers5xx() throws {
         try #require(FileManager.default.isExecutableFile(atPath: DurabilityTests.executable), "build the weatherboard product first")
         let environment = ProcessInfo.processInfo.environment
@@ -73,21 +61,9 @@ import Testing
         #expect(routes.count > 60)
         #expect(Self.fieldNames.contains("q") && Self.fieldNames.contains("body") && Self.fieldNames.contains("time_zone"))
 
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wb-fuzz-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let database: [String]
-        var dropDatabase: () -> Void = {}
-        switch TestEngine.current {
-        case .sqlite:
-            database = ["--db", folder + "/site.sqlite"]
-        case .postgres:
-            let postgres = try TestPostgres.require()
-            let url = try postgres.freshDatabase()
-            database = ["--database-url", url]
-            dropDatabase = { postgres.drop(url) }
-        }
-        defer { dropDatabase() }
+        let site = try DurabilityTests.Site(named: "fuzz")
+        let (folder, database) = (site.folder, site.arguments)
+        defer { withExtendedLifetime(site) {} } // its database outlives the nodes
         let port = try freeLoopbackPort()
         let log = folder + "/node.log"
         let node = try DurabilityTests.Node(arguments: database + ["--searches-per-minute", "1000000", "--sign-ins-per-minute", "1000000",
@@ -102,8 +78,7 @@ import Testing
         try admin.signUp("admin")
         try member.postOnBoard("seoul", "world")
         try member.get("/city/seoul")
-        let (opened, _) = try AppDatabase.open(TestEngine.current == .sqlite ? .sqlite(path: folder + "/site.sqlite") : .postgres(url: database[1]),
-                                               migrationsDirectory: AppConfiguration.repositoryFolder("Migrations"))
+        let opened = try site.open()
         defer { try? opened.close() }
         try opened.write(.cluster) { db in try db.execute("UPDATE users SET role = 'admin' WHERE username = 'admin'") }
         let postID = try opened.read { db in try db.one("SELECT max(id) FROM posts") { $0.int64(0) } } ?? 1
@@ -133,7 +108,7 @@ import Testing
         }
         #expect(ownFields["/search/posts"]?.contains("q") == true, "\(ownFields.keys.sorted())")
 
-        var generator = Generator(state: seed)
+        var generator = SeededGenerator(seed: seed)
         func value() -> String {
             switch Int.random(in: 0..<3, using: &generator) {
             case 0: return Self.ordinary.randomElement(using: &generator)!

@@ -227,8 +227,10 @@ public final class Application: Sendable {
                 metrics.sample("weatherboard_replica_usable", dimensions: [("replica", replica.name)]) {
                     replica.usable.load(ordering: .relaxed) ? 1 : 0
                 }
+                // -1 exactly while the standby does not answer (the documented sentinel; -1 ms read -0.001).
                 metrics.sample("weatherboard_replica_lag_seconds", dimensions: [("replica", replica.name)]) {
-                    Double(replica.lagMilliseconds.load(ordering: .relaxed)) / 1000
+                    let lag = replica.lagMilliseconds.load(ordering: .relaxed)
+                    return lag < 0 ? -1 : Double(lag) / 1000
                 }
             }
         }

@@ -77,8 +77,9 @@ struct NotificationStore: Sendable {
     }
 
     /// A page of the member's notices, newest first, before the notice `before`, one more than a
-    /// page; then every unread one is marked read (opening the list reads them), in one transaction.
-    func open(userID: Int64, before: Int64?, now: Date) throws -> [Notice] {
+    /// page; then, when `marksRead`, every unread one is marked read (opening the list reads
+    /// them), in one transaction.
+    func open(userID: Int64, before: Int64?, now: Date, marksRead: Bool = true) throws -> [Notice] {
         try database.write(.subject(.member(userID))) { db in  // the member's own notices
             // The excerpt only of what the member may read now (not a post removed or hidden since,
             // unless it is their own hidden one); agreement counted as it stands (people take it back).
@@ -88,7 +89,7 @@ struct NotificationStore: Sendable {
                   AND (n.kind <> 'reaction' OR EXISTS (SELECT 1 FROM reactions x WHERE x.post_id = n.post_id))
                 ORDER BY n.id DESC LIMIT ?4
                 """, [userID, before ?? Int64.max, now.timeIntervalSince1970 - Notices.keptFor, Self.pageSize + 1], Notice.init(row:))
-            try db.execute("UPDATE notifications SET read_at = ? WHERE user_id = ? AND read_at IS NULL", now, userID)
+            if marksRead { try db.execute("UPDATE notifications SET read_at = ? WHERE user_id = ? AND read_at IS NULL", now, userID) }
             return notices
         }
     }

@@ -23,10 +23,13 @@ struct NotificationsController {
         let before = try request.queryCursor("before")
         let language = context.language
         let now = clock()
-        let notices = try store.open(userID: user.id, before: before, now: now)
+        // Opened from another site (a link there, `Sec-Fetch-Site: cross-site` or `same-site`):
+        // shown, but nothing is marked read, as a GET from elsewhere changes nothing.
+        let fromElsewhere = ["cross-site", "same-site"].contains(request.headers["Sec-Fetch-Site"] ?? "")
+        let notices = try store.open(userID: user.id, before: before, now: now, marksRead: !fromElsewhere)
         let shown = notices.prefix(NotificationStore.pageSize)
         var layout = pages.layout(context, title: pages.string("notifications", language))
-        layout.currentUser?.unread = 0 // read now
+        if !fromElsewhere { layout.currentUser?.unread = 0 } // read now
         let relativeTimes = board.relativeTimes(language)
         var page = NotificationsPage(layout: layout, items: shown.map { notice in
             NotificationsPage.Item(id: notice.id, kind: notice.kind.rawValue, text: notice.text(pages, language), excerpt: notice.excerpt, href: notice.href,
