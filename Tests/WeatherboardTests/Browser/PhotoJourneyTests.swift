@@ -8,7 +8,7 @@ import Testing
 @Suite(.serialized) struct PhotoJourneyTests {
     @Test func aPhotoFromAPhoneInKoreanIsPreviewedPostedAndShownWithItsDescription() throws {
         guard let site = try BrowserJourneyTests.start(width: 375, acceptLanguage: "ko-KR,ko",
-                                                       configure: { $0.limits.secondsBetweenPosts = 0 }) else { return }
+                                                       configure: { $0.limits.secondsBetweenPosts = 0; $0.limits.photos.perDay = 20 }) else { return }
         defer { withExtendedLifetime(site) {} }
         let (app, browser, base) = (site.app, site.browser, site.base)
         try BrowserJourneyTests.signUp(browser, base, "haneul")
@@ -36,7 +36,7 @@ import Testing
 
     @Test func onSlow3GABoardOfPhotosPaintsFirstAndFetchesOnlyWhatIsInViewAtThePhonesSize() throws {
         guard let site = try BrowserJourneyTests.start(width: 375, acceptLanguage: "ko-KR,ko",
-                                                       configure: { $0.limits.secondsBetweenPosts = 0 }) else { return }
+                                                       configure: { $0.limits.secondsBetweenPosts = 0; $0.limits.photos.perDay = 20 }) else { return }
         defer { withExtendedLifetime(site) {} }
         let (app, browser, base) = (site.app, site.browser, site.base)
         let poster = app.browser()

@@ -294,7 +294,7 @@ public final class WeatherService: Sendable {
                 (aboutTheAnswer ? fetchOutcomes[provider.id]?.unusable : fetchOutcomes[provider.id]?.failed)?.increment()
                 if aboutTheAnswer {
                     let until = unusableAnswers.unusable(provider.id, city: city.id, at: clock())
-                    logger.warning("weather provider \(provider.id): \(city.slug)'s answer could not be used (\(LogText.oneLine(error))); asked again at \(DateFormatting.iso8601(until))")
+                    logger.warning("weather provider \(provider.id) failed for \(city.slug), its answer unusable (\(LogText.oneLine(error))); asked again at \(DateFormatting.iso8601(until))")
                 } else {
                     logger.warning("weather provider \(provider.id) failed for \(city.slug): \(LogText.oneLine(error))")
                     breakers.trip(provider.id, at: clock())
