@@ -95,6 +95,20 @@ final class NWSStub: Sendable {
 
     static func warnings(_ page: MarkupDocument) -> [MarkupDocument.Node] { page.nodes("//section[@class='warnings']//*[@data-warning]") }
 
+    /// Issue 61 #4: an answer of many small alerts is taken up to `NWSAlerts.alertsPerPoll`, the
+    /// most severe first (wherever they are in the answer), and the rest said once in the log.
+    @Test func manyAlertsAreTakenMostSevereFirstUpToTheLimit() throws {
+        let stub = try NWSStub()
+        let minor = (0..<(NWSAlerts.alertsPerPoll + 10)).map { Self.alert("urn:oid:minor-\($0)", event: "Frost Advisory", severity: "Minor", geometry: Self.losAngeles) }
+        let extreme = (0..<20).map { Self.alert("urn:oid:extreme-\($0)", event: "Flash Flood Warning", severity: "Extreme", geometry: Self.losAngeles) }
+        try stub.alerts(minor + extreme)
+        let app = try AppHarness { $0.warningsNWSURL = stub.url; $0.warningsEvery = 3600 }
+        Self.firstPoll(app)
+        #expect(try app.count("SELECT count(*) FROM warnings WHERE source = 'nws'") == NWSAlerts.alertsPerPoll)
+        #expect(try app.count("SELECT count(*) FROM warnings WHERE source = 'nws' AND severity = 'extreme'") == 20)
+        #expect(app.log.lines.filter { $0.contains("alerts in one answer, the \(NWSAlerts.alertsPerPoll) most severe taken") }.count == 1)
+    }
+
     @Test func warningsReachTheCitiesTheyCoverAndChangeWithTheFeed() throws {
         let stub = try NWSStub()
         try stub.zone("/zones/forecast/NYZ072", polygon: Self.box(around: 40.71427, -74.00597))

@@ -22,6 +22,10 @@ final class NWSAlerts: WarningProvider {
     /// Vertices matched in one poll, at most (a warning holds at most `WarningArea.maximumVertices`):
     /// the rest of the alerts wait for the next poll.
     static let verticesPerPoll = 200_000
+    /// Alerts taken from one answer, at most: cancellations and updates first, then the most
+    /// severe. An answer of 5,000 small alerts once took a node to 1.8 GB and most of a core each
+    /// poll; the country rarely has more than a few hundred in force.
+    static let alertsPerPoll = 500
 
     init(baseURL: String, timeout: TimeInterval = 10) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
@@ -34,9 +38,13 @@ final class NWSAlerts: WarningProvider {
         guard status == 200 else { throw UpstreamError("nws: HTTP \(status)") }
         let parsed = try Self.parse(body, now: now)
         var feed = WarningFeed(warnings: [], refused: parsed.refused)
+        let taken = Self.mostSevere(parsed.alerts, count: Self.alertsPerPoll)
+        if taken.count < parsed.alerts.count {
+            feed.refused.append("nws: \(parsed.alerts.count) alerts in one answer, the \(taken.count) most severe taken")
+        }
         var zoneBudget = Self.zonesPerPoll, vertexBudget = Self.verticesPerPoll
         let here = cities.filter { Self.countries.contains($0.country) }
-        for (incoming, zoneIDs) in parsed.alerts {
+        for (incoming, zoneIDs) in taken {
             var area = incoming.area
             if area.polygons.isEmpty {
                 for zone in zoneIDs {
@@ -95,6 +103,19 @@ final class NWSAlerts: WarningProvider {
     /// that are not for real (tests, exercises) are left out, and any other that cannot be
     /// taken is refused with its reason. An answer that is not a collection of features (an
     /// error document, XML with status 200) throws.
+    /// At most `count` of `alerts`, in the answer's order: cancellations and updates (which end or
+    /// change what is shown) before new alerts, then the most severe; ties by their place in the answer.
+    static func mostSevere<Area>(_ alerts: [(IncomingWarning, Area)], count: Int) -> [(IncomingWarning, Area)] {
+        guard alerts.count > count else { return alerts }
+        let ranked = alerts.indices.sorted { a, b in
+            let (x, y) = (alerts[a].0, alerts[b].0)
+            if (x.kind == .alert) != (y.kind == .alert) { return x.kind != .alert }
+            if x.warning.severity != y.warning.severity { return x.warning.severity > y.warning.severity }
+            return a < b
+        }
+        return ranked.prefix(count).sorted().map { alerts[$0] }
+    }
+
     static func parse(_ body: Data, now: Date) throws -> (alerts: [(IncomingWarning, [ZoneID])], refused: [String]) {
         let object: Any
         do {
