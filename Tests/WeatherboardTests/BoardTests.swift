@@ -227,6 +227,24 @@ import HTTPTestSupport
         #expect(try app.count("SELECT count(*) FROM posts") == 0)
     }
 
+    /// Issue 61 #11: the feed's links followed whatever `Host` a request sent; with `--public-url`
+    /// they are the site's own, whoever asks.
+    @Test func theFeedsLinksAreThePublicAddressWhateverHostIsSent() throws {
+        let app = try AppHarness { $0.publicURL = "https://weather.example" }
+        let mia = app.browser()
+        try mia.signUp("mia")
+        try mia.postOnBoard("seoul", "Fog on the river")
+        let client = try TestClient(port: app.port)
+        try client.send("GET /city/seoul/feed.atom HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n")
+        let feed = try client.readResponse()
+        #expect(feed.status == 200)
+        let xml = try MarkupDocument(feed.body, as: .xml)
+        let links = xml.nodes("//*[local-name()='link']").compactMap { $0["href"] }
+        #expect(!links.isEmpty)
+        #expect(links.allSatisfy { $0.hasPrefix("https://weather.example/") }, "\(links)")
+        #expect(!feed.text.contains("evil.example"))
+    }
+
     @Test func theAtomFeedIsValidXMLOfTheVisiblePosts() throws {
         let app = try AppHarness()
         let mia = app.browser()

@@ -365,7 +365,7 @@ public final class Application: Sendable {
                                         inEventMode: { [clock] in warnings.inEventMode(city: $0, now: clock()) },
                                         photoLimits: configuration.limits.photos)
         BoardController(pages: pages, store: BoardStore(database: database, effects: BoardNotices()), index: cities, rules: postingRules,
-                        photos: photoProcessor, clock: clock, logger: logger,
+                        photos: photoProcessor, clock: clock, publicURL: configuration.publicURL, logger: logger,
                         cityPageWithComposer: { city, context, composer, status in
                             try cityPage.page(city, context, before: nil, composer: composer, status: status)
                         }).addRoutes(to: router)

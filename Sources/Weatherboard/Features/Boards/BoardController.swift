@@ -11,6 +11,9 @@ struct BoardController {
     /// Turns an attached photo into what the site keeps (nil: photos are not taken).
     let photos: PhotoProcessor
     let clock: @Sendable () -> Date
+    /// `--public-url`: the feed's absolute links. Without it (development) the request's `Host`,
+    /// if it is a plain host name, as the node cannot know the address people use.
+    var publicURL: String? = nil
     /// Where a form given back on database trouble is logged with its cause.
     let logger: Logger
     /// The city page with the post form given back (the text as typed, why it was refused).
@@ -173,8 +176,13 @@ struct BoardController {
     func feed(_ request: Request, _ context: AppContext) throws -> Response {
         let city = try index.city(named: request)
         let posts = try store.board(cityID: city.id, viewer: context.user, before: nil)
-        let host = request.headers["Host"].flatMap { $0.allSatisfy { $0.isLetter || $0.isNumber || ".-:[]".contains($0) } ? $0 : nil } ?? "localhost"
-        let base = "http://\(host)"
+        let base: String
+        if let publicURL, !publicURL.isEmpty {
+            base = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
+        } else {
+            let host = request.headers["Host"].flatMap { $0.allSatisfy { $0.isLetter || $0.isNumber || ".-:[]".contains($0) } ? $0 : nil } ?? "localhost"
+            base = "http://\(host)"
+        }
         let entries = posts.filter { $0.reportedByViewerAt == nil }.map { post in
             FeedView.Entry(id: "tag:weatherboard,2026:post/\(post.id)", title: String(post.body.prefix(60)),
                            author: post.displayName ?? pages.string("deleted_user", context.language),
