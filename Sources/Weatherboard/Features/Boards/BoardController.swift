@@ -38,6 +38,11 @@ struct BoardController {
         let (skyTyped, feelsTyped) = (context.form["sky"].map { String($0.prefix(16)) }, context.form["feels"].map { String($0.prefix(16)) })
         let altTyped = TextPolicy.photoAlt.typed(context.form["photo_alt"])
         func refuse(_ refusal: PostingRules.Refusal) throws -> Response {
+            // Sent again (a double click, a retry after a timeout): it is saved; show it.
+            if let existing = refusal.duplicateOf {
+                context.nextFlash = Flash(.postAlreadySaved)
+                return .redirect(to: "/city/\(city.slug)#post-\(existing)")
+            }
             var response = try cityPageWithComposer(city, context, Composer(text: typed.text, error: pages.string(refusal.key, context.language, refusal.arguments),
                                                                             sky: skyTyped, feels: feelsTyped, photoAlt: altTyped.text),
                                                     refusal.status)
@@ -63,10 +68,6 @@ struct BoardController {
             // #2): the pace, the day, the same post sent again, the day's photos, then the day's decodes.
             let now = clock().timeIntervalSince1970
             if let refusal = try store.refusalBeforeWork(cityID: city.id, userID: user.id, body: body, now: now, rules: rules) {
-                if let existing = refusal.duplicateOf {
-                    context.nextFlash = Flash(.postAlreadySaved)
-                    return .redirect(to: "/city/\(city.slug)#post-\(existing)")
-                }
                 return try refuse(refusal)
             }
             if try store.database.readStatement({ try PhotoQueries.postedTheirDay(user.id, limits: rules.photoLimits, now: now, $0) }) {
@@ -87,11 +88,6 @@ struct BoardController {
         do {
             if let refusal = try store.create(cityID: city.id, userID: user.id, body: body, observation: observation, photo: photo,
                                               now: now, rules: rules) {
-                // Sent again (a double click, a retry after a timeout): it is saved; show it.
-                if let existing = refusal.duplicateOf {
-                    context.nextFlash = Flash(.postAlreadySaved)
-                    return .redirect(to: "/city/\(city.slug)#post-\(existing)")
-                }
                 return try refuse(refusal)
             }
         } catch let error as SQLError where error.isTemporary {
