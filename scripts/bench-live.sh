@@ -35,16 +35,13 @@ stop_server() {
 }
 trap 'stop_server; [[ -z $CLUSTER_DIR ]] || scripts/cluster.sh stop "$CLUSTER_DIR"; rm -rf "$WORK"' EXIT
 wait_healthy() { for _ in $(seq 1 300); do curl -fs "$1/healthz" >/dev/null 2>&1 && return 0; sleep 0.2; done; echo "$1 did not come up" >&2; return 1; }
-csrf_of() { grep -o 'name="csrf_token" value="[^"]*"' | sed -n '1{s/.*value="//; s/"$//; p;}'; }
 rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
-# Signs up a person on BASE_URL; prints "COOKIE<TAB>TOKEN" for posting on Seoul's board.
+# Signs up a person on BASE_URL; prints the session cookie for posting on Seoul's board.
 member() { # BASE_URL NAME
-    local jar="$WORK/$2.jar" token
-    token=$(curl -fsS -c "$jar" -b "$jar" "$1/signup" | csrf_of)
-    curl -fsS -o /dev/null -c "$jar" -b "$jar" --data-urlencode "csrf_token=$token" --data-urlencode "username=$2" \
+    local jar="$WORK/$2.jar"
+    curl -fsS -o /dev/null -c "$jar" -b "$jar" -H "Sec-Fetch-Site: same-origin" --data-urlencode "username=$2" \
         --data-urlencode "display_name=Bench $2" --data-urlencode "password=a long bench password" "$1/signup"
-    token=$(curl -fsS -c "$jar" -b "$jar" "$1/city/seoul" | csrf_of)
-    printf 'session=%s\t%s\n' "$(awk '$6 == "session" {print $7}' "$jar")" "$token"
+    printf 'session=%s\n' "$(awk '$6 == "session" {print $7}' "$jar")"
 }
 rate() { awk '/Requests\/sec/ {print $2}' "$1"; }
 
@@ -59,7 +56,7 @@ taskset -c 0 "$BIN" serve --port "$PORT" --db "$WORK/live.sqlite" --weather demo
     "${STREAM_ARGS[@]}" >"$OUT/server.log" 2>&1 &
 SERVER_PID=$!
 wait_healthy "$BASE"
-IFS=$'\t' read -r COOKIE TOKEN < <(member "$BASE" livebench)
+COOKIE=$(member "$BASE" livebench)
 taskset -c 1 wrk -t1 -c64 -d2s "$BASE/city/seoul" >/dev/null # warm-up
 
 # 1. The city page alone.
@@ -74,7 +71,7 @@ after=$(rss_kib "$SERVER_PID")
 taskset -c 1 wrk -t1 -c64 -d"$DURATION" --latency "$BASE/city/seoul" >"$OUT/page-with-streams.txt"
 kill $LOAD_PID; wait $LOAD_PID 2>/dev/null || true
 # 3. One post to every stream.
-taskset -c 1 "$LOAD" --port "$PORT" --streams "$STREAMS" --cookie "$COOKIE" --token "$TOKEN" >"$OUT/one-post.txt" 2>&1
+taskset -c 1 "$LOAD" --port "$PORT" --streams "$STREAMS" --cookie "$COOKIE" >"$OUT/one-post.txt" 2>&1
 stop_server
 
 {
@@ -90,7 +87,7 @@ if [[ -n ${CLUSTER:-} ]]; then
     CLUSTER_DIR="$WORK/cluster"
     BIN="$BIN" NODE_PORTS="8091 8092" NODE_ARGS="--weather demo --log-level warning ${STREAM_ARGS[*]}" NODE_PREFIX="taskset -c 0" \
         scripts/cluster.sh start "$CLUSTER_DIR" >"$OUT/cluster.log"
-    IFS=$'\t' read -r COOKIE TOKEN < <(member "http://127.0.0.1:8091" clusterbench)
-    taskset -c 1 "$LOAD" --port 8092 --streams "$CLUSTER_STREAMS" --post-port 8091 --cookie "$COOKIE" --token "$TOKEN" >"$OUT/two-nodes.txt" 2>&1
+    COOKIE=$(member "http://127.0.0.1:8091" clusterbench)
+    taskset -c 1 "$LOAD" --port 8092 --streams "$CLUSTER_STREAMS" --post-port 8091 --cookie "$COOKIE" >"$OUT/two-nodes.txt" 2>&1
     echo "two nodes (post on A, streams on B): $(grep '^event' "$OUT/two-nodes.txt")" | tee -a "$OUT/results.txt"
 fi

@@ -6,7 +6,7 @@
 # warm-up and then REPS runs of DURATION per scenario, medians reported.
 #   ours: release build, a fresh SQLite database, demo weather, Seoul's board seeded through the
 #         forms with 200 posts by 20 people; anonymous city page, signed-in city page, home page,
-#         and a 90 % GET / 10 % POST mix whose POSTs are signed in and carry the CSRF token
+#         and a 90 % GET / 10 % POST mix whose POSTs are signed in
 #         (scripts/post-mix-signed-in.lua); posting limits are lifted for the run.
 #   peer: ../shared/peers/hummingbird-board, seeded by its own `seed`; its city page and its mix.
 # The bare server's `/plaintext` against nginx (one process, `return 200`), the floor the site's
@@ -68,12 +68,14 @@ wait_healthy() { # URL [tries]
 # One scenario: warm-up, REPS runs; prints "req/s p99" (medians) and keeps wrk's output.
 measure() { # NAME URL [wrk args...]
     local name=$1 url=$2; shift 2
-    # Every current browser says where a request comes from (docs/security.md): pages for it
-    # carry no token and can be shared. A client that does not gets a page of its own.
-    taskset -c 1 wrk -t1 -c"$CONNS" -d"$WARMUP" -H "Sec-Fetch-Site: same-origin" "$@" "$url" >/dev/null 2>&1 || true
+    # Every current browser says where a request comes from (docs/security.md); a scenario that
+    # passes FETCH_METADATA=0 in its environment leaves it out, as older browsers and scripts do.
+    local site=(-H "Sec-Fetch-Site: same-origin")
+    [[ ${FETCH_METADATA:-1} == 0 ]] && site=()
+    taskset -c 1 wrk -t1 -c"$CONNS" -d"$WARMUP" "${site[@]}" "$@" "$url" >/dev/null 2>&1 || true
     local rates=() p99s=()
     for rep in $(seq 1 "$REPS"); do
-        taskset -c 1 wrk -t1 -c"$CONNS" -d"$DURATION" --latency -H "Sec-Fetch-Site: same-origin" "$@" "$url" >"$OUT/$name-$rep.txt" 2>&1
+        taskset -c 1 wrk -t1 -c"$CONNS" -d"$DURATION" --latency "${site[@]}" "$@" "$url" >"$OUT/$name-$rep.txt" 2>&1
         rates+=("$(awk '/Requests\/sec/ {print $2}' "$OUT/$name-$rep.txt")")
         p99s+=("$(awk '$1 == "99%" {print $2}' "$OUT/$name-$rep.txt")")
         if grep -q "Non-2xx or 3xx" "$OUT/$name-$rep.txt"; then echo "warning: $name had error answers (see $OUT/$name-$rep.txt)" >&2; fi
@@ -265,9 +267,9 @@ if [[ -z ${SKIP_CALLGRIND:-} ]] && command -v valgrind >/dev/null; then
     # the opening reads its rows again and renders and deflates the member's own view of each
     # (what a member pays once after each change to a board they post on; kept until the next).
     count_after_a_new_post() {
-        local cookie token reader
-        IFS=$'\t' read -r cookie token < <(sed -n 2p "$WORK/sessions.tsv")
-        reader=$(sed -n 20p "$WORK/sessions.tsv" | cut -f1)
+        local cookie reader
+        cookie=$(sed -n 2p "$WORK/sessions.tsv")
+        reader=$(sed -n 20p "$WORK/sessions.tsv")
         while read -r slug; do
             curl -fsS -o /dev/null -H "Cookie: $cookie" -H "Sec-Fetch-Site: same-origin" \
                 --data-urlencode "body=Meanwhile in $slug: the wind turned (run $RANDOM)" "$BASE/city/$slug/posts"

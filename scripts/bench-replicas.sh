@@ -32,19 +32,16 @@ PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 mkdir -p "$OUT"
 trap 'cp "$DIR"/node-*.log "$OUT/" 2>/dev/null || true; scripts/cluster.sh stop "$DIR" >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
 
-csrf_of() { grep -o 'name="csrf_token" value="[^"]*"' | sed -n '1{s/.*value="//; s/"$//; p;}'; }
 
 scripts/cluster.sh stop "$DIR" >/dev/null 2>&1 || true
 BIN=$BIN REPLICA=1 NODE_PREFIX="taskset -c 0" \
     NODE_ARGS="--weather demo --seconds-between-posts 0 --posts-per-day 1000000 --sign-ups-per-hour 1000000 --weather-fresh-minutes 1 --weather-fetches-per-minute 100000000 --weather-cold-fetches-per-client 100000000 --weather-cold-fetches-per-hour 100000000" \
     scripts/cluster.sh start "$DIR" >/dev/null
 
-sign_up() { # NAME JAR: a member through the form; prints "cookie-header<TAB>csrf-token"
-    local token
-    token=$(curl -fsS -c "$2" -b "$2" "$BASE/signup" | csrf_of)
-    curl -fsS -o /dev/null -c "$2" -b "$2" --data-urlencode "csrf_token=$token" --data-urlencode "username=$1" \
+sign_up() { # NAME JAR: a member through the form; prints the cookie header
+    curl -fsS -o /dev/null -c "$2" -b "$2" -H "Sec-Fetch-Site: same-origin" --data-urlencode "username=$1" \
         --data-urlencode "display_name=$1" --data-urlencode "password=a long bench password for $1" "$BASE/signup"
-    printf 'session=%s\t%s\n' "$(awk '$6 == "session" {print $7}' "$2")" "$token"
+    printf 'session=%s\n' "$(awk '$6 == "session" {print $7}' "$2")"
 }
 : >"$WORK/sessions.tsv"
 for person in $(seq 1 20); do sign_up "reader$person" "$WORK/reader-$person.jar" >>"$WORK/sessions.tsv"; done
@@ -57,8 +54,8 @@ person=0
 for slug in $(head -50 "$WORK/slugs.txt"); do
     for _ in $(seq 1 "${POSTS_PER_BOARD:-20}"); do
         person=$(( person % 20 + 1 ))
-        IFS=$'\t' read -r cookie token < <(sed -n "${person}p" "$WORK/sessions.tsv")
-        curl -fsS -o /dev/null -H "Cookie: $cookie" -H "Sec-Fetch-Site: same-origin" --data-urlencode "csrf_token=$token" \
+        IFS=$'\t' read -r cookie < <(sed -n "${person}p" "$WORK/sessions.tsv")
+        curl -fsS -o /dev/null -H "Cookie: $cookie" -H "Sec-Fetch-Site: same-origin" \
             --data-urlencode "body=What is it like in $slug right now? Reader $person asks" "$BASE/city/$slug/posts"
     done
 done
@@ -74,14 +71,13 @@ for node in 8091 8092; do before+=("$(reads $node primary)" "$(reads $node repli
 
 # Members who post, then open the board they posted on: each post must be on that next page.
 post_and_look() { # UNTIL (epoch seconds)
-    local n=0 seen=0 member slug token text
+    local n=0 seen=0 member slug text
     while (( $(date +%s) < $1 )); do
         n=$(( n + 1 )); member=$(( n % 8 + 1 ))
         slug=$(sed -n "$(( n % 50 + 1 ))p" "$WORK/slugs.txt")
-        token=$(cut -f2 "$WORK/poster-$member.tsv")
         text="Checking $n from poster $member on $slug"
         curl -fsS -o /dev/null -b "$WORK/poster-$member.jar" -c "$WORK/poster-$member.jar" -H "Sec-Fetch-Site: same-origin" \
-            --data-urlencode "csrf_token=$token" --data-urlencode "body=$text" "$BASE/city/$slug/posts"
+            --data-urlencode "body=$text" "$BASE/city/$slug/posts"
         if curl -fsS --compressed -b "$WORK/poster-$member.jar" -c "$WORK/poster-$member.jar" -H "Sec-Fetch-Site: same-origin" \
             "$BASE/city/$slug" | grep -F "$text" >/dev/null; then seen=$(( seen + 1 )); fi
     done

@@ -38,7 +38,7 @@ for _ in $(seq 1 300); do curl -fs "$BASE/healthz" >/dev/null 2>&1 && break; sle
 seed_members 1
 seed_conversation
 READER=$(sed -n 19p "$WORK/sessions.tsv" | cut -f1)
-IFS=$'\t' read -r REPLIER TOKEN < <(sed -n 20p "$WORK/sessions.tsv")
+REPLIER=$(sed -n 20p "$WORK/sessions.tsv")
 POST=$(curl -fsS -H "Cookie: $READER" "$BASE/city/seoul" | grep -o 'data-post-id="[0-9]*" data-author' | head -1 | grep -o '[0-9]\+')
 [[ -n $POST ]] || { echo "no post to reply to" >&2; exit 1; }
 [[ $FETCH == shared ]] && MODE=() || MODE=(--fetch replies)
@@ -46,6 +46,6 @@ POST=$(curl -fsS -H "Cookie: $READER" "$BASE/city/seoul" | grep -o 'data-post-id
     echo "# bench-storm $(date -u +%FT%TZ) on $(uname -srm), $(nproc) CPUs, build $(git rev-parse --short HEAD)"
     echo "# $PAGES pages on /city/seoul/live, a reply a second for $SECONDS_OF_STORM s under post $POST, fetching: $FETCH"
     taskset -c 1 "$LIVELOAD" --port "$PORT" --streams "$PAGES" --path /city/seoul/live --stream-cookie "$READER" \
-        --storm "$SECONDS_OF_STORM" --cookie "$REPLIER" --token "$TOKEN" --post-path "/posts/$POST/replies" \
+        --storm "$SECONDS_OF_STORM" --cookie "$REPLIER" --post-path "/posts/$POST/replies" \
         --server-pid "$SERVER_PID" "${MODE[@]}"
 } | tee "$OUT/summary-$FETCH.txt"

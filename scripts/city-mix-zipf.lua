@@ -6,7 +6,8 @@
 --     wrk -t1 -c64 -d30s --latency -s scripts/city-mix-zipf.lua http://127.0.0.1:8080
 --
 -- SLUGS: one slug per line, most visited first (scripts/bench-pages.sh writes the 2,000 largest
--- cities). SESSIONS: "cookie-header<TAB>csrf-token" lines (only the cookie is used). PATH_PREFIX
+-- cities). SESSIONS: a cookie header per line (more fields after a tab are ignored). FETCH_METADATA=0
+-- leaves out `Sec-Fetch-Site`, as older browsers and scripts do. PATH_PREFIX
 -- ("/city/" by default) lets the same script drive the peer. wrk's LuaJIT has no `//`:
 -- integer division is math.floor(a / b).
 
@@ -16,6 +17,7 @@ local sessions = {}
 local signed_in_pct = tonumber(os.getenv("SIGNED_IN_PCT") or "20")
 local prefix = os.getenv("PATH_PREFIX") or "/city/"
 local exponent = tonumber(os.getenv("ZIPF_S") or "1")
+local fetch_metadata = os.getenv("FETCH_METADATA") ~= "0"
 
 function init(args)
   math.randomseed(os.time() + math.floor(os.clock() * 1000000))
@@ -32,7 +34,7 @@ function init(args)
   local file = os.getenv("SESSIONS")
   if file and file ~= "" then
     for line in io.lines(file) do
-      local cookie = line:match("^(.-)\t")
+      local cookie = line:match("^([^\t]+)")
       if cookie then table.insert(sessions, cookie) end
     end
   end
@@ -49,8 +51,9 @@ local function draw()
 end
 
 function request()
-  -- A browser's request: it says where it comes from (pages for it carry no token).
-  local headers = { ["Accept-Encoding"] = "gzip", ["Sec-Fetch-Site"] = "same-origin" }
+  -- A browser's request: a current one says where it comes from.
+  local headers = { ["Accept-Encoding"] = "gzip" }
+  if fetch_metadata then headers["Sec-Fetch-Site"] = "same-origin" end
   if #sessions > 0 and math.random(100) <= signed_in_pct then
     headers["Cookie"] = sessions[math.random(#sessions)]
   end

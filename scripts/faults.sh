@@ -41,7 +41,6 @@ cluster start >"$OUT/cluster.log"
 psql_as() { # ROLE SQL: on the drill's database
     su postgres -s /bin/sh -c "$PG_BIN/psql -h 127.0.0.1 -p $PG_PORT -U $1 -d weatherboard -X -q -t -A -v ON_ERROR_STOP=1 -c \"$2\""
 }
-csrf_of() { grep -o 'name="csrf_token" value="[^"]*"' | sed -n '1{s/.*value="//; s/"$//; p;}'; }
 phase() { echo "$1" >"$WORK/phase.next" && mv "$WORK/phase.next" "$WORK/phase"; echo "$(date +%T) $1" >&2; }
 now() { date +%s.%N; }
 phase calm
@@ -50,10 +49,8 @@ touch "$WORK/running"
 : >"$WORK/acknowledged"
 
 sign_up() { # NAME JAR: a member, signed in; retried while the node is busy hashing others' passwords (503)
-    local token
     for _ in $(seq 1 30); do
-        token=$(curl -fsS -c "$2" -b "$2" "$BASE/signup" | csrf_of)
-        curl -fsS -o /dev/null -c "$2" -b "$2" --data-urlencode "csrf_token=$token" --data-urlencode "username=$1" \
+        curl -fsS -o /dev/null -c "$2" -b "$2" -H "Sec-Fetch-Site: same-origin" --data-urlencode "username=$1" \
             --data-urlencode "display_name=$1" --data-urlencode "password=a long drill password for $1" "$BASE/signup" 2>/dev/null && return 0
         sleep 1
     done
@@ -61,16 +58,15 @@ sign_up() { # NAME JAR: a member, signed in; retried while the node is busy hash
 }
 
 writer() { # N: one member posting on Seoul's board through nginx
-    local n=$1 jar="$WORK/writer-$n.jar" token seq=0 text tries answer
+    local n=$1 jar="$WORK/writer-$n.jar" seq=0 text tries answer
     sign_up "drill$n" "$jar"
-    token=$(curl -fsS -c "$jar" -b "$jar" "$BASE/city/seoul" | csrf_of)
     while [[ -f $WORK/running ]]; do
         seq=$((seq + 1))
         text="Drill writer $n, post $seq: rain at the bus stop, umbrellas out"
         for tries in 1 2 3 4 5; do
             local label; label=$(cat "$WORK/phase")
             answer=$(curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time 20 -b "$jar" -c "$jar" \
-                --data-urlencode "csrf_token=$token" --data-urlencode "body=$text" "$BASE/city/seoul/posts" || true)
+                -H "Sec-Fetch-Site: same-origin" --data-urlencode "body=$text" "$BASE/city/seoul/posts" || true)
             echo "$label write $answer" >>"$OUT/requests.log"
             if [[ ${answer%% *} == 303 ]]; then echo "$text" >>"$WORK/acknowledged"; break; fi
             sleep 1

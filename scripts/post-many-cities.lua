@@ -3,7 +3,7 @@
 --
 --   SESSIONS=sessions.tsv SLUGS=slugs.txt wrk -t1 -c32 -d10s --latency -s post-many-cities.lua URL
 --
--- SESSIONS: line N is "cookie-header<TAB>csrf-token" of member N; SLUGS: line N is the city member
+-- SESSIONS: line N is the cookie header of member N; SLUGS: line N is the city member
 -- N posts on. Requests go to the members in turn, so the connections' requests in flight are
 -- different members' on different boards. Every text is new (the board refuses one twice).
 
@@ -14,8 +14,8 @@ local run = tostring(os.time())
 
 function init(args)
   for line in io.lines(os.getenv("SESSIONS")) do
-    local cookie, token = line:match("^(.-)\t(.+)$")
-    if cookie then table.insert(sessions, { cookie = cookie, token = token }) end
+    local cookie = line:match("^([^\t]+)")
+    if cookie then table.insert(sessions, { cookie = cookie }) end
   end
   for line in io.lines(os.getenv("SLUGS")) do table.insert(slugs, line) end
 end
@@ -24,7 +24,7 @@ function request()
   sent = sent + 1
   local member = (sent % #sessions) + 1
   local who = sessions[member]
-  local body = "csrf_token=" .. who.token .. "&body=Run+" .. run .. "+post+" .. sent .. "+by+member+" .. member .. ":+drizzle+then+sun"
+  local body = "body=Run+" .. run .. "+post+" .. sent .. "+by+member+" .. member .. ":+drizzle+then+sun"
   return wrk.format("POST", "/city/" .. slugs[member] .. "/posts",
     { ["Content-Type"] = "application/x-www-form-urlencoded", ["Cookie"] = who.cookie, ["Sec-Fetch-Site"] = "same-origin" }, body)
 end

@@ -1,10 +1,10 @@
 -- post-mix-signed-in.lua: wrk script for a GET/POST mix on one city board of Weatherboard,
 -- like the peer's post-mix.lua, but each POST is made by a signed-in person with the session
--- cookie and CSRF token the form would carry (our boards accept nothing else).
+-- cookie, from a browser that says where the form comes from (Sec-Fetch-Site, from the command line).
 --
 --   SESSIONS=/tmp/sessions.tsv SLUG=seoul POST_PCT=10 wrk -t1 -c64 -d10s --latency -s post-mix-signed-in.lua URL
 --
--- SESSIONS holds one "cookie-header<TAB>csrf-token" line per person (scripts/bench-pages.sh makes
+-- SESSIONS holds one cookie header line per person (scripts/bench-pages.sh makes
 -- it). GETs are anonymous, as most readers are. Every POST body is different (the board refuses
 -- the same text twice from one person).
 
@@ -34,8 +34,8 @@ end
 function init(args)
   get_req = wrk.format("GET", "/city/" .. slug)
   for line in io.lines(os.getenv("SESSIONS")) do
-    local cookie, token = line:match("^(.-)\t(.+)$")
-    if cookie then table.insert(sessions, { cookie = cookie, token = token }) end
+    local cookie = line:match("^([^\t]+)")
+    if cookie then table.insert(sessions, { cookie = cookie }) end
   end
 end
 
@@ -53,7 +53,7 @@ function request()
       table.insert(parts, w)
       len = len + 1 + #w
     end
-    local body = "csrf_token=" .. urlencode(who.token) .. "&body=" .. urlencode(table.concat(parts, " "):sub(1, target))
+    local body = "body=" .. urlencode(table.concat(parts, " "):sub(1, target))
     return wrk.format("POST", "/city/" .. slug .. "/posts",
       { ["Content-Type"] = "application/x-www-form-urlencoded", ["Cookie"] = who.cookie, ["Sec-Fetch-Site"] = "same-origin" }, body)
   end

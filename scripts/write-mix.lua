@@ -5,7 +5,7 @@
 --
 --   SESSIONS=sessions.tsv SLUGS=slugs.txt POSTS=posts.txt wrk -t1 -c32 -d10s --latency -s write-mix.lua URL
 --
--- SESSIONS: line N is "cookie-header<TAB>csrf-token<TAB>username<TAB>password" of member N; SLUGS:
+-- SESSIONS: line N is "cookie-header<TAB>username<TAB>password" of member N; SLUGS:
 -- line N is member N's city; POSTS: post ids to agree with (not member N's own: each member
 -- agrees with the post of the member after them).
 
@@ -16,8 +16,8 @@ local kinds = { "post", "agree", "bookmark", "post", "agree", "unbookmark", "pos
 
 function init(args)
   for line in io.lines(os.getenv("SESSIONS")) do
-    local cookie, token, username, password = line:match("^(.-)\t(.-)\t(.-)\t(.+)$")
-    if cookie then table.insert(sessions, { cookie = cookie, token = token, username = username, password = password }) end
+    local cookie, username, password = line:match("^(.-)\t(.-)\t(.+)$")
+    if cookie then table.insert(sessions, { cookie = cookie, username = username, password = password }) end
   end
   for line in io.lines(os.getenv("SLUGS")) do table.insert(slugs, line) end
   for line in io.lines(os.getenv("POSTS")) do table.insert(posts, line) end
@@ -25,7 +25,7 @@ end
 
 local function form(path, who, body)
   return wrk.format("POST", path, { ["Content-Type"] = "application/x-www-form-urlencoded", ["Cookie"] = who.cookie,
-    ["Sec-Fetch-Site"] = "same-origin" }, "csrf_token=" .. who.token .. "&" .. body)
+    ["Sec-Fetch-Site"] = "same-origin" }, body)
 end
 
 function request()

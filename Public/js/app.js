@@ -30,8 +30,6 @@ if ("serviceWorker" in navigator) {
   if (document.querySelector("[data-time-zone-unset-member]") && window.fetch && window.URLSearchParams) {
     var body = new URLSearchParams();
     body.append("time_zone", zone);
-    var token = document.querySelector("input[name=csrf_token]");
-    if (token) body.append("csrf_token", token.value);
     fetch("/settings/time-zone", { method: "POST", body: body, credentials: "same-origin" }).catch(function () {});
   }
 })();

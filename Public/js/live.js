@@ -227,11 +227,10 @@
     }, 300 + Math.random() * 1200);
   }
 
-  // Who this page is for, as a new reply's shared form needs it: a guest; a member whose forms
-  // carry no token and who moderates nothing; or anyone else (null), who asks for the replies
-  // as they see them.
+  // Who this page is for, as a new reply's shared form needs it: a guest; a member who moderates
+  // nothing; or anyone else (null), who asks for the replies as they see them.
   var me = document.querySelector("header a.me");
-  var shareAs = document.querySelector('input[name="csrf_token"]') || document.querySelector(".admin-link") ? null
+  var shareAs = document.querySelector(".admin-link") ? null
     : (me ? "member" : "guest");
 
   // A new reply as everyone with no part in it sees it: one fragment the server renders once

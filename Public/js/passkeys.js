@@ -29,11 +29,6 @@
     });
   }
 
-  function token(form) {
-    var field = form && form.querySelector("input[name=csrf_token]");
-    return field ? { csrf_token: field.value } : {};
-  }
-
   function say(form, message) {
     var box = form.querySelector("[data-passkey-error]") || document.querySelector("[data-passkey-error]");
     if (!box) return;
@@ -63,7 +58,7 @@
     if (!supported) { button.hidden = true; return; }
     var waiting = null;
     var request = function (extra) {
-      return ask("/login/passkey/options", token(signIn)).then(function (answer) {
+      return ask("/login/passkey/options", {}).then(function (answer) {
         var options = answer.body;
         options.challenge = bytes(options.challenge);
         return navigator.credentials.get(Object.assign({ publicKey: options }, extra));
@@ -99,7 +94,7 @@
     var add = register.querySelector("[data-passkey-add]");
     if (!supported) { add.disabled = true; say(register, add.dataset.unsupported); }
     add.addEventListener("click", function () {
-      ask("/settings/passkeys/options", Object.assign({ name: register.elements.name.value }, token(register))).then(function (answer) {
+      ask("/settings/passkeys/options", { name: register.elements.name.value }).then(function (answer) {
         return navigator.credentials.create(creation(answer.body));
       }).then(function (credential) {
         fill(register, made(credential));
@@ -115,7 +110,7 @@
     var form = signUp.form;
     if (!supported) { signUp.hidden = true; return; }
     signUp.addEventListener("click", function () {
-      var fields = token(form);
+      var fields = {};
       ["username", "display_name", "email", "next"].forEach(function (name) {
         if (form.elements[name]) fields[name] = form.elements[name].value;
       });

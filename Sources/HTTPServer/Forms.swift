@@ -59,6 +59,10 @@ public struct URLEncodedForm: Sendable {
     }
 
     /// The first value of `name`.
+    public mutating func removeAll(named name: String) {
+        fields.removeAll { $0.name == name }
+    }
+
     public subscript(name: String) -> String? { fields.first { $0.name == name }?.value }
 
     public func values(_ name: String) -> [String] { fields.filter { $0.name == name }.map(\.value) }

@@ -3,7 +3,7 @@
 // on each socket). Used by scripts/bench-live.sh; one thread, epoll, no framework.
 //
 //   LiveLoad --port 8080 --streams 10000 --path /city/seoul/live
-//            [--post-port 8080 --post-path /city/seoul/posts --cookie 'session=…; csrf=…' --token T --body 'text']
+//            [--post-port 8080 --post-path /city/seoul/posts --cookie 'session=…' --body 'text']
 //            [--per-address 50] [--hold SECONDS]
 //            [--stream-cookie C --storm SECONDS --post-path /posts/ID/replies --server-pid PID --fetch replies]
 //
@@ -158,11 +158,11 @@ if let text = argument("--storm") {
 }
 
 // 2. One post through the form, on its own connection.
-guard let cookie = argument("--cookie"), let token = argument("--token") else { fail("--cookie and --token are needed to post") }
+guard let cookie = argument("--cookie") else { fail("--cookie is needed to post") }
 let postPort: UInt16 = number("--post-port", port)
 let postPath = argument("--post-path") ?? "/city/seoul/posts"
 let text = argument("--body") ?? "Live bench \(now())"
-let form = "body=" + (text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "x") + "&csrf_token=" + token
+let form = "body=" + (text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "x")
 let poster: Int32 = {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     var remote = address("127.0.0.1", postPort)
@@ -170,7 +170,7 @@ let poster: Int32 = {
     guard r == 0 else { fail("connect to post: errno \(errno)") }
     return fd
 }()
-sendAll(poster, "POST \(postPath) HTTP/1.1\r\nHost: bench\r\nCookie: \(cookie)\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: \(form.utf8.count)\r\nConnection: close\r\n\r\n\(form)")
+sendAll(poster, "POST \(postPath) HTTP/1.1\r\nHost: bench\r\nCookie: \(cookie)\r\nSec-Fetch-Site: same-origin\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: \(form.utf8.count)\r\nConnection: close\r\n\r\n\(form)")
 var answer: [UInt8] = []
 var answeredAt: UInt64 = 0
 // The event may reach some streams before the POST's answer reaches us: keep reading both.
@@ -202,15 +202,15 @@ say(String(format: "event reached %d of %d streams; after the POST's answer: p50
 
 // MARK: - The storm (issue 46's hot board)
 
-/// A reply every second for `seconds` from another member (`--cookie`, `--token`, to
+/// A reply every second for `seconds` from another member (`--cookie`, to
 /// `--post-path`, a post's replies), while every open page does what live.js does with a reply
 /// event: after 0.3–1.5 s, fetch the reply as a bystander sees it (`/shared/cities/{city}/replies/{id}`
 /// plus `--fetch-query`, with the page's cookie), here over `--fetchers` keep-alive connections.
 /// Reports how many of the pages fetched every reply, the time from each reply's acknowledgement
 /// to its fetch on each page (p50, p99, max), and, with `--server-pid`, the server's CPU.
 @MainActor func runStorm(seconds: Double) {
-    guard let cookie = argument("--cookie"), let token = argument("--token"), let replyPath = argument("--post-path") else {
-        fail("--storm needs --cookie, --token and --post-path (the replies of a post)")
+    guard let cookie = argument("--cookie"), let replyPath = argument("--post-path") else {
+        fail("--storm needs --cookie and --post-path (the replies of a post)")
     }
     let query = argument("--fetch-query") ?? "?as=member"
     let fetcherCount: Int = number("--fetchers", 128)
@@ -295,7 +295,7 @@ say(String(format: "event reached %d of %d streams; after the POST's answer: p50
         if posted < total && current >= nextPost {
             // The reply, on a connection of its own; its acknowledgement is the answer's arrival.
             let fd = connectSocket(from: nil, blocking: true)
-            let form = "body=" + "Storm reply \(posted) at \(current)".addingPercentEncoding(withAllowedCharacters: .alphanumerics)! + "&csrf_token=" + token
+            let form = "body=" + "Storm reply \(posted) at \(current)".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
             sendAll(fd, "POST \(replyPath) HTTP/1.1\r\nHost: bench\r\nCookie: \(cookie)\r\nSec-Fetch-Site: same-origin\r\n"
                     + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(form.utf8.count)\r\nConnection: close\r\n\r\n\(form)")
             var answer: [UInt8] = []

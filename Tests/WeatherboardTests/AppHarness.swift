@@ -180,8 +180,8 @@ final class AppHarness: Sendable {
     }
 }
 
-/// A cookie-keeping client that fills in the CSRF token from the last page it saw, like a
-/// browser submitting the page's forms.
+/// A cookie-keeping client that submits forms as a browser does, with the `Sec-Fetch-Site` a
+/// current browser sends (or none: an old browser, which confirms on the page it is shown).
 final class Browser {
     let port: Int
     /// The server requests go to in this process (`Server.exchange`); nil: over a socket to `port`.
@@ -194,7 +194,7 @@ final class Browser {
     /// What a proxy in front would say about the client (`X-Forwarded-For`).
     var forwardedFor: String?
     /// The `Sec-Fetch-Site` every request sends, as every current browser does for its own
-    /// pages and forms; nil: an old browser or a script, whose forms carry the CSRF token.
+    /// pages and forms; nil: an old browser or a script, whose state changes are confirmed first.
     var fetchSite: String? = "same-origin"
 
     /// A browser talking to `port` over sockets (a server in another process, or a test of connections).
@@ -221,8 +221,6 @@ final class Browser {
         if let server { return try TestClient.exchange(with: server, method, target, headers: headers, body: body, source: source) }
         return try TestClient.request(port: port, method, target, headers: headers, body: body, source: source)
     }
-
-    var csrfToken: String? { lastPage?.nodes("//input[@name='csrf_token']").first?["value"] }
 
     private var headers: [(String, String)] {
         var headers: [(String, String)] = []
@@ -252,12 +250,10 @@ final class Browser {
         return (response, page)
     }
 
-    /// Posts a form; the CSRF token comes from the last page unless `csrf` says otherwise.
+    /// Posts a form.
     @discardableResult
-    func post(_ target: String, _ fields: [(String, String)], csrf: String? = nil, withToken: Bool = true) throws -> (WireResponse, MarkupDocument?) {
-        var all = fields
-        if withToken { all.append(("csrf_token", csrf ?? csrfToken ?? "")) }
-        let body = all.map { "\(percentEncode($0.0))=\(percentEncode($0.1))" }.joined(separator: "&")
+    func post(_ target: String, _ fields: [(String, String)]) throws -> (WireResponse, MarkupDocument?) {
+        let body = fields.map { "\(percentEncode($0.0))=\(percentEncode($0.1))" }.joined(separator: "&")
         var headers = self.headers
         headers.append(("Content-Type", "application/x-www-form-urlencoded"))
         return try answer(to: send("POST", target, headers: headers, body: Array(body.utf8)))
@@ -282,11 +278,20 @@ final class Browser {
         var bytes: [UInt8]
     }
 
-    /// Posts a `multipart/form-data` form as a browser sends one with a file input; the token as `post` adds it.
+    /// Submits the confirmation the last page asks for (an old browser's state change: `UnstatedPosts`),
+    /// its kept fields as they are, with what the person types or chooses again.
     @discardableResult
-    func postMultipart(_ target: String, _ fields: [(String, String)], files: [Upload], withToken: Bool = true) throws -> (WireResponse, MarkupDocument?) {
-        var all = fields
-        if withToken { all.append(("csrf_token", csrfToken ?? "")) }
+    func confirm(typing typed: [(String, String)] = [], files: [Upload] = []) throws -> (WireResponse, MarkupDocument?) {
+        let form = try #require(lastPage?.nodes("//form[contains(@class,'confirm-form')]").first)
+        let kept = (lastPage?.nodes("//form[contains(@class,'confirm-form')]//input[@type='hidden']") ?? []).map { ($0["name"] ?? "", $0["value"] ?? "") }
+        let action = try #require(form["action"])
+        return form["enctype"] == "multipart/form-data" ? try postMultipart(action, kept + typed, files: files) : try post(action, kept + typed)
+    }
+
+    /// Posts a `multipart/form-data` form as a browser sends one with a file input.
+    @discardableResult
+    func postMultipart(_ target: String, _ fields: [(String, String)], files: [Upload]) throws -> (WireResponse, MarkupDocument?) {
+        let all = fields
         let boundary = "----WeatherboardTestBoundary\(UUID().uuidString.prefix(8))"
         var body: [UInt8] = []
         for (name, value) in all {
@@ -309,6 +314,8 @@ final class Browser {
         try get("/signup")
         let (response, _) = try post("/signup", [("username", username), ("display_name", displayName ?? username.capitalized),
                                                  ("password", password)])
+        // An old browser is asked first (`UnstatedPosts`), and types the password again.
+        if fetchSite == nil && response.status == 200 { return try confirm(typing: [("password", password)]).0 }
         return response
     }
 

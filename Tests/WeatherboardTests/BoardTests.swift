@@ -109,13 +109,11 @@ import HTTPTestSupport
     /// Sends the same person's post form on two connections so that both arrive together: every
     /// byte but the last on each, then the last bytes. Returns the two statuses, sorted.
     private func postTwiceAtOnce(_ app: AppHarness, as person: Browser, bodies: [String]) throws -> [Int] {
-        person.fetchSite = nil // the raw requests below carry its token
         try person.get("/city/seoul")
-        let token = try #require(person.csrfToken)
         let cookie = person.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
         let requests = bodies.map { body -> [UInt8] in
-            let form = "body=\(percentEncode(body))&csrf_token=\(percentEncode(token))"
-            return Array(("POST /city/seoul/posts HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: \(cookie)\r\n"
+            let form = "body=\(percentEncode(body))"
+            return Array(("POST /city/seoul/posts HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: \(cookie)\r\nSec-Fetch-Site: same-origin\r\n"
                 + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(form.utf8.count)\r\n\r\n\(form)").utf8)
         }
         let clients = try requests.map { _ in try TestClient(port: app.port) }

@@ -233,7 +233,7 @@ import Testing
             $0.databaseTimeouts.lock = 5 // a write holds its worker 5 s
         }
         guard app.engine == .postgres, let url = app.application.configuration.databaseURL else { return }
-        let people = [app.browser(overSocket: true, sendsFetchMetadata: false), app.browser(overSocket: true, sendsFetchMetadata: false)]
+        let people = [app.browser(overSocket: true), app.browser(overSocket: true)]
         for (number, person) in people.enumerated() {
             try person.signUp("stuck\(number)")
             try person.get("/city/seoul")
@@ -246,19 +246,17 @@ import Testing
             try connection.execute("SELECT pg_advisory_xact_lock(?)", [.integer(PostgresDatabase.writeLock)])
             defer { try? connection.simple("ROLLBACK") }
             // Both workers wait for the write lock.
-            let posts = people.map { person in
-                (cookie: person.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; "), token: person.csrfToken ?? "")
-            }
+            let cookies = people.map { person in person.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
             let port = app.port
             let sent = Locked(0)
             let done = DispatchGroup()
-            for post in posts {
+            for cookie in cookies {
                 done.enter()
                 Thread.detachNewThread {
                     sent.update { $0 += 1 }
-                    let body = Array("csrf_token=\(post.token)&body=Waiting+for+the+lock".utf8)
+                    let body = Array("body=Waiting+for+the+lock".utf8)
                     _ = try? TestClient.request(port: port, "POST", "/city/seoul/posts",
-                                                headers: [("Cookie", post.cookie), ("Content-Type", "application/x-www-form-urlencoded")],
+                                                headers: [("Cookie", cookie), ("Content-Type", "application/x-www-form-urlencoded"), ("Sec-Fetch-Site", "same-origin")],
                                                 body: body, timeout: 20)
                     done.leave()
                 }
@@ -294,7 +292,7 @@ import Testing
         let app = try AppHarness()
         guard app.engine == .postgres, let url = app.application.configuration.databaseURL,
               let name = url.split(separator: "/").last.map(String.init) else { return }
-        let person = app.browser(overSocket: true, sendsFetchMetadata: false)
+        let person = app.browser(overSocket: true)
         try person.signUp("patient2")
         // Several pooled connections, idle afterwards.
         let port = app.port
@@ -304,7 +302,6 @@ import Testing
         }
         try waitUntil("the monitor has a verdict", timeout: 10) { try app.get("/healthz", overSocket: true).status == 200 }
         try person.get("/city/seoul")
-        let token = try #require(person.csrfToken)
         let admin = try PostgresDatabase(url: try TestPostgres.require().url("postgres"), maximumConnections: 1)
         defer { try? admin.close() }
         func setAllowed(_ allowed: Bool) throws {
@@ -322,7 +319,7 @@ import Testing
         #expect(page.status == 503)
         #expect(page.headers["Retry-After"] != nil)
         let text = "Is anyone else's page down? Mine says try again"
-        let (refused, form) = try person.post("/city/seoul/posts", [("body", text)], csrf: token)
+        let (refused, form) = try person.post("/city/seoul/posts", [("body", text)])
         #expect(refused.status == 503)
         #expect(form?.text("//textarea[@name='body']") == text)
         #expect(try app.get("/static/css/site.css", overSocket: true).status == 200)
@@ -333,7 +330,7 @@ import Testing
         for _ in 0..<4 {
             #expect(try person.get("/city/seoul").0.status == 200)
         }
-        #expect(try person.post("/city/seoul/posts", [("body", text)], csrf: token).0.status == 303)
+        #expect(try person.post("/city/seoul/posts", [("body", text)]).0.status == 303)
     }
 
     @Test func aPooledConnectionEndedWhileIdleIsDroppedUnused() throws {
@@ -506,7 +503,7 @@ func freshPool(_ postgres: TestPostgres, connections: Int) throws -> (PostgresDa
 @Suite(.serialized, .onEveryEngine) struct LaneTests {
     @Test func whatNeedsNoDatabaseIsServedBesideWorkersWaitingOnIt() throws {
         let app = try AppHarness { $0.server.workerThreads = 2 }
-        let person = app.browser(overSocket: true, sendsFetchMetadata: false)
+        let person = app.browser(overSocket: true)
         try person.signUp("lanes")
         #expect(try person.get("/city/seoul").0.status == 200)
         // A guest's page kept before the database stops.
@@ -517,7 +514,6 @@ func freshPool(_ postgres: TestPostgres, connections: Int) throws -> (PostgresDa
         // always is), and is served all the same, the last page there was.
         #expect(try person.postOnBoard("seoul", "Just before the outage").0.status == 303)
         let cookie = person.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
-        let token = person.csrfToken ?? ""
         let port = app.port
         guard let stall = try DatabaseStall(app) else { return }
         defer { stall.release() }
@@ -530,8 +526,8 @@ func freshPool(_ postgres: TestPostgres, connections: Int) throws -> (PostgresDa
                 let started = Date()
                 let answer = app.engine == .sqlite
                     ? try? TestClient.request(port: port, "POST", "/city/seoul/posts",
-                                              headers: [("Cookie", cookie), ("Content-Type", "application/x-www-form-urlencoded")],
-                                              body: Array("csrf_token=\(token)&body=Behind+the+lock+\(number)".utf8), timeout: 30)
+                                              headers: [("Cookie", cookie), ("Content-Type", "application/x-www-form-urlencoded"), ("Sec-Fetch-Site", "same-origin")],
+                                              body: Array("body=Behind+the+lock+\(number)".utf8), timeout: 30)
                     : try? TestClient.request(port: port, "GET", "/settings", headers: [("Cookie", cookie)], timeout: 30)
                 answers.update { $0.append((answer?.status ?? 0, answer?.headers["Retry-After"], Date().timeIntervalSince(started))) }
             }

@@ -79,12 +79,12 @@ import HTTPTestSupport
         #expect(asked.status == 200 && page.count("//form[@method='post']") == 1)
         #expect(try app.count("SELECT count(*) FROM users WHERE digest = 'daily'") == 1)
         // The mail provider's POST: no session, no origin, no form token.
-        let (stopped, done) = try provider.post(path, [("List-Unsubscribe", "One-Click")], withToken: false)
+        let (stopped, done) = try provider.post(path, [("List-Unsubscribe", "One-Click")])
         #expect(stopped.status == 200)
         #expect(done?.count("//*[@data-unsubscribed]") == 1)
         #expect(try app.count("SELECT count(*) FROM users WHERE digest <> 'off'") == 0)
         // A link that is not one is told so.
-        #expect(try provider.post("/digest/unsubscribe/not-a-token-at-all-0000000000000", [], withToken: false).0.status == 410)
+        #expect(try provider.post("/digest/unsubscribe/not-a-token-at-all-0000000000000", []).0.status == 410)
 
         try Self.news(app, about: postID, round: 2)
         Self.sevenAM(app, after: 2)

@@ -96,8 +96,7 @@ import Testing
 
 @Suite(.onEveryEngine) struct TokenHardeningTests {
     /// #9: a planted `csrf` cookie that is not a token the site mints is not taken as one (it
-    /// was spliced unescaped into cached pages), and a client whose forms carry a token gets a
-    /// real one instead; a browser's page carries none at all.
+    /// was spliced unescaped into cached pages); no page sets one, whatever the client sends.
     @Test func aPlantedGuestCookieIsNotATokenAndNeverReachesThePage() throws {
         let app = try AppHarness()
         let planted = "<meta http-equiv=\"refresh\" content=\"0;url=https://evil.example/\">aaaaaaaaaaaaaaaaaaaaaaa"
@@ -108,13 +107,13 @@ import Testing
             #expect(response.status == 200)
             let body = String(decoding: response.body, as: UTF8.self)
             #expect(!body.contains("evil.example"), "\(target)")
-            #expect(response.headers.values("Set-Cookie").contains { $0.hasPrefix("csrf=") }, "a real token is set instead")
+            #expect(!response.headers.values("Set-Cookie").contains { $0.hasPrefix("csrf=") }, "a page sets no token")
         }
     }
 
     /// The token's encoding, on bytes: the same text as Foundation's base64 in the URL alphabet
-    /// without padding, and back, for every length a token or a masked token has.
-    @Test func base64URLRoundTripsAndMatchesFoundation() {
+    /// without padding, for every length.
+    @Test func base64URLMatchesFoundation() {
         var generator = SeededGenerator(seed: 11)
         for length in 0...130 {
             let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
@@ -122,38 +121,8 @@ import Testing
             let foundation = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
                 .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
             #expect(encoded == foundation, "\(length)")
-            #expect(Tokens.fromBase64URL(encoded) == bytes, "\(length)")
         }
-        #expect(Tokens.fromBase64URL("not base64!") == nil)
-        #expect(Tokens.fromBase64URL("A") == nil)
         #expect(Tokens.random().utf8.count == Tokens.length)
-    }
-
-    /// #11: the CSRF secret never appears as such in a page: each response carries it masked
-    /// with its own pad (no BREACH oracle beside reflected input), and every masking is accepted.
-    @Test func eachResponseMasksTheTokenDifferentlyAndEveryMaskingIsAccepted() throws {
-        let app = try AppHarness()
-        let person = app.browser(sendsFetchMetadata: false)
-        try person.signUp("masked")
-        try app.inGoodStanding("masked")
-        try person.get("/search?q=reflected")
-        let first = try #require(person.csrfToken)
-        try person.get("/search?q=reflected")
-        let second = try #require(person.csrfToken)
-        #expect(first != second)
-        let secret = try #require(try app.application.database.readStatement { db in
-            try db.one("SELECT csrf_secret FROM sessions LIMIT 1") { $0.string(0) }
-        })
-        #expect(!first.contains(secret) && !second.contains(secret))
-        #expect(try person.post("/city/seoul/posts", [("body", "first token")], csrf: first).0.status == 303)
-        app.clock.advance(11)
-        #expect(try person.post("/city/seoul/posts", [("body", "second token")], csrf: second).0.status == 303)
-        // A guest's page (rendered for it alone) carries a different masking on each response too.
-        let guest = app.browser(sendsFetchMetadata: false)
-        try guest.get("/city/seoul")
-        let guestFirst = try #require(guest.csrfToken)
-        try guest.get("/city/seoul")
-        #expect(try #require(guest.csrfToken) != guestFirst)
     }
 }
 

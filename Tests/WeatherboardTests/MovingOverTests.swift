@@ -262,6 +262,7 @@ extension AppHarness {
             INSERT INTO webauthn_challenges (challenge_hash, binding, purpose, user_id, name, expires_at)
             SELECT 'a digest', 'a binding', 'register', id, 'Laptop', 1e12 FROM users WHERE username = 'loud'
             """)
+        try execute("INSERT INTO form_confirmations (token_hash, holder, action, expires_at) VALUES ('a digest', 's:a session', 'POST /logout', 1e12)")
         try execute("""
             INSERT INTO email_tokens (token_hash, user_id, purpose, address, created_at, expires_at)
             SELECT 'a digest', id, 'verify', 'loud2@example.org', 0, 1e12 FROM users WHERE username = 'loud'
@@ -274,12 +275,12 @@ extension AppHarness {
             """)
         try execute("""
             INSERT INTO rain_alerts (window_id, day, state, kind, spell_from, spell_to, stops_at, told_at)
-            SELECT id, '2026-11-23', 'cleared', 'snow', '2026-11-23T07:00', '2026-11-23T09:00', NULL, 2.5 FROM rain_windows
-            """)
+            SELECT id, '2026-11-23', 'cleared', 'snow', '2026-11-23T07:00', '2026-11-23T09:00', NULL, ? FROM rain_windows
+            """, [clock.read().timeIntervalSince1970]) // recent: the purge that any sign-in may run keeps it
         try execute("""
             INSERT INTO notifications (user_id, kind, alert_id, created_at)
-            SELECT w.user_id, 'rain_cleared', a.id, 3.5 FROM rain_alerts a JOIN rain_windows w ON w.id = a.window_id
-            """)
+            SELECT w.user_id, 'rain_cleared', a.id, ? FROM rain_alerts a JOIN rain_windows w ON w.id = a.window_id
+            """, [clock.read().timeIntervalSince1970])
 
         // A city's normals for one date (a whole year's are 366 such rows).
         try execute("""

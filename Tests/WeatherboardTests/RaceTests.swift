@@ -56,7 +56,7 @@ import Testing
         try member.postOnBoard("seoul", "Second of the day")
         nonisolated(unsafe) let tabs = tabs(of: member, app, 12)
         let answers = try statuses(atOnce(12) { index in
-            try tabs[index].post("/city/seoul/posts", [("body", "At once, number \(index)")], withToken: false).0
+            try tabs[index].post("/city/seoul/posts", [("body", "At once, number \(index)")]).0
         })
         #expect(answers.filter { $0 == 303 }.count == 1, "answers: \(answers)")
         #expect(try app.count("SELECT count(*) FROM posts p JOIN users u ON u.id = p.user_id WHERE u.username = 'hasty'") == 3)
@@ -73,7 +73,7 @@ import Testing
             try author.postOnBoard("seoul", "Questionable, round \(round)")
             let postID = Int64(try app.count("SELECT max(id) FROM posts"))
             let answers = try statuses(atOnce(3) { index in
-                try sending[index].post("/posts/\(postID)/report", [("reason", "spam")], withToken: false).0
+                try sending[index].post("/posts/\(postID)/report", [("reason", "spam")]).0
             })
             #expect(answers == [303, 303, 303])
             #expect(try app.count("SELECT count(*) FROM reports WHERE post_id = ?", [postID]) == 3)
@@ -91,7 +91,7 @@ import Testing
             try author.postOnBoard("seoul", "Agreeable, round \(round)")
             let postID = Int64(try app.count("SELECT max(id) FROM posts"))
             let answers = try statuses(atOnce(4) { index in
-                try sending[index].post("/posts/\(postID)/react", [], withToken: false).0
+                try sending[index].post("/posts/\(postID)/react", []).0
             })
             #expect(answers == [303, 303, 303, 303])
             #expect(try app.count("SELECT count(*) FROM reactions WHERE post_id = ?", [postID]) == 4)
@@ -108,7 +108,7 @@ import Testing
         for browser in browsers { try browser.get("/login") }
         nonisolated(unsafe) let sending = browsers
         let answers = try statuses(atOnce(8) { index in
-            try sending[index].post("/login", [("username", "member"), ("password", "correct horse battery")], withToken: false).0
+            try sending[index].post("/login", [("username", "member"), ("password", "correct horse battery")]).0
         })
         // Three are counted and go on to the password check (a 503 there: the checks' own
         // queue was full, `ConcurrencyLimit`); the rest are refused before it.

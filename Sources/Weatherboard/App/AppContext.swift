@@ -2,7 +2,7 @@ import HTTPServer
 import HTTPMultipart
 
 /// What the application knows about one request, worked out once before any handler runs:
-/// language here; identity, CSRF token and form by `Identity`'s middleware.
+/// language here; identity and form by `Identity`'s middleware.
 public final class AppContext: RequestContext {
     public let request: Request
     /// The page language: `?lang=`, else the `lang` cookie, else `Accept-Language`, else English.
@@ -19,26 +19,13 @@ public final class AppContext: RequestContext {
     public internal(set) var reportsWaiting = 0
     /// The session's digest (to revoke it at sign-out or rotation).
     var sessionTokenHash: String?
-    /// The secret every form's token proves: the session's CSRF secret, or a guest's cookie.
-    var csrfSecret = "" {
-        didSet { maskedToken = nil }
-    }
-    /// Whether this response's forms carry a token: only for a client that sends no Fetch
-    /// Metadata (`RequestSource.formsNeedToken`). For the others pages hold nothing of the session.
-    let formsNeedToken: Bool
-    /// The token this response's forms carry: the secret masked with a pad of its own
-    /// (`Tokens.masked`), the same for every form of one response; empty (no token field at all)
-    /// for a browser whose requests say where they come from.
-    public var csrfToken: String {
-        if let maskedToken { return maskedToken }
-        let token = csrfSecret.isEmpty || !formsNeedToken ? "" : Tokens.masked(csrfSecret)
-        maskedToken = token
-        return token
-    }
-    private var maskedToken: String?
-    /// A guest token made for this request, to be set as a cookie.
+    /// The session's own secret (never in a page): what the moderation forms' proof is derived from.
+    var csrfSecret = ""
+    /// A guest's cookie, to bind a confirmation (`UnstatedPosts`) to the browser that asked for it.
+    var guestBinding: String?
+    /// A guest cookie made for this request, to be set on its response.
     var newGuestToken: String?
-    /// The decoded form of a POST (checked for CSRF before any handler sees it).
+    /// The decoded form of a POST (checked for its origin before any handler sees it).
     public internal(set) var form = URLEncodedForm()
     /// The files of a multipart POST (a photo), by field name.
     var files: [MultipartForm.File] = []
@@ -60,7 +47,6 @@ public final class AppContext: RequestContext {
 
     public init(request: Request) {
         self.request = request
-        formsNeedToken = RequestSource.formsNeedToken(request)
         let query = try? request.queryItems()
         if let code = query?["lang"], let language = Language(rawValue: code) {
             self.language = language

@@ -335,7 +335,8 @@ public final class Application: Sendable {
         let clientAddress = ClientAddress(trustedProxies: Set(configuration.trustedProxies))
         let clock = configuration.clock
         let sessions = SessionStore(database: database)
-        let identity = Identity(sessions: sessions, secureCookies: configuration.secureCookies, clock: clock,
+        let identity = Identity(sessions: sessions, unstated: UnstatedPosts(database: database, pages: pages, clock: clock),
+                                secureCookies: configuration.secureCookies, clock: clock,
                                 routeExists: { [unowned router] in router.hasRoute(for: $0) })
         router.use(Flash.middleware(secure: configuration.secureCookies))
         router.use(Middleware.pageAddress(nearestPage: { [unowned router] in router.nearestPage(above: $0) }))
@@ -409,13 +410,13 @@ public final class Application: Sendable {
     /// The quick lane: static files and the other addresses that never read the database
     /// (`Identity.anonymousPrefixes`); and, while the database has stopped answering
     /// (`AppDatabase.isStalled`) or the main lane is stalled (every worker held), a guest's pages that may be kept (`PageCache`: no
-    /// session, no message, a browser whose forms need no token), one that is not moving back to
+    /// session, no message, whatever headers the client sends), one that is not moving back to
     /// the main lane before it reads anything (`Lane.Moved`). Otherwise guests' pages keep the
     /// main lane's order: tried on the quick lane they slowed real traffic (docs/performance.md).
     static func lane(of request: Request, _ conditions: LaneConditions, databaseStalled: @autoclosure () -> Bool) -> Lane {
         if Identity.anonymousPrefixes.contains(where: { request.path.hasPrefix($0) }) { return .quick }
         let mayBeKept = (request.method == "GET" || request.method == "HEAD") && (request.path == "/" || request.path.hasPrefix("/city/"))
-            && !RequestSource.formsNeedToken(request) && request.cookie(SessionStore.cookieName) == nil && request.cookie(Flash.cookieName) == nil
+            && request.cookie(SessionStore.cookieName) == nil && request.cookie(Flash.cookieName) == nil
         return mayBeKept && (databaseStalled() || conditions.mainLaneStalled) ? .quick : .main
     }
 

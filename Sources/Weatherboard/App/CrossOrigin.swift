@@ -3,7 +3,7 @@ import HTTPServer
 /// Where a request says it comes from, by the headers a browser sets and a page cannot: Fetch
 /// Metadata's `Sec-Fetch-Site`, else `Origin`. The rule is Go 1.25's `http.CrossOriginProtection`
 /// and OWASP's Fetch Metadata guidance (docs/security.md), with one difference: a request that
-/// states neither is not let through but has to carry the form's token.
+/// states neither is not let through but confirmed first (`UnstatedPosts`).
 enum RequestSource: Equatable {
     /// `Sec-Fetch-Site: same-origin`, or `none` (an address typed or a bookmark), or, from a
     /// browser that sends no Fetch Metadata, an `Origin` naming this site.
@@ -11,7 +11,7 @@ enum RequestSource: Equatable {
     /// `cross-site`, `same-site` (a sibling subdomain is another site here), any other value, or
     /// an `Origin` naming another site (or `null`).
     case elsewhere
-    /// Neither header: an old browser or a script. Only the CSRF token can vouch for it.
+    /// Neither header: an old browser or a script. The person confirms it on a page of ours.
     case unstated
 
     init(_ request: Request) {
@@ -31,12 +31,5 @@ enum RequestSource: Equatable {
         guard let host, !host.isEmpty, let separator = origin.range(of: "://") else { return false }
         let authority = String(origin[separator.upperBound...])
         return !authority.contains("/") && authority.asciiLowercased() == host.asciiLowercased()
-    }
-
-    /// Whether pages for this request need a token in their forms: only for a client that sends
-    /// no Fetch Metadata (every current browser does: docs/security.md). Pages for the others
-    /// hold nothing of the reader's session and can be shared.
-    static func formsNeedToken(_ request: Request) -> Bool {
-        request.headers["Sec-Fetch-Site"] == nil
     }
 }

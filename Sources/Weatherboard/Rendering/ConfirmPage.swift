@@ -10,6 +10,11 @@ struct ConfirmPage {
     struct Detail {
         var text: String
     }
+    /// A field the person fills in again (a password, a file): never written back into a page.
+    struct Input {
+        var name: String
+        var label: String
+    }
 
     var layout: LayoutView
     var heading: String
@@ -20,7 +25,13 @@ struct ConfirmPage {
     var question: String
     var action: String
     var fields: [Field] = []
+    var retype: [Input] = []
+    var files: [Input] = []
+    /// Files travel only in a multipart form.
+    var enctype: String { files.isEmpty ? "application/x-www-form-urlencoded" : "multipart/form-data" }
     var button: String
+    /// Red for what cannot be undone.
+    var buttonClass = "danger"
     var cancelHref: String
 }
 

@@ -24,7 +24,6 @@ struct LayoutView {
 
     var lang: String
     var pageTitle: String
-    var csrfToken: String
     var searchQuery = ""
     var currentUser: CurrentUser?
     var signInHref = ""

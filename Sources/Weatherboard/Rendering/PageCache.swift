@@ -68,8 +68,7 @@ public final class PageVersions: Sendable {
 /// Rendered pages kept for guests, keyed by what selects them (page, language, address, the
 /// reader's bookmarks), each valid while the data it shows is unchanged and for at most
 /// `maximumAge` (relative times, "now" on the chart). A kept page holds nothing of any one
-/// visitor (forms carry no token for a browser that sends Fetch Metadata: `RequestSource`), so
-/// it is kept as whole arrays, plain and gzip, and a response sends one of them as it is.
+/// visitor (no page carries a form token: `RequestSource`), so it is kept as whole arrays, plain and gzip, and a response sends one of them as it is.
 final class PageCache: Sendable {
     struct Entry {
         let stamp: PageVersions.Stamp
@@ -121,7 +120,7 @@ final class PageCache: Sendable {
     /// The page for `key` from the cache, or rendered by `render` and kept. `cities` are the
     /// cities the page shows. Keys name what selects a page (the route's parameters as
     /// understood, the language, the reader's bookmarks), never the raw request target: `?x=1`
-    /// is the same page. A client whose forms need a token gets a page of its own, never kept.
+    /// is the same page.
     ///
     /// Misses of one key render once: whoever comes while it is rendered waits for that page
     /// (a popular page expiring under load is one render, not one per worker).
@@ -130,7 +129,7 @@ final class PageCache: Sendable {
     /// `outageAge` after it was rendered: the last page there was, rather than an error.
     /// Anything else moves the request to the main lane (`Lane.Moved`) before it waits.
     func response(key: String, cities: [Int64], context: AppContext, render: () throws -> RenderedPage) throws -> Response {
-        guard enabled, context.csrfToken.isEmpty, RequestReads.current?.seesKeptPages ?? true else {
+        guard enabled, RequestReads.current?.seesKeptPages ?? true else {
             try Lane.waitsAllowed()
             return .html(try render(), for: context.request)
         }

@@ -19,7 +19,7 @@ public struct Pages: Sendable {
         let language = context.language
         let siteName = string("site_name", language)
         var view = LayoutView(
-            lang: language.rawValue, pageTitle: title.map { "\($0) · \(siteName)" } ?? siteName, csrfToken: context.csrfToken,
+            lang: language.rawValue, pageTitle: title.map { "\($0) · \(siteName)" } ?? siteName,
             languages: Language.allCases.map { option in
                 LayoutView.LanguageOption(code: option.rawValue, label: string("language_name_\(option.rawValue)", language),
                                           href: Self.languageLink(context, option),

@@ -2,15 +2,17 @@ import Foundation
 import HTTPServer
 import HTTPMultipart
 
-/// Fills the request context with the signed-in person and the CSRF secret, and refuses any
-/// POST that comes from another site (403, nothing changes): by the browser's own headers
-/// (`RequestSource`), or, from a client that sends neither, by the form's token.
+/// Fills the request context with the signed-in person, and refuses any POST that comes from
+/// another site (403, nothing changes) by the browser's own headers (`RequestSource`); one from a
+/// client that sends neither is confirmed first (`UnstatedPosts`).
 struct Identity {
     let sessions: SessionStore
+    let unstated: UnstatedPosts
     let secureCookies: Bool
     let clock: @Sendable () -> Date
     /// Whether a handler exists for the request; a POST nobody handles is the router's 404/405.
     let routeExists: @Sendable (Request) -> Bool
+    /// A guest's cookie, set only when a confirmation needs binding to their browser.
     static let guestCookie = "csrf"
 
     /// Paths that never show forms or personal data: no session look-up for them.
@@ -18,7 +20,7 @@ struct Identity {
 
     /// Addresses that carry their own authority, a secret token, and only turn something off:
     /// RFC 8058's one-click unsubscribe is POSTed by mail providers, with neither `Origin` nor
-    /// a form token, so any origin may POST them.
+    /// a browser to confirm with, so any origin may POST them.
     static let tokenAuthorisedPrefixes = ["/digest/unsubscribe/"]
 
     func middleware(_ request: Request, _ context: AppContext, _ next: Router<AppContext>.Handler) throws -> Response {
@@ -39,12 +41,7 @@ struct Identity {
             context.unreadNotices = session.unread
             context.reportsWaiting = session.reportsWaiting
         } else if let guest = request.cookie(Self.guestCookie), Tokens.isWellFormed(guest) {
-            context.csrfSecret = guest
-        } else if context.formsNeedToken {
-            // Only a client whose forms carry a token needs a guest secret to prove.
-            let token = Tokens.random()
-            context.csrfSecret = token
-            context.newGuestToken = token
+            context.guestBinding = guest
         }
         if changesState && routeExists(request) {
             switch RequestSource(request) {
@@ -52,27 +49,25 @@ struct Identity {
             case .thisSite: try Self.readForm(request, context)
             case .elsewhere: throw HTTPError(.forbidden, message: "cross-origin")
             case .unstated:
-                try Self.readForm(request, context, required: true)
-                guard !context.csrfSecret.isEmpty, Tokens.matches(context.form["csrf_token"] ?? "", secret: context.csrfSecret) else {
-                    throw HTTPError(.forbidden, message: "csrf")
+                try Self.readForm(request, context)
+                if var confirmation = try unstated.answer(request, context) {
+                    if let token = context.newGuestToken {
+                        confirmation.setCookie(SetCookie(name: Self.guestCookie, value: token, maxAge: Int(UnstatedPosts.validFor), secure: secureCookies))
+                    }
+                    return confirmation
                 }
             }
         }
-        var response = try next(request, context)
-        if let token = context.newGuestToken, context.user == nil {
-            response.setCookie(SetCookie(name: Self.guestCookie, value: token, maxAge: 7 * 24 * 3600, secure: secureCookies))
-        }
-        return response
+        return try next(request, context)
     }
 
-    /// A form's fields (URL-encoded, or multipart with its files); nothing for a script's JSON,
-    /// unless `required` (415 then).
-    static func readForm(_ request: Request, _ context: AppContext, required: Bool = false) throws {
+    /// A form's fields (URL-encoded, or multipart with its files); nothing for a script's JSON.
+    static func readForm(_ request: Request, _ context: AppContext) throws {
         if request.isMultipartForm {
             let form = try request.multipartBody()
             context.form = form.fields
             context.files = form.files
-        } else if request.isForm || required {
+        } else if request.isForm {
             context.form = try request.formBody()
         } else {
             context.form = URLEncodedForm()

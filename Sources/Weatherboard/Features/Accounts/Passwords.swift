@@ -90,26 +90,6 @@ enum Tokens {
         }
     }
 
-    /// The CSRF secret as one response shows it: a fresh random pad and the secret XORed with
-    /// it. Every page then carries different bytes for the same secret, so compressing it beside
-    /// reflected input (search terms, a 404's path) tells an observer nothing about it (BREACH).
-    static func masked(_ secret: String) -> String {
-        let secretBytes = Array(secret.utf8)
-        let pad = randomBytes(secretBytes.count)
-        return base64URL(pad + zip(pad, secretBytes).map { $0 ^ $1 })
-    }
-
-    /// Whether a form's token is the secret, masked (`masked`) or as it is.
-    static func matches(_ sent: String, secret: String) -> Bool {
-        let secretBytes = Array(secret.utf8)
-        guard !secretBytes.isEmpty else { return false }
-        if let raw = fromBase64URL(sent), raw.count == 2 * secretBytes.count {
-            let pad = raw[..<secretBytes.count], masked = raw[secretBytes.count...]
-            return constantTimeEquals(zip(pad, masked).map { $0 ^ $1 }, secretBytes)
-        }
-        return constantTimeEquals(Array(sent.utf8), secretBytes)
-    }
-
     /// Unpadded base64url (RFC 4648 §5), on bytes: Foundation's encoder with three
     /// `replacingOccurrences` cost more than the rest of a page's token handling.
     static func base64URL(_ bytes: [UInt8]) -> String {
@@ -136,33 +116,6 @@ enum Tokens {
         }
     }
 
-    /// The bytes of unpadded base64url text; nil for anything else (at most 512 characters).
-    static func fromBase64URL(_ text: String) -> [UInt8]? {
-        let input = Array(text.utf8)
-        guard input.count <= 512, input.count % 4 != 1 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(input.count * 3 / 4)
-        var buffer: UInt32 = 0, bits = 0
-        for character in input {
-            let value: UInt32
-            switch character {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = UInt32(character - UInt8(ascii: "A"))
-            case UInt8(ascii: "a")...UInt8(ascii: "z"): value = UInt32(character - UInt8(ascii: "a")) + 26
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = UInt32(character - UInt8(ascii: "0")) + 52
-            case UInt8(ascii: "-"): value = 62
-            case UInt8(ascii: "_"): value = 63
-            default: return nil
-            }
-            buffer = buffer << 6 | value
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                bytes.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
-            }
-        }
-        return bytes
-    }
-
     /// SHA-256, hex: what the database keeps of a session token.
     static func digest(_ token: String) -> String {
         SHA256.hash(data: Array(token.utf8)).withUnsafeBytes(hex)
@@ -182,8 +135,7 @@ enum Tokens {
 }
 
 /// Bytes from the system's cryptographically secure generator (getrandom on Linux).
-/// Eight bytes per draw (one `getrandom` call each): a byte per draw cost a system call a byte,
-/// and every response now draws a pad for its CSRF token.
+/// Eight bytes per draw (one `getrandom` call each): a byte per draw cost a system call a byte.
 func randomBytes(_ count: Int) -> [UInt8] {
     var generator = SystemRandomNumberGenerator()
     var bytes: [UInt8] = []

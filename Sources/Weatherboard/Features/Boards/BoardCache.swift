@@ -55,11 +55,9 @@ final class BoardCache: Sendable {
     }
 
     /// The board `render` describes at `now`: kept, or made by `make` (with the moment it stops
-    /// being true) and kept with its deflated form until then. A board whose forms carry a token
-    /// (a client that sends no Fetch Metadata) is made for its response alone: the token is
-    /// masked afresh each time, so its key never comes again.
+    /// being true) and kept with its deflated form until then.
     func board(_ render: BoardRender, now: Date, make: () -> (HTMLFragment, until: Date)) -> HTMLFragment {
-        guard enabled, render.reader.csrfToken.isEmpty else { return make().0 }
+        guard enabled else { return make().0 }
         if let kept = boards.withLock({ $0.value(for: render) })?.value(at: now) {
             reused.add(1, ordering: .relaxed)
             return kept

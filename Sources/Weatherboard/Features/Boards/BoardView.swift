@@ -15,8 +15,6 @@ struct Composer {
 /// A city's board on its page: one page of posts and the form to post.
 struct BoardSection {
     var slug: String
-    /// The forms' token; empty (no token field) for a browser that sends Fetch Metadata.
-    var csrfToken: String
     var signInHref: String
     var feedHref: String
     var canPost: Bool
@@ -194,7 +192,7 @@ struct BoardView {
         // The posts' forms bring the viewer back to this page of the board, not the first.
         let returnTo = HTMLFragment(escaping: "/city/\(slug)" + (render.before.map { "?before=\($0)" } ?? ""))
         var section = BoardSection(
-            slug: slug, csrfToken: render.reader.csrfToken, signInHref: render.signInHref, feedHref: "/city/\(slug)/feed.atom",
+            slug: slug, signInHref: render.signInHref, feedHref: "/city/\(slug)/feed.atom",
             canPost: render.reader.signedIn, composerText: composer?.text ?? "", composerError: composer?.error,
             posts: shown.map { post in
                 let replies = rows.replies[post.id]

@@ -8,8 +8,6 @@ struct Reader: Hashable, Sendable {
     /// Whose posts get Edit and Delete: the reader's id when something shown is theirs; nil
     /// otherwise, so that every member with nothing of theirs shown shares one render.
     var owner: Int64?
-    /// What the forms carry: empty (no token field at all) for a browser that sends Fetch Metadata.
-    var csrfToken: String
     /// An admin: posts get Pin and Unpin.
     var moderates = false
     /// Authors shown whom the reader has muted: their posts come collapsed.
@@ -18,20 +16,18 @@ struct Reader: Hashable, Sendable {
     /// Someone with no part in what is shown: a guest, or a member whose forms need no token,
     /// who wrote none of it, muted none of its authors and moderates nothing.
     static func bystander(signedIn: Bool) -> Reader {
-        Reader(signedIn: signedIn, owner: nil, csrfToken: "")
+        Reader(signedIn: signedIn, owner: nil)
     }
 
-    private init(signedIn: Bool, owner: Int64?, csrfToken: String) {
+    private init(signedIn: Bool, owner: Int64?) {
         self.signedIn = signedIn
         self.owner = owner
-        self.csrfToken = csrfToken
     }
 
     /// `context`'s reader, owning what is shown when `owns` says something shown is theirs.
     init(_ context: AppContext, owns: Bool, muted: Set<Int64> = []) {
         signedIn = context.user != nil
         owner = owns ? context.user?.id : nil
-        csrfToken = context.csrfToken
         moderates = context.user?.isAdmin == true
         self.muted = muted
     }
@@ -57,7 +53,7 @@ struct PostPresenter {
             id: post.id, author: post.username ?? "", hasAuthor: post.username != nil,
             displayName: post.displayName ?? strings("deleted_user", [:]), datetime: DateFormatting.iso8601(post.createdAt),
             time: DateFormatting.localMinute(post.createdAt, in: zone(post), language: language), edited: post.editedAt != nil, parts: Self.parts(of: post.body),
-            isHidden: post.hiddenAt != nil, csrfToken: reader.csrfToken, citySlug: post.citySlug,
+            isHidden: post.hiddenAt != nil, citySlug: post.citySlug,
             cityName: language == .ko ? (post.cityNameKo ?? post.cityNameEn) : post.cityNameEn, returnTo: returnTo)
         view.isAdminAuthor = post.authorIsAdmin
         view.isSiteAuthor = post.authorIsSite

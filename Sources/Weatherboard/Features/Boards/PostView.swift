@@ -22,7 +22,6 @@ final class PostView {
     let edited: Bool
     let parts: [Part]
     let isHidden: Bool
-    let csrfToken: String
     let citySlug: String
     let cityName: String
     let returnTo: HTMLFragment
@@ -79,7 +78,7 @@ final class PostView {
     var photo: PhotoView?
 
     init(id: Int64, author: String, hasAuthor: Bool, displayName: String, datetime: String, time: String, edited: Bool,
-         parts: [Part], isHidden: Bool, csrfToken: String, citySlug: String, cityName: String, returnTo: HTMLFragment) {
+         parts: [Part], isHidden: Bool, citySlug: String, cityName: String, returnTo: HTMLFragment) {
         self.id = id
         self.author = author
         self.hasAuthor = hasAuthor
@@ -89,7 +88,6 @@ final class PostView {
         self.edited = edited
         self.parts = parts
         self.isHidden = isHidden
-        self.csrfToken = csrfToken
         self.citySlug = citySlug
         self.cityName = cityName
         self.returnTo = returnTo
