@@ -171,6 +171,7 @@ seed_board
 
 measure ours-city-anonymous "$BASE/city/seoul"
 measure ours-city-signed-in "$BASE/city/seoul" -H "Cookie: $COOKIE"
+FETCH_METADATA=0 measure ours-city-signed-in-without-fetch-metadata "$BASE/city/seoul" -H "Cookie: $COOKIE"
 measure ours-home "$BASE/"
 SESSIONS="$WORK/sessions.tsv" SLUG=seoul POST_PCT=10 measure ours-mix "$BASE" -s scripts/post-mix-signed-in.lua
 stop_server
@@ -194,6 +195,9 @@ if [[ -z ${SKIP_REAL:-} ]]; then
     wait_healthy "$BASE" 300
     seed_real_traffic
     SLUGS="$WORK/slugs.txt" SESSIONS="$WORK/sessions.tsv" SIGNED_IN_PCT=20 measure ours-real-traffic "$BASE" -s scripts/city-mix-zipf.lua
+    # The same traffic from clients that send no Fetch Metadata (older browsers, scripts with a session).
+    FETCH_METADATA=0 SLUGS="$WORK/slugs.txt" SESSIONS="$WORK/sessions.tsv" SIGNED_IN_PCT=20 \
+        measure ours-real-traffic-without-fetch-metadata "$BASE" -s scripts/city-mix-zipf.lua
     stop_server
 fi
 
@@ -251,17 +255,21 @@ if [[ -z ${SKIP_CALLGRIND:-} ]] && command -v valgrind >/dev/null; then
     # member has a post on each of those boards: their own view of each is kept until the board
     # changes (a board reads the same at every minute), so the first opening of a minute costs
     # what the next ones do.
-    count_openings() {
+    count_openings() { # [SUFFIX CURL-ARGS...]: with Sec-Fetch-Site unless other arguments are given
+        local suffix=${1:-}; shift || true
+        (( $# > 0 )) || set -- -H "Sec-Fetch-Site: same-origin"
         while (( $(date +%s) % 60 > 3 )); do sleep 1; done
         local started=$SECONDS
         for opening in first second third; do
             callgrind_control -z "$SERVER_PID" >/dev/null
-            curl -fsS -H "Sec-Fetch-Site: same-origin" -H "Accept-Encoding: gzip" -H "Cookie: $COOKIE" -K "$WORK/forty.curl"
-            per_request "city-signed-in-40-cities-gzip-$opening-opening" 40
+            curl -fsS "$@" -H "Accept-Encoding: gzip" -H "Cookie: $COOKIE" -K "$WORK/forty.curl"
+            per_request "city-signed-in-40-cities-gzip-$opening-opening$suffix" 40
         done
         (( SECONDS - started < 57 )) || echo "warning: the three openings took $(( SECONDS - started )) s: a minute turned" | tee -a "$OUT/results.txt"
     }
     count_openings
+    # Issue 64: the same openings from a client that sends no Fetch Metadata (an old browser).
+    count_openings -without-fetch-metadata -H "Accept: text/html"
     # Then someone else posts on each of those boards, and a member whose post there is still on
     # the first page (person 20 wrote each board's newest) opens them: every board changed, so
     # the opening reads its rows again and renders and deflates the member's own view of each
