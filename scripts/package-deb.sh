@@ -5,14 +5,25 @@
 # naming every setting (commented out at its default), and systemd units with sandboxing
 # (weatherboard.service for one node, weatherboard@PORT.service for several).
 #   scripts/package-deb.sh [OUT_DIR]        (default: ./dist; prints the package's path last)
+#   BIN=path/to/weatherboard scripts/package-deb.sh   packages a binary built before (with
+#   --static-swift-stdlib) instead of building: it must need no toolchain library, or nothing is made.
 # Install: apt-get install ./OUT_DIR/weatherboard_*.deb (apt brings the libraries it depends on); systemctl enable --now weatherboard
 set -euo pipefail
 repository="$(cd "$(dirname "$0")/.." && pwd)"
 out="${1:-$repository/dist}"
 cd "$repository"
 
-swift build -c release --product weatherboard --static-swift-stdlib
-binary="$(swift build -c release --static-swift-stdlib --show-bin-path)/weatherboard"
+if [ -n "${BIN:-}" ]; then
+    binary="$BIN"
+else
+    swift build -c release --product weatherboard --static-swift-stdlib
+    binary="$(swift build -c release --static-swift-stdlib --show-bin-path)/weatherboard"
+fi
+# A binary that names Swift's own libraries would need the toolchain on the machine it goes to.
+if objdump -p "$binary" | awk '/NEEDED/ { print $2 }' | grep -E '^lib(swift|Foundation|FoundationEssentials|FoundationInternationalization|_FoundationICU|dispatch|BlocksRuntime)' >&2; then
+    echo "$binary needs the libraries above from the Swift toolchain: build it with --static-swift-stdlib" >&2
+    exit 1
+fi
 
 version="0.$(git rev-list --count HEAD)+g$(git rev-parse --short=10 HEAD)"
 # What is built is the working tree: changes not committed say so in the version.

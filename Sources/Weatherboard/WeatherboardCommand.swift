@@ -73,8 +73,9 @@ extension WeatherboardCommand {
         }
 
         /// A node started before its PostgreSQL (both rebooting, the server still recovering, its
-        /// connection slots full) waits for it rather than exiting: each attempt is logged, 1, 2, 4
-        /// … at most 30 seconds apart, and meanwhile its port answers every request 503 with
+        /// connection slots full) waits for it rather than exiting: it tries again 1, 2, 4 … at most
+        /// 30 seconds apart, and says so once (and again only when the reason changes, and when it
+        /// answers), not on every try; meanwhile its port answers every request 503 with
         /// `Retry-After` (`/healthz` included), so a balancer sees a node that is not ready rather
         /// than one that is gone. Anything else (a migration that fails, a bad setting) ends the
         /// command at once.
@@ -86,15 +87,21 @@ extension WeatherboardCommand {
             var delay = 1.0
             var attempt = 1
             var standIn: Server?
+            var said: String?
+            let began = Date()
             defer { standIn.map(NotReadyYet.stop) }
             while true {
                 do {
                     let application = try Application(configuration: configuration)
                     standIn.map(NotReadyYet.stop) // the port is the application's from here
                     standIn = nil
+                    if said != nil { log("database answered after \(attempt) attempts (\(Int(Date().timeIntervalSince(began))) s)") }
                     return application
                 } catch let error as SQLError where configuration.databaseURL != nil && error.isTemporary {
-                    log("database not answering (attempt \(attempt)): \(error.message); trying again in \(Int(delay)) s")
+                    if said != error.message {
+                        log("database not answering: \(error.message); waiting for it (trying again up to every \(Int(maximumDelay)) s, the port answers 503)")
+                        said = error.message
+                    }
                     if standIn == nil {
                         let server = try NotReadyYet.serve(configuration)
                         configuration.port = server.port // the same port once ready (it matters with port 0)

@@ -87,6 +87,14 @@ import Testing
         #expect(checked == 0, "promtool check rules: \((try? String(contentsOfFile: app.folder + "/rules.out", encoding: .utf8)) ?? "")")
         let named = Set(rules.matches(of: /weatherboard_[a-z_]+/).map { String($0.output) })
         for name in named { #expect(typed.contains(name) || name.hasPrefix("weatherboard_change_feed"), "the rules name \(name)") }
+        #expect(value(text, "weatherboard_db_up") == 1)
+
+        // Issue 62 #3: driven through a 45 s freeze and a full disk by Prometheus's own rule
+        // evaluation, each alert fires within a minute of its fault and is gone two minutes after.
+        let faults = try String(contentsOfFile: AppConfiguration.repositoryFolder("Tests/WeatherboardTests/Fixtures/alerts.test.yml"), encoding: .utf8)
+        try Data(faults.utf8).write(to: URL(fileURLWithPath: app.folder + "/alerts.test.yml"))
+        let tested = try ChildProcess(shell: "cd '\(app.folder)' && /usr/bin/promtool test rules alerts.test.yml > alerts.out 2>&1").wait()
+        #expect(tested == 0, "promtool test rules: \((try? String(contentsOfFile: app.folder + "/alerts.out", encoding: .utf8)) ?? "")")
     }
 
     @Test func onlyTheConfiguredAddressesReadThemNotVisitorsThroughAProxy() throws {

@@ -105,6 +105,11 @@ import Testing
         let state = try #require(app.application.database.replicas?.replicas.first)
         try waitUntil("the paused replica is passed over", timeout: 20) { !state.usable.load(ordering: .relaxed) }
         #expect(try reader.get("/city/seoul").1.nodes("//p[@class='post-body'][contains(., 'Thunder over the harbour')]").count == 1)
+        // Issue 62 #4: the lag exported is the real one, past the bound (it stayed at 0.5 s).
+        try waitUntil("the lag grows past the bound", timeout: 20) {
+            let line = try app.get("/metrics").text.split(separator: "\n").first { $0.hasPrefix("weatherboard_replica_lag_seconds{") }
+            return (line?.split(separator: " ").last.flatMap { Double($0) } ?? 0) >= 2
+        }
         try replica.resumeReplay()
         try waitUntil("the replica serves again once caught up", timeout: 20) { state.usable.load(ordering: .relaxed) }
     }

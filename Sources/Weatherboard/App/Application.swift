@@ -190,6 +190,7 @@ public final class Application: Sendable {
 
     /// What is open now, read when `/metrics` is scraped.
     private func sampleGauges(providers: [String]) {
+        metrics.sample("weatherboard_db_up") { [health] in health.scrapedVerdict() }
         metrics.sample("weatherboard_open_connections") { [server] in Double(server.openConnections) }
         metrics.sample("weatherboard_open_streams") { [server] in Double(server.openStreams) }
         metrics.sample("weatherboard_buffered_bytes") { [server] in Double(server.heldBytes) }

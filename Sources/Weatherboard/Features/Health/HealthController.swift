@@ -38,6 +38,18 @@ final class HealthController: Sendable {
     /// above then checks on a worker).
     func immediateResponse(to request: Request) -> Response? {
         guard request.path == "/healthz", request.method == "GET" || request.method == "HEAD" else { return nil }
+        return recentVerdict().map(response(healthy:))
+    }
+
+    /// `weatherboard_db_up`: 1 or 0 by the latest verdict. A scrape asks as a balancer does (the
+    /// monitor runs while someone watches); before its first verdict, whether the database has
+    /// stopped answering requests (`AppDatabase.isStalled`).
+    func scrapedVerdict() -> Double {
+        (recentVerdict() ?? !database.isStalled) ? 1 : 0
+    }
+
+    /// The latest verdict if recent, the monitor started if nobody had asked for a while.
+    private func recentVerdict() -> Bool? {
         let now = DispatchTime.now().uptimeNanoseconds
         let (verdict, startMonitor) = state.withLock { state -> (Bool?, Bool) in
             state.askedAt = now
@@ -51,7 +63,7 @@ final class HealthController: Sendable {
             thread.name = "health-monitor"
             thread.start()
         }
-        return verdict.map(response(healthy:))
+        return verdict
     }
 
     /// Stops the monitor (when the application closes).

@@ -28,6 +28,7 @@ public final class SiteMetrics: Sendable {
         "weatherboard_page_cache_total": "Guests' pages: served from the cache (hit), rendered (miss), or waited for another request's render.",
         "weatherboard_weather_fetches_total": "Upstream weather fetches by provider and outcome (answered, unusable answer, failed).",
         "weatherboard_weather_breaker_open": "1 while a weather provider is skipped after failures (its circuit breaker is open).",
+        "weatherboard_db_up": "1 while the database answers this node's check (every second while watched, as /healthz says), 0 while it does not.",
         "weatherboard_db_errors_total": "Database troubles that reached a request, by kind: connection, unavailable (busy, locked, timed out), full.",
         "weatherboard_db_pool_waits_total": "PostgreSQL: requests that waited for a free pooled connection.",
         "weatherboard_db_pool_timeouts_total": "PostgreSQL: requests that gave up waiting for a pooled connection (answered 503).",

@@ -76,6 +76,9 @@ final class ReplicaSet: Sendable {
         var recent: [(at: UInt64, position: UInt64)] = []
         /// The highest position seen `maximumLag` ago or earlier: a replica below it lags.
         var overdue: UInt64 = 0
+        /// Samples past `maximumLag`, kept while some replica has not replayed them (at most
+        /// `pastKept`, one a second): how far behind a lagging replica really is, for the operator.
+        var past: [(at: UInt64, position: UInt64)] = []
         /// Released, to be given to the consumers by the thread delivering now.
         var outbox: [Held] = []
         var delivering = false
@@ -93,6 +96,8 @@ final class ReplicaSet: Sendable {
     }
     /// Milliseconds within which the primary's positions count as one sample.
     static let sampleSpacing: UInt64 = 10
+    /// Samples past the lag bound kept (a second apart: an hour of a stopped replica's lag).
+    static let pastKept = 3_600
     private let gate = Mutex(Gate())
     private let stream: ChangeStream
     private let logger: Logger
@@ -118,6 +123,7 @@ final class ReplicaSet: Sendable {
         self.maximumLag = maximumLag
         self.stream = stream
         self.logger = logger
+        logger.notice("replicas: \(replicas.map(\.name).joined(separator: ", ")) (pages read there while within \(maximumLag) s of the primary)")
         for replica in replicas {
             let thread = Thread { [self] in watch(replica, timeouts: replicaTimeouts) }
             thread.name = "replica-check"
@@ -179,13 +185,19 @@ final class ReplicaSet: Sendable {
             let cutoff = now &- min(now, UInt64(maximumLag * 1000))
             let expired = gate.recent.prefix { $0.at <= cutoff }
             if let last = expired.last { gate.overdue = max(gate.overdue, last.position) }
+            for sample in expired where gate.past.last.map({ sample.at &- $0.at >= 1000 }) ?? true { gate.past.append(sample) }
             gate.recent.removeFirst(expired.count)
+            let slowest = replicas.map { $0.replayed.load(ordering: .acquiring) }.min() ?? .max
+            gate.past.removeFirst(gate.past.prefix { $0.position <= slowest }.count)
+            if gate.past.count > Self.pastKept { gate.past.removeFirst(gate.past.count - Self.pastKept) }
             var threshold = UInt64.max
             for replica in replicas {
                 let replayed = replica.replayed.load(ordering: .acquiring), checked = replica.checked.load(ordering: .acquiring)
                 let answering = checked > 0 && now &- min(now, checked) <= Self.silenceAllowed
-                let lag: UInt64 = gate.overdue > replayed ? UInt64(maximumLag * 1000)
-                    : gate.recent.first { $0.position > replayed }.map { now &- min(now, $0.at) } ?? 0
+                // The oldest position seen that it has not replayed: its age is the lag, past the
+                // bound too (the bound only decides what the replica serves).
+                let behind = gate.past.first { $0.position > replayed } ?? gate.recent.first { $0.position > replayed }
+                let lag: UInt64 = behind.map { now &- min(now, $0.at) } ?? (gate.overdue > replayed ? UInt64(maximumLag * 1000) : 0)
                 replica.lagMilliseconds.store(answering ? Int(lag) : -1, ordering: .relaxed)
                 let usable = answering && gate.overdue <= replayed
                 replica.usable.store(usable, ordering: .releasing)
