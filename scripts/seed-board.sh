@@ -37,7 +37,7 @@ seed_conversation() {
                 curl -fsS -o /dev/null -H "Cookie: $cookie" -H "Sec-Fetch-Site: same-origin" \
                     --data-urlencode "body=Reply $person to $id: same here, the drizzle stopped at six" "$BASE/posts/$id/replies"
             else
-                code=$(curl -sS -o /dev/null -w '%{http_code}' -H "Cookie: $cookie" -H "Sec-Fetch-Site: same-origin" "$BASE/posts/$id/react")
+                code=$(curl -sS -o /dev/null -w '%{http_code}' -H "Cookie: $cookie" -H "Sec-Fetch-Site: same-origin" --data "" "$BASE/posts/$id/react")
                 [[ $code == 303 || $code == 403 ]] || { echo "agreeing answered $code" >&2; return 1; }
             fi
         done

@@ -170,6 +170,11 @@
     var summary = menu.querySelector("summary");
     if (summary) summary.focus();
   });
+  // "Other" needs a few words: asked for in the menu itself, not after a trip to the report page.
+  document.addEventListener("change", function (event) {
+    var select = event.target.closest(".report-form select[name=reason]");
+    if (select && select.form.elements.detail) select.form.elements.detail.required = select.value === "other";
+  });
   // After an action on a post (agree, block, report, Undo) the page it leads back to opens where
   // the reader was, not at its top: the place is kept in this tab for that one address and used
   // once; an address with an anchor (#post-12) goes to the anchor instead.
@@ -204,7 +209,16 @@
       }
     }
   }
-  if (flash) {
+  // After posting (#post-N): the message goes just above the new post, and the focus to the post.
+  var target = flash && /^#post-\d+$/.test(location.hash) && document.getElementById(location.hash.slice(1));
+  if (target) {
+    target.before(flash);
+    target.setAttribute("tabindex", "-1");
+    target.focus({ preventScroll: true });
+    window.addEventListener("load", function () {
+      if (document.activeElement === document.body) target.focus({ preventScroll: true });
+    });
+  } else if (flash) {
     flash.focus({ preventScroll: true });
     // Going to an anchor (#board) after the page loads leaves the focus on the page itself.
     window.addEventListener("load", function () {

@@ -146,17 +146,22 @@ import HTTPTestSupport
         let app = try AppHarness { $0.limits.secondsBetweenPosts = 0 }
         let nina = app.browser()
         try nina.signUp("nina")
-        #expect(try nina.postOnBoard("seoul", "Hail  on the\nRIVER").0.headers["Location"] == "/city/seoul#board")
+        let (saved, _) = try nina.postOnBoard("seoul", "Hail  on the\nRIVER")
+        // Issue 65 #9: the page opens at the new post, which the message says was posted.
+        let newest = try app.count("SELECT max(id) FROM posts")
+        #expect(saved.headers["Location"] == "/city/seoul#post-\(newest)")
+        let (_, landed) = try nina.get("/city/seoul")
+        #expect(landed.text("//div[@class='flash']/span") == "Posted. Thank you for telling us how it is there.")
         let id = try app.count("SELECT max(id) FROM posts")
         let shownAgain = "/city/seoul#post-\(id)"
         #expect(try nina.postOnBoard("seoul", "hail on the river").0.headers["Location"] == shownAgain, "the same post, shown again")
         try nina.get("/posts/\(id)/edit")
         #expect(try nina.post("/posts/\(id)/edit", [("body", "Fog by the bridge")]).0.status == 303)
-        #expect(try nina.postOnBoard("seoul", "hail on the river").0.headers["Location"] == "/city/seoul#board",
+        #expect(try nina.postOnBoard("seoul", "hail on the river").0.headers["Location"] == "/city/seoul#post-\(id + 1)",
                 "the words it had are no longer there: a new post")
         #expect(try nina.postOnBoard("seoul", "fog by the BRIDGE").0.headers["Location"] == shownAgain, "the words it has now are")
         app.clock.advance(PostingRules.duplicateWindow + 1)
-        #expect(try nina.postOnBoard("seoul", "fog by the bridge").0.headers["Location"] == "/city/seoul#board", "five minutes on, a new post")
+        #expect(try nina.postOnBoard("seoul", "fog by the bridge").0.headers["Location"] == "/city/seoul#post-\(id + 2)", "five minutes on, a new post")
         #expect(try app.count("SELECT count(*) FROM posts") == 3)
     }
 

@@ -211,10 +211,22 @@ import HTTPTestSupport
         #expect(page.count("//ol[@class='results']/li") <= 20)
         let (_, many) = try app.page("/search?q=s")
         #expect(many.count("//ol[@class='results']/li") == 20)
-        let (_, none) = try app.page("/search?q=zzzzqx")
+        // Issue 65 #6: words that are no city are looked for in the posts, and it says so.
+        let nothing = try app.get("/search?q=zzzzqx")
+        #expect(nothing.status == 302 && nothing.headers["Location"] == "/search/posts?q=zzzzqx&from=cities")
+        let (_, none) = try app.page("/search/posts?q=zzzzqx&from=cities")
+        #expect(none.text("//p[@data-no-city]") == "No city is called “zzzzqx”: here are the posts that mention it.")
         #expect(none.count("//p[@class='no-results']") == 1)
         // the search box keeps what was typed
-        #expect(none.nodes("//input[@id='search-q']").first?["value"] == "zzzzqx")
+        #expect(none.nodes("//input[@id='post-search-q']").first?["value"] == "zzzzqx")
+        let writer = app.browser()
+        try writer.signUp("writer")
+        try writer.postOnBoard("seoul", "우산 챙기세요, 오후에 비가 와요")
+        let umbrella = try app.get("/search?q=" + percentEncode("우산") + "&lang=ko")
+        let (_, found) = try app.page(try #require(umbrella.headers["Location"]) + "&lang=ko")
+        #expect(found.text("//p[@data-post-count]") == "“우산”이(가) 들어간 글 1개")
+        #expect(found.count("//ol[@class='post-results']/li//mark") == 1)
+        #expect(found.nodes("//nav[@class='search-tabs']/a[@aria-current='page']").first?["href"] == "/search/posts")
     }
 
     @Test func sameNamedCitiesSayWhereTheyAreAndDistrictsFoldIntoTheirCity() throws {

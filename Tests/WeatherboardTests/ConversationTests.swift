@@ -5,6 +5,30 @@ import Testing
 
 /// Issue 22 #1–#3: a page per post, replies one level deep, and "agree" reactions.
 @Suite(.onEveryEngine) struct ConversationTests {
+    /// Issue 65 #8: a post by someone the reader blocked opens as what it is (hidden because they
+    /// blocked its author), with the way to unblock that comes back to it; not "page not found".
+    @Test func aBlockedPersonsPostSaysWhyItIsHiddenAndHowToSeeIt() throws {
+        let app = try AppHarness()
+        let author = app.browser(), reader = app.browser()
+        try author.signUp("author", displayName: "Sunny Author")
+        try reader.signUp("reader")
+        try author.postOnBoard("seoul", "Hail on the river")
+        let postID = try app.count("SELECT max(id) FROM posts")
+        try reader.get("/users/author")
+        try reader.post("/users/author/block", [])
+        let (hidden, page) = try reader.get("/posts/\(postID)")
+        #expect(hidden.status == 200)
+        #expect(page.text("//h1") == "Hidden: you blocked Sunny Author")
+        #expect(!String(decoding: hidden.body, as: UTF8.self).contains("Hail on the river"))
+        let form = "//form[@action='/users/author/unblock']"
+        #expect(page.nodes(form + "//input[@name='return_to']").first?["value"] == "/posts/\(postID)")
+        let (unblocked, _) = try reader.post("/users/author/unblock", [("return_to", "/posts/\(postID)")])
+        #expect(unblocked.headers["Location"] == "/posts/\(postID)")
+        #expect(try reader.get("/posts/\(postID)").1.text("//article[@data-post-id='\(postID)']//p[@class='post-body']") == "Hail on the river")
+        // Someone who blocked nobody still finds no post that is not there.
+        #expect(try reader.get("/posts/\(postID + 100)").0.status == 404)
+    }
+
     /// Given a member ("asker") with a question on Seoul's board; its id.
     static func question(_ app: AppHarness, _ text: String = "퇴근길에 비 그칠까요?") throws -> (asker: Browser, postID: Int64) {
         let asker = app.browser()
@@ -183,7 +207,10 @@ import Testing
         let (_, board) = try asker.get("/city/seoul")
         #expect(board.nodes("//article[@data-post-id='\(third)']//*[@data-replies]").first?["data-replies"] == "1")
         let reporterPost = try Self.secondQuestion(app, reporter, "The blocked person's own post")
-        #expect(try asker.get("/posts/\(reporterPost)").0.status == 404)
+        // Said as hidden because of the block (issue 65 #8), nothing of it shown.
+        let (hidden, hiddenPage) = try asker.get("/posts/\(reporterPost)")
+        #expect(hidden.status == 200 && hiddenPage.count("//form[@action='/users/reporter/unblock']") == 1)
+        #expect(!String(decoding: hidden.body, as: UTF8.self).contains("The blocked person's own post"))
     }
 
     /// Another post by `author` on Seoul's board (the clock moves past the posting interval).

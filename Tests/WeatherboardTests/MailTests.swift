@@ -173,6 +173,21 @@ extension AppConfiguration {
     }
 
     /// Forgot → a link by mail → a new password: every other session ends, the link works once,
+    /// Issue 65 #2: an account with only a passkey asks for a way back in; its mail speaks of
+    /// setting a password, not of resetting one it never had.
+    @Test func aPasskeyOnlyAccountsMailSetsAPasswordRatherThanResettingOne() throws {
+        guard let catcher = try MailCatcher.start() else { return }
+        let app = try Self.site(catcher)
+        _ = try Self.memberWithAddress(app, catcher, "keyonly", "keyonly@example.org")
+        try app.execute("UPDATE users SET password_hash = '' WHERE username = 'keyonly'")
+        let guest = app.browser()
+        try guest.get("/password/forgot")
+        try guest.post("/password/forgot", [("username", "keyonly")])
+        let mail = try #require(try catcher.waitForMessages(2).last)
+        #expect(mail.subject == "Get back into your Weatherboard account")
+        #expect(mail.text.contains("which has only a passkey so far") && !mail.text.contains("reset the password"))
+    }
+
     /// and the old password is gone.
     @Test func aForgottenPasswordIsResetThroughTheMailedLink() throws {
         guard let catcher = try MailCatcher.start() else { return }

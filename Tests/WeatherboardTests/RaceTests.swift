@@ -135,7 +135,7 @@ import Testing
         let store = BoardStore(database: app.application.database, effects: BoardNotices())
         let rules = PostingRules(secondsBetweenPosts: 0, postsPerDay: 50)
         #expect(throws: BannedError.self) {
-            try store.create(cityID: cityID, userID: userID, body: "After the ban", now: app.clock.read().timeIntervalSince1970, rules: rules)
+            _ = try store.create(cityID: cityID, userID: userID, body: "After the ban", now: app.clock.read().timeIntervalSince1970, rules: rules)
         }
         #expect(throws: BannedError.self) {
             _ = try store.reply(to: Int64(try app.count("SELECT max(id) FROM posts")), userID: userID, body: "A reply after it",

@@ -150,4 +150,41 @@ import HTTPTestSupport
         #expect(RecoveryCodes.normalised("0011-2233-4455-667u") == nil)
         #expect(RecoveryCodes.normalised(String(repeating: "0", count: 10_000)) == nil)
     }
+
+    /// Issue 65 #2 and #3: an account with only a passkey reads of its device, not of a password
+    /// it does not have; Enter on the recovery form takes the passkey way for it; the sign-in
+    /// page has one way for a lost device.
+    @Test func aPasskeyOnlyAccountIsSpokenToAboutItsDeviceAndRecoversToAPasskey() throws {
+        let app = try AppHarness()
+        let member = app.browser()
+        try member.signUp("keyonly")
+        try app.execute("UPDATE users SET password_hash = '' WHERE username = 'keyonly'")
+        let (_, settings) = try member.get("/settings")
+        #expect(settings.text("//form[@action='/settings/delete']/p") == "Your posts stay, signed “deleted user”. This cannot be undone.")
+        let (_, welcome) = try member.get("/settings/recovery?welcome=1&next=%2Fcity%2Fseoul")
+        #expect(welcome.count("//section[@data-way-back]//a[@href='/settings/email' or @href='/settings/passkeys']") == 2)
+        #expect(welcome.nodes("//section[@data-way-back]//a").last?["href"] == "/city/seoul#board")
+        #expect(welcome.text("//section[@class='settings']/p[1]")?.hasPrefix("If you lose the device your passkey is on") == true)
+        #expect(welcome.count("//input[@name='password']") == 0)
+        let (made, codesPage) = try member.post("/settings/recovery", [])
+        #expect(made.status == 200)
+        let codes = codesPage?.nodes("//code[@data-recovery-code]").map(\.text) ?? []
+        #expect(codes.count == 10)
+        let download = try #require(codesPage?.nodes("//a[@data-recovery-download]").first?["href"])
+        #expect(download.hasPrefix("data:text/plain;charset=utf-8,") && codes.allSatisfy { download.contains($0) })
+        #expect(codesPage?.count("//form[@action='/settings/recovery']") == 0, "no button right under the codes replaces them")
+        // A member with a password is not asked again.
+        let other = app.browser()
+        try other.signUp("withpassword")
+        #expect(try other.get("/settings/recovery?welcome=1").1.count("//section[@data-way-back]") == 0)
+
+        let guest = app.browser()
+        let (_, login) = try guest.get("/login")
+        #expect(login.count("//a[@data-lost-device][@href='/login/recover']") == 1)
+        try guest.get("/login/recover")
+        let (recovered, _) = try guest.post("/login/recover", [("username", "keyonly"), ("code", codes[0]), ("new_password", "")])
+        #expect(recovered.status == 303)
+        #expect(recovered.headers["Location"] == "/settings/passkeys")
+        #expect(try app.count("SELECT count(*) FROM users WHERE username = 'keyonly' AND password_hash = ''") == 1)
+    }
 }

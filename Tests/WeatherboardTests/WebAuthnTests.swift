@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import HTTPTestSupport
 @testable import Weatherboard
 
 /// Issue 40 #1: WebAuthn verification against recorded messages (made by Fixtures/webauthn/make.py
@@ -105,5 +106,43 @@ struct WebAuthnTests {
         for refused: [UInt8] in [[0x5F, 0x41, 0x00, 0xFF], [0xC1, 0x00], [0x62, 0xFF, 0xFE], [0x00, 0x00], [0xF8, 0x20]] {
             #expect(throws: CBORDecoder.Failure.self, "\(refused)") { try decoder.decodeWhole(refused) }
         }
+    }
+}
+
+/// Issue 65 #3: passkeys are named after the browser and system that made them, and renamed by
+/// their owner only.
+@Suite(.onEveryEngine) struct PasskeyNameTests {
+    @Test(arguments: [
+        ("Mozilla/5.0 (Linux; Android 14; SM-S918N) AppleWebKit/537.36 (KHTML, like Gecko) SamsungBrowser/25.0 Chrome/121.0 Mobile Safari/537.36", "Samsung Internet on Android"),
+        ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1", "Safari on iPhone"),
+        ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36 Edg/126.0", "Edge on Windows"),
+        ("Mozilla/5.0 (Macintosh; Intel Mac OS X 14_4) Gecko/20100101 Firefox/125.0", "Firefox on Mac"),
+        ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0 Safari/537.36", "Chrome on Linux"),
+    ])
+    func aPasskeyIsNamedAfterItsBrowserAndSystem(_ agent: String, _ name: String) {
+        #expect(DeviceName.from(userAgent: agent) == name)
+    }
+
+    @Test func unknownAgentsGetNoName() {
+        #expect(DeviceName.from(userAgent: "curl/8.5") == nil)
+        #expect(DeviceName.from(userAgent: nil) == nil)
+    }
+
+    @Test func aMemberRenamesTheirOwnPasskeyOnly() throws {
+        let app = try AppHarness()
+        let owner = app.browser(), other = app.browser()
+        try owner.signUp("owner")
+        try other.signUp("other")
+        try app.execute("""
+            INSERT INTO passkeys (user_id, credential_id, public_key, algorithm, sign_count, name, created_at, last_used_at)
+            SELECT id, 'q2W3bE1r', 'pQECAyYgASFYIA', -7, 0, 'Passkey', 1.5, NULL FROM users WHERE username = 'owner'
+            """)
+        let id = try app.count("SELECT id FROM passkeys")
+        let (_, list) = try owner.get("/settings/passkeys")
+        #expect(list.nodes("//form[@action='/settings/passkeys/\(id)/name']//input[@name='name']").first?["value"] == "Passkey")
+        #expect(try other.post("/settings/passkeys/\(id)/name", [("name", "Mine now")]).0.status == 404)
+        #expect(try owner.post("/settings/passkeys/\(id)/name", [("name", "  ")]).0.status == 422)
+        #expect(try owner.post("/settings/passkeys/\(id)/name", [("name", "내 휴대폰")]).0.status == 303)
+        #expect(try owner.get("/settings/passkeys").1.text("//li[@data-passkey='\(id)']/strong") == "내 휴대폰")
     }
 }

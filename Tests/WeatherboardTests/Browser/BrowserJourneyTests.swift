@@ -70,7 +70,7 @@ final class OtherOriginContext: RequestContext {
         try browser.go(base + "/city/\(city)")
         try browser.type("#post-body", text)
         try browser.click("form.composer button[type=submit]")
-        try browser.wait("the board") { try browser.url.hasSuffix("#board") || browser.findAll("#post-error").count == 1 }
+        try browser.wait("the board") { try browser.url.contains("#post-") || browser.findAll("#post-error").count == 1 }
     }
 
     /// Issue 22: a person asks on Seoul's board; another replies from the board; the first sees
@@ -303,7 +303,7 @@ final class OtherOriginContext: RequestContext {
             const button = document.querySelector('form.composer button[type=submit]');
             button.click(); setTimeout(() => button.click(), 150);
             """)
-        try browser.wait("the board after posting", seconds: 20) { try browser.url.hasSuffix("#board") }
+        try browser.wait("the board after posting", seconds: 20) { try browser.url.contains("#post-") }
         try browser.devTools("Network.emulateNetworkConditions", ["offline": false, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1])
         #expect(try app.count("SELECT count(*) FROM posts WHERE body = 'Hail in Mapo right now!'") == 1)
         #expect(try browser.findAll("#post-error").isEmpty, "no 'posting too fast'")
@@ -560,7 +560,11 @@ final class OtherOriginContext: RequestContext {
         #expect(try browser.script("return document.getElementById('post-body').value") as? String == draft)
         // Posted: on the board, and gone from the box (and from the browser) for good.
         try browser.click("form.composer button[type=submit]")
-        try browser.wait("the board") { try browser.url.hasSuffix("#board") }
+        try browser.wait("the board") { try browser.url.contains("#post-") }
+        // Issue 65 #9: said, just above the new post, and the focus on the post.
+        try browser.wait("the focus on the new post, the message above it") {
+            try browser.script("const a = document.activeElement; return a.matches('article.post') && !!a.previousElementSibling && a.previousElementSibling.matches('.flash')") as? Bool == true
+        }
         #expect(try app.count("SELECT count(*) FROM posts") == 1)
         try browser.go(base + "/city/tokyo")
         #expect(try browser.script("return document.getElementById('post-body').value") as? String == "")
@@ -579,7 +583,7 @@ final class OtherOriginContext: RequestContext {
         try Self.signOut(browser)
         try Self.signUp(browser, base, "calm")
         try browser.go(base + "/users/loud")
-        try browser.click("form.mute-form button")
+        try browser.click("form.mute-form:not([data-mute-form]) button")
         try browser.wait("muted") { try browser.findAll("form[action='/users/loud/unmute']").count >= 1 }
         try browser.go(base + "/city/tokyo")
         let collapsed = "article.post[data-author=loud][data-muted]"
@@ -592,7 +596,7 @@ final class OtherOriginContext: RequestContext {
         #expect(try browser.script("return document.querySelector('\(collapsed) [data-show-muted]').getAttribute('aria-expanded')") as? String == "true")
         try browser.go(base + "/users/loud")
         try browser.click("section.profile form[action='/users/loud/unmute'] button")
-        try browser.wait("unmuted") { try browser.findAll("form.mute-form").count == 1 }
+        try browser.wait("unmuted") { try browser.findAll("form.mute-form:not([data-mute-form])").count == 1 }
         try browser.go(base + "/city/tokyo")
         #expect(try browser.findAll("article.post[data-author=loud]").count == 1)
         #expect(try browser.findAll(collapsed).isEmpty)
@@ -683,6 +687,32 @@ final class OtherOriginContext: RequestContext {
         try browser.click("form[action='/settings/notifications'] button[type=submit]")
         try browser.wait("the choice saved") { try zone() == "Asia/Seoul 2" }
         try Self.expectCleanConsole(browser)
+    }
+
+    /// Issue 65 #11: "Other" with no words is asked for in the post's menu, where the person is,
+    /// not bounced to the report page; with words, it is sent from there.
+    @Test func anOtherReportAsksForItsWordsInTheMenu() throws {
+        guard let site = try Self.start() else { return }
+        defer { withExtendedLifetime(site) {} }
+        let (app, browser, base) = (site.app, site.browser, site.base)
+        try Self.signUp(browser, base, "writer")
+        try Self.post(browser, base, city: "london", "Something odd")
+        let id = try app.count("SELECT max(id) FROM posts")
+        try Self.signOut(browser)
+        try Self.signUp(browser, base, "careful")
+        try browser.go(base + "/city/london")
+        try browser.click("article[data-post-id='\(id)'] details.post-menu summary")
+        try browser.click("article[data-post-id='\(id)'] details.report-menu summary")
+        let select = "article[data-post-id='\(id)'] select[name=reason]"
+        try browser.script("const s = document.querySelector(\"\(select)\"); s.value = 'other'; s.dispatchEvent(new Event('change', { bubbles: true }))")
+        try browser.click("article[data-post-id='\(id)'] form.report-form button")
+        #expect(try browser.script("return location.pathname") as? String == "/city/london")
+        #expect(try browser.script("return document.querySelector(\"article[data-post-id='\(id)'] textarea[name=detail]\").matches(':invalid')") as? Bool == true)
+        #expect(try app.count("SELECT count(*) FROM reports") == 0)
+        try browser.type("article[data-post-id='\(id)'] textarea[name=detail]", "Copied from another site")
+        try browser.click("article[data-post-id='\(id)'] form.report-form button")
+        try browser.wait("reported") { try app.count("SELECT count(*) FROM reports") == 1 }
+        #expect(try browser.script("return location.pathname") as? String == "/city/london")
     }
 
     @Test func threeReportsHideAPostAndAnAdminRemovesIt() throws {

@@ -37,6 +37,21 @@ import HTTPTestSupport
         try site.browser.wait("signed in from the suggestion", seconds: 15) { try site.browser.findAll("a.me").count == 1 }
     }
 
+    /// Issue 65 #2: right after a passkey sign-up the newcomer is offered a way back in; the codes
+    /// are made without a password, come as a file to keep, and no second tap replaces them.
+    @Test func aPasskeyNewcomerIsOfferedAWayBackInRightAway() throws {
+        guard let site = try Site() else { return }
+        let browser = site.browser
+        try Self.signUpWithAPasskey(site, "newcomer")
+        #expect(try browser.findAll("[data-way-back]").count == 1)
+        #expect(try browser.findAll("#recovery_password").isEmpty)
+        try browser.click("form[action='/settings/recovery'] button[type=submit]")
+        try browser.wait("the codes", seconds: 15) { try browser.findAll("[data-recovery-code]").count == 10 }
+        #expect(try browser.findAll("[data-recovery-download]").count == 1)
+        #expect(try browser.findAll("form[action='/settings/recovery']").isEmpty)
+        #expect(try site.app.count("SELECT count(*) FROM recovery_codes") == 10)
+    }
+
     @Test func signUpWithOnlyAPasskeyAndSignInWithIt() throws {
         guard let site = try Site() else { return }
         let browser = site.browser
@@ -104,10 +119,10 @@ import HTTPTestSupport
         #expect(try browser.text("[data-passkey]:last-child strong") == "Work laptop")
 
         let first = try site.app.count("SELECT min(id) FROM passkeys")
-        try browser.click("li[data-passkey='\(first)'] button")
+        try browser.click("li[data-passkey='\(first)'] form[action$='/delete'] button")
         try browser.wait("one left", seconds: 10) { try browser.findAll("[data-passkey]").count == 1 }
         let last = try site.app.count("SELECT id FROM passkeys")
-        try browser.click("li[data-passkey='\(last)'] button")
+        try browser.click("li[data-passkey='\(last)'] form[action$='/delete'] button")
         try browser.wait("refused", seconds: 10) { try browser.findAll("#passkey-error").count == 1 }
         #expect(try browser.text("#passkey-error").contains("only way in"))
         #expect(try site.app.count("SELECT count(*) FROM passkeys") == 1)

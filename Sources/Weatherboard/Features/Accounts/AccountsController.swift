@@ -128,7 +128,9 @@ struct AccountsController {
 
     /// Makes the account with `make` (nil when the name was taken meanwhile) and signs its
     /// browser in: the welcome, the guest's bookmarks, the address's confirmation on its way.
-    func create(_ form: SignUpForm, _ request: Request, _ context: AppContext,
+    /// `passkeyOnly`: the account's one way in is the passkey just made; it lands first on the
+    /// offer of another (recovery codes, an e-mail, a second passkey), then goes on to `next`.
+    func create(_ form: SignUpForm, _ request: Request, _ context: AppContext, passkeyOnly: Bool = false,
                 _ make: (SessionStore) throws -> String?) throws -> Response {
         let created: String?
         do {
@@ -143,7 +145,8 @@ struct AccountsController {
         }
         if let old = context.sessionTokenHash { try identity.sessions.revoke(tokenHash: old) }
         if form.email != nil { mail?.wake() }
-        var response = Response.redirect(to: Self.landing(form.next))
+        let wayBack = "/settings/recovery?welcome=1" + (form.next == "/" ? "" : "&next=" + percentEncode(form.next))
+        var response = Response.redirect(to: passkeyOnly ? wayBack : Self.landing(form.next))
         response.setCookie(identity.sessionCookie(token))
         // A new account holds none yet, and a guest's cookie at most the limit: all fit.
         if bookmarks.hasGuestCookie(request), let user = try store.user(named: form.username) {

@@ -105,6 +105,13 @@ extension AccountStore {
 
     /// Removes a passkey of the member's, unless it is their last way in (no password, no other
     /// passkey): false then.
+    /// Whether the member's passkey `id` was renamed (false: none of theirs).
+    func renamePasskey(id: Int64, userID: Int64, to name: String) throws -> Bool {
+        try database.write(.subject(.member(userID))) { db in  // the member's own passkey
+            try db.one("UPDATE passkeys SET name = ? WHERE id = ? AND user_id = ? RETURNING 1", [name, id, userID]) { _ in true } ?? false
+        }
+    }
+
     func removePasskey(id: Int64, userID: Int64) throws -> Bool {
         try database.write(.subject(.member(userID))) { db in  // counts the member's ways in
             let others = try db.integer("SELECT count(*) FROM passkeys WHERE user_id = ? AND id <> ?", userID, id)

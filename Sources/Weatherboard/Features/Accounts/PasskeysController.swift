@@ -26,6 +26,7 @@ struct PasskeysController {
         router.post("/settings/passkeys/options", addOptions)
         router.post("/settings/passkeys", add)
         router.post("/settings/passkeys/{id}/delete", remove)
+        router.post("/settings/passkeys/{id}/name", rename)
         router.post("/login/passkey/options", signInOptions)
         router.post("/login/passkey", signIn)
         router.post("/signup/passkey/options", signUpOptions)
@@ -78,7 +79,7 @@ struct PasskeysController {
             }
             do {
                 let credential = try WebAuthn.register(clientDataJSON: clientData, attestationObject: attestation, challenge: challenge, relying)
-                let name = ceremony.name.flatMap { $0.isEmpty ? nil : $0 } ?? pages.string("passkey_default_name", language)
+                let name = ceremony.name.flatMap { $0.isEmpty ? nil : $0 } ?? defaultName(request, language)
                 return try AccountStore.insertPasskey(credential, userID: user.id, name: name, now: now, db) ? nil : "error_passkey_known"
             } catch let failure as WebAuthn.Failure {
                 logger.warning("passkey: a new passkey for user \(user.id) refused: \(failure)")
@@ -88,6 +89,24 @@ struct PasskeysController {
         if let key = outcome { return try refused(key) }
         context.nextFlash = Flash(.passkeyAdded)
         return .redirect(to: "/settings/passkeys")
+    }
+
+    /// `POST /settings/passkeys/{id}/name`: a name the member chose (at most 60 characters).
+    func rename(_ request: Request, _ context: AppContext) throws -> Response {
+        let user = try context.requireUser()
+        guard let id = Int64(request.parameters["id"] ?? "") else { throw HTTPError(.notFound) }
+        let name = String(TextPolicy.prefix(context.form["name"] ?? "", bytes: 200).trimmingCharacters(in: .whitespacesAndNewlines).prefix(60))
+        guard !name.isEmpty else {
+            return try listPage(context, request, user: user, error: pages.string("error_passkey_name", context.language), status: .unprocessableContent)
+        }
+        guard try store.renamePasskey(id: id, userID: user.id, to: name) else { throw HTTPError(.notFound) }
+        context.nextFlash = Flash(.passkeyRenamed)
+        return .redirect(to: "/settings/passkeys")
+    }
+
+    /// The browser and system it was made on, else "Passkey".
+    private func defaultName(_ request: Request, _ language: Language) -> String {
+        DeviceName.from(userAgent: request.headers["User-Agent"]) ?? pages.string("passkey_default_name", language)
     }
 
     func remove(_ request: Request, _ context: AppContext) throws -> Response {
@@ -208,11 +227,11 @@ struct PasskeysController {
             return accounts.signUpRefused(context, form)
         }
         form.errors = [:]
-        return try accounts.create(form, request, context) { sessions in
+        return try accounts.create(form, request, context, passkeyOnly: true) { sessions in
             try store.signUp(NewUser(username: username, displayName: displayName, passwordHash: "", role: "user", createdAt: now),
                              email: form.email, language: language, counting: form.made, sessions: sessions, now: now) { id, db in
                 try db.execute("UPDATE users SET passkey_handle = ? WHERE id = ?", handle, id)
-                guard try AccountStore.insertPasskey(credential, userID: id, name: pages.string("passkey_default_name", language), now: now, db) else {
+                guard try AccountStore.insertPasskey(credential, userID: id, name: defaultName(request, language), now: now, db) else {
                     throw HTTPError(.unprocessableContent, message: "this passkey belongs to another account")
                 }
             }

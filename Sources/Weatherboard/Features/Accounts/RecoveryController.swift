@@ -22,21 +22,35 @@ struct RecoveryController {
 
     // MARK: - Making codes
 
+    /// `?welcome=1` (right after a passkey sign-up, `PasskeysController`): an account with only
+    /// that passkey is asked first to keep a way back in; `next` is where "Not now" goes.
     func showCodes(_ request: Request, _ context: AppContext) throws -> Response {
-        try codesPage(context, user: try context.requireUser())
+        let query = try request.queryItems()
+        return try codesPage(context, user: try context.requireUser(), welcome: query["welcome"] == "1",
+                             next: safeReturnPath(query["next"]))
     }
 
     private func codesPage(_ context: AppContext, user: User, codes: [String] = [], error: String? = nil,
-                           status: HTTPStatus = .ok) throws -> Response {
+                           welcome: Bool = false, next: String = "/settings", status: HTTPStatus = .ok) throws -> Response {
         let (left, madeAt) = try store.recoverySummary(userID: user.id)
         let language = context.language
-        let view = RecoveryCodesPage(layout: pages.layout(context, title: pages.string("recovery_title", language)),
+        let hasPassword = try store.hasPassword(userID: user.id)
+        let view = RecoveryCodesPage(layout: pages.layout(context, title: pages.string(welcome && !hasPassword ? "way_back_title" : "recovery_title", language)),
                                      codes: codes.map { RecoveryCodesPage.Code(code: $0) },
                                      leftText: codes.isEmpty ? pages.string(left == 0 ? "recovery_none" : "recovery_left", language,
                                                                            ["n": String(left)]) : nil,
                                      madeAt: codes.isEmpty ? madeAt.map { Moment($0, language) } : nil, error: error,
-                                     hasPassword: try store.hasPassword(userID: user.id))
+                                     hasPassword: hasPassword, wayBack: welcome && !hasPassword,
+                                     later: AccountsController.landing(next),
+                                     download: Self.download(codes, heading: pages.string("recovery_file_heading", language, [
+                                         "site": pages.string("site_name", language), "username": user.username])))
         return pages.html(context, status: status) { Templates.settings_recovery(view, &$0, $1) }
+    }
+
+    /// The codes as a text file to keep, in a `data:` link (made in the answer, never stored).
+    static func download(_ codes: [String], heading: String) -> String {
+        let text = ([heading, ""] + codes).joined(separator: "\n") + "\n"
+        return "data:text/plain;charset=utf-8," + percentEncode(text)
     }
 
     /// New codes, after the password (a stolen session must not be able to keep itself a way in).
@@ -86,7 +100,9 @@ struct RecoveryController {
         }
         // Either a new password, or ("then=passkey") straight in to add a passkey, the password
         // left as it was.
-        let addPasskey = form["then"] == "passkey"
+        // An account with no password goes the passkey way unless a password was typed (Enter in
+        // the form takes its first button, the password's).
+        let addPasskey = try form["then"] == "passkey" || (password.isEmpty && !store.hasPassword(userID: user.id))
         var hash: String?
         if !addPasskey {
             if let problem = Validation.password(password, username: user.username) {
@@ -157,6 +173,10 @@ struct RecoveryCodesPage {
     var madeAt: Moment?
     var error: String?
     var hasPassword: Bool
+    /// Right after a passkey sign-up: ways back in offered first.
+    var wayBack: Bool
+    var later: String
+    var download: String
 }
 
 /// `/login/recover`: a username, a code and the new password.

@@ -85,16 +85,19 @@ struct BoardController {
             }
         }
         let now = clock().timeIntervalSince1970
+        let saved: Int64
         do {
-            if let refusal = try store.create(cityID: city.id, userID: user.id, body: body, observation: observation, photo: photo,
-                                              now: now, rules: rules) {
-                return try refuse(refusal)
+            switch try store.create(cityID: city.id, userID: user.id, body: body, observation: observation, photo: photo, now: now, rules: rules) {
+            case .failure(let refusal): return try refuse(refusal)
+            case .success(let id): saved = id
             }
         } catch let error as SQLError where error.isTemporary {
             // If the page can still be read (a full disk); else the error page says to come back.
             return try ErrorPages.formKept(after: error, request, logger: logger) { key, status in try refuse(PostingRules.Refusal(key: key, status: status)) }
         }
-        return .redirect(to: "/city/\(city.slug)#board")
+        // Said, and the page opens at the new post (board.js puts the message there and focuses it).
+        context.nextFlash = Flash(.posted)
+        return .redirect(to: "/city/\(city.slug)#post-\(saved)")
     }
 
     /// The author's own post, or 404 (others' posts are not theirs to touch, and saying so

@@ -19,18 +19,18 @@ struct BoardStore: Sendable {
     }
 
     /// Inserts the post (with what its author saw outside, if they said) unless `rules` refuse
-    /// it; the refusal otherwise.
+    /// it: the new post's id, or the refusal.
     func create(cityID: Int64, userID: Int64, body: String, observation: Observation? = nil, photo: NewPhoto? = nil,
-                now: Double, rules: PostingRules) throws -> PostingRules.Refusal? {
+                now: Double, rules: PostingRules) throws -> Result<Int64, PostingRules.Refusal> {
         // The author is the first (and, but for a photo's space, the only) subject a post locks.
         try database.write(.subject(.member(userID))) { db, changes in
             switch try Self.insert(cityID: cityID, parentID: nil, userID: userID, body: body, observation: observation, photo: photo,
                                    now: now, rules: rules, db, changes) {
             case .failure(let refusal):
-                return refusal
+                return .failure(refusal)
             case .success(let id):
                 try effects.posted(id, body: body, author: userID, now: now, db, changes)
-                return nil
+                return .success(id)
             }
         }
     }
@@ -149,6 +149,18 @@ struct BoardStore: Sendable {
     }
 
     /// Whether the author of `post` blocked `viewer` (their reply form is gone under it).
+    /// The author of a post the viewer cannot see only because they blocked that author (a post
+    /// still on its board), as (username, display name): said rather than "not found".
+    func blockedAuthor(ofPost postID: Int64, viewer: Int64) throws -> (username: String, displayName: String)? {
+        try database.readStatement { db in
+            try db.one("""
+                SELECT u.username, u.display_name FROM posts p JOIN users u ON u.id = p.user_id
+                JOIN blocks b ON b.blocker_id = ? AND b.blocked_id = p.user_id
+                WHERE p.id = ? AND p.removed_at IS NULL AND p.hidden_at IS NULL
+                """, [viewer, postID]) { ($0.string(0), $0.string(1)) }
+        }
+    }
+
     func isBlocked(_ viewer: Int64, by author: Int64?) throws -> Bool {
         guard let author, author != viewer else { return false }
         return try database.readStatement { try Self.blocks(author, viewer, $0) }

@@ -84,10 +84,28 @@ struct ConversationController {
         return kept.response(for: request)
     }
 
+    /// A post hidden only because the reader blocked its author: said, with the way to unblock
+    /// (which comes back here), rather than "page not found".
+    private func hiddenByBlock(postID: Int64, author: (username: String, displayName: String), _ context: AppContext) -> Response {
+        let language = context.language
+        let heading = pages.string("post_hidden_blocked", language, ["user": author.displayName])
+        let view = ConfirmPage(layout: pages.layout(context, title: heading), heading: heading,
+                               details: [.init(text: pages.string("post_hidden_blocked_help", language))],
+                               question: "", action: "/users/\(author.username)/unblock",
+                               fields: [.init(name: "return_to", value: "/posts/\(postID)")],
+                               button: pages.string("unblock", language), buttonClass: "secondary", cancelHref: "/")
+        return pages.html(context) { Templates.confirm(view, &$0, $1) }
+    }
+
     /// The post's page, with the reply form given back (the text as typed, why it was refused).
     private func page(postID: Int64, after: Int64?, _ context: AppContext, composer: Composer?, status: HTTPStatus = .ok) throws -> Response {
         let position = board.livePosition(.conversation(postID))
-        guard let found = try store.conversation(postID: postID, viewer: context.user, after: after) else { throw HTTPError(.notFound) }
+        guard let found = try store.conversation(postID: postID, viewer: context.user, after: after) else {
+            if let viewer = context.user, let author = try store.blockedAuthor(ofPost: postID, viewer: viewer.id) {
+                return hiddenByBlock(postID: postID, author: author, context)
+            }
+            throw HTTPError(.notFound)
+        }
         if found.post.parentID != nil { return .redirect(to: found.post.href, status: .found) }
         let post = found.post
         let language = context.language

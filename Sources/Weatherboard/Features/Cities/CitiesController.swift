@@ -37,6 +37,10 @@ struct CitiesController {
                               place: city.place(language), country: city.country,
                               surge: surgeLine(city.id, language).map { SearchPage.Surge(count: $0.count, text: $0.text) })
         }
+        // A word that is no city (우산, "umbrella") is looked for in what people wrote.
+        if !query.isEmpty && results.isEmpty && reading.correction == nil {
+            return .redirect(to: "/search/posts?q=" + percentEncode(query) + "&from=cities", status: .found)
+        }
         var layout = pages.layout(context, title: pages.string("search_title", language))
         layout.searchQuery = query
         var view = SearchPage(layout: layout, query: query, results: results, noResults: !query.isEmpty && results.isEmpty)

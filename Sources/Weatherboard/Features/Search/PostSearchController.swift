@@ -40,6 +40,11 @@ struct PostSearchController {
                                   newest: order == .newest, noResults: !query.isEmpty && found.isEmpty && wait == nil)
         view.limitText = wait.map { pages.string("error_search_limit", language, ["n": String($0)]) }
         view.citySearchHref = "/search?q=" + percentEncode(typed)
+        if items["from"] == "cities" && !query.isEmpty { view.noCityText = pages.string("post_search_no_city", language, ["q": typed]) }
+        if !query.isEmpty && !found.isEmpty {
+            view.countText = pages.string(found.count > Self.pageSize ? "post_search_count_more" : "post_search_count", language,
+                                          ["n": String(min(found.count, Self.pageSize)), "q": typed])
+        }
         view.results = shown.map { post, _ in
             PostSearchPage.Result(
                 id: post.id, href: post.href, author: post.username, displayName: post.displayName ?? pages.string("deleted_user", language),
@@ -71,6 +76,10 @@ struct PostSearchController {
 
 /// The results of a search in posts.
 struct PostSearchPage {
+    /// Said when the header's search found no city by these words and came here.
+    var noCityText: String?
+    /// "3 posts contain ‘우산’", or "More than 20 …".
+    var countText: String?
     struct Part {
         var text: String
         var marked: Bool
