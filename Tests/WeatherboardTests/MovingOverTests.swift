@@ -263,6 +263,19 @@ extension AppHarness {
             SELECT 'a digest', 'a binding', 'register', id, 'Laptop', 1e12 FROM users WHERE username = 'loud'
             """)
         try execute("INSERT INTO form_confirmations (token_hash, holder, action, expires_at) VALUES ('a digest', 's:a session', 'POST /logout', 1e12)")
+        // A provider's identity, an attempt under way and a first sign-in waiting for its name.
+        try execute("""
+            INSERT INTO oidc_identities (issuer, subject, user_id, provider, created_at)
+            SELECT 'https://accounts.example', 'sub-1', id, 'example', 1.5 FROM users WHERE username = 'loud'
+            """)
+        try execute("""
+            INSERT INTO oidc_attempts (state_hash, binding, provider, nonce, verifier, next, user_id, expires_at)
+            VALUES ('a digest', 'a binding', 'example', 'a nonce', 'a verifier', '/', NULL, 1e12)
+            """)
+        try execute("""
+            INSERT INTO oidc_pending (token_hash, issuer, subject, provider, name, email, next, expires_at)
+            VALUES ('a digest', 'https://accounts.example', 'sub-2', 'example', '김하늘', NULL, '/city/seoul', 1e12)
+            """)
         try execute("""
             INSERT INTO email_tokens (token_hash, user_id, purpose, address, created_at, expires_at)
             SELECT 'a digest', id, 'verify', 'loud2@example.org', 0, 1e12 FROM users WHERE username = 'loud'

@@ -98,6 +98,18 @@ public struct AppConfiguration: Sendable {
     /// The site's address as its members reach it (`https://weather.example`), for links in mail;
     /// needed with `smtpURL`.
     public var publicURL: String?
+    /// OpenID Connect providers by name (`--oidc-provider NAME=ISSUER`), their client ids
+    /// (`--oidc-client-id NAME=ID`), and their secrets: from `WEATHERBOARD_OIDC_SECRET_<NAME>` or
+    /// the file `--oidc-secret-file NAME=PATH` names, never the command line.
+    public var oidcIssuers: [String: String] = [:]
+    public var oidcClientIDs: [String: String] = [:]
+    public var oidcSecretFiles: [String: String] = [:]
+    public var oidcSecrets: [String: String] = [:]
+    /// Sign in with Apple's team key (the `.p8` file), its key id and the team id: the provider
+    /// named `apple` then signs its client secret with them for each exchange.
+    public var oidcAppleKeyFile: String?
+    public var oidcAppleKeyID: String?
+    public var oidcAppleTeamID: String?
     /// Seconds between looks at the mail queue for what other nodes queued and what waits for a
     /// retry, and the first retry's wait (doubling to 15 minutes); tests shorten them.
     public var mailPollInterval: TimeInterval = 5

@@ -40,6 +40,36 @@ public final class Application: Sendable {
     public let metrics = SiteMetrics()
     /// `/healthz`, answered on the event loop from a monitor's verdict while a balancer watches.
     let health: HealthController
+    /// OpenID Connect providers to sign in with, their documents kept fresh.
+    let openID: OpenIDProviders
+
+    /// The configured providers with their client ids and secrets (from the environment or a
+    /// file: never the command line).
+    static func openIDProviders(_ configuration: AppConfiguration) throws -> [OpenIDProviders.Provider] {
+        try configuration.oidcIssuers.keys.sorted().map { name in
+            guard let clientID = configuration.oidcClientIDs[name] else { throw StartupError("--oidc-provider \(name) needs --oidc-client-id \(name)=…") }
+            let file = try configuration.oidcSecretFiles[name].map { path in
+                do { return try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) } catch {
+                    throw StartupError("--oidc-secret-file \(name): \(path) cannot be read")
+                }
+            }
+            if name == "apple", let path = configuration.oidcAppleKeyFile {
+                guard let keyID = configuration.oidcAppleKeyID, let teamID = configuration.oidcAppleTeamID else {
+                    throw StartupError("--oidc-apple-key-file needs --oidc-apple-key-id and --oidc-apple-team-id")
+                }
+                let apple: AppleClientSecret
+                do { apple = try AppleClientSecret(pem: try String(contentsOfFile: path, encoding: .utf8), keyID: keyID, teamID: teamID) } catch {
+                    throw StartupError("--oidc-apple-key-file: \(path) is not a readable P-256 key (the .p8 file Apple gave)")
+                }
+                return OpenIDProviders.Provider(name: name, issuer: configuration.oidcIssuers[name]!, clientID: clientID, clientSecret: "", apple: apple)
+            }
+            guard let secret = configuration.oidcSecrets[name] ?? Environment.value("WEATHERBOARD_OIDC_SECRET_" + name.uppercased()) ?? file,
+                  !secret.isEmpty else {
+                throw StartupError("--oidc-provider \(name) needs its client secret: WEATHERBOARD_OIDC_SECRET_\(name.uppercased()) or --oidc-secret-file \(name)=PATH")
+            }
+            return OpenIDProviders.Provider(name: name, issuer: configuration.oidcIssuers[name]!, clientID: clientID, clientSecret: secret)
+        }
+    }
     /// The mail queue's sender, with a relay configured (`--smtp-url`).
     let mail: MailSender?
     /// The push queue's sender, with a contact configured (`--push-contact`).
@@ -157,7 +187,12 @@ public final class Application: Sendable {
         otherWriters = (database.engine as? SQLiteDatabase).map { OtherWriters($0, changes: changes) }
         let health = HealthController(database: database)
         self.health = health
-        router = try Application.makeRouter(configuration: configuration, database: database, pages: pages,
+        openID = OpenIDProviders(try Self.openIDProviders(configuration), logger: logger, clock: configuration.clock) { url in
+            let answer = try Curl.perform(url, headers: [("Accept", "application/json")], maximumBytes: OpenIDProviders.keySetBytes, timeout: 5)
+            guard answer.status == 200 else { throw Curl.Failure(description: "\(url) answered \(answer.status)") }
+            return answer.body
+        }
+        router = try Application.makeRouter(openID: openID, configuration: configuration, database: database, pages: pages,
                                         cities: cities, weather: weather, warnings: warnings, photoProcessor: photoProcessor, cache: pageCache, live: live, metrics: metrics,
                                         health: health, weatherParts: weatherParts, boards: boards, sharedReplies: sharedReplies, boardSnapshots: boardSnapshots,
                                         mail: mail, push: push, party: PasskeyParty(publicURL: configuration.publicURL,
@@ -299,7 +334,7 @@ public final class Application: Sendable {
         return providers
     }
 
-    static func makeRouter(configuration: AppConfiguration, database: AppDatabase, pages: Pages,
+    static func makeRouter(openID: OpenIDProviders, configuration: AppConfiguration, database: AppDatabase, pages: Pages,
                            cities: CityIndex, weather: WeatherService, warnings: Warnings, photoProcessor: PhotoProcessor, cache: PageCache, live: LiveBoards,
                            metrics: SiteMetrics, health: HealthController, weatherParts: WeatherFragments,
                            boards: BoardCache, sharedReplies: SharedReplies, boardSnapshots: BoardSnapshots?, mail: MailSender?, push: PushSender?, party: PasskeyParty,
@@ -386,8 +421,16 @@ public final class Application: Sendable {
         let accounts = AccountStore(database: database), hasher = PasswordHasher(cost: configuration.passwordCost)
         let accountsController = AccountsController(pages: pages, store: accounts, identity: identity, hasher: hasher,
                            bookmarks: bookmarks, limits: configuration.limits, clientAddress: clientAddress,
-                           mail: mail, party: party, pushEnabled: push != nil, clock: clock)
+                           mail: mail, party: party, pushEnabled: push != nil, openID: openID, clock: clock)
         accountsController.addRoutes(to: router)
+        OpenIDController(pages: pages, store: accounts, identity: identity, accounts: accountsController, providers: openID,
+                         limits: configuration.limits, clientAddress: clientAddress, publicURL: configuration.publicURL, logger: logger,
+                         clock: clock) { url, fields in
+            let body = Array(fields.map { "\(percentEncode($0))=\(percentEncode($1))" }.joined(separator: "&").utf8)
+            let answer = try Curl.perform(url, method: "POST", headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")],
+                                          body: body, maximumBytes: 65_536, timeout: 10)
+            return (answer.status, answer.body)
+        }.addRoutes(to: router)
         PasskeysController(pages: pages, store: accounts, identity: identity, accounts: accountsController, party: party,
                            limits: configuration.limits, clientAddress: clientAddress, logger: logger, clock: clock).addRoutes(to: router)
         NotificationSettingsController(pages: pages, database: database, pushEnabled: push != nil, mailEnabled: mail != nil,
@@ -429,6 +472,7 @@ public final class Application: Sendable {
         push?.start()
         rainAlerts.start()
         warnings.start()
+        openID.start()
         digests?.start()
     }
 
@@ -464,6 +508,7 @@ public final class Application: Sendable {
         push?.stop()
         rainAlerts.stop()
         warnings.stop()
+        openID.stop()
         digests?.stop()
         health.stop()
         live.stopTicking()

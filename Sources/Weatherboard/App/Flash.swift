@@ -11,7 +11,7 @@ struct Flash: Equatable {
              bookmarksLeftOut = "bookmarks_left_out", settingsSaved = "settings_saved"
         case banned, unbanned, postRemoved = "post_removed", postRestored = "post_restored", purged, welcome, recovered, recoveredForPasskey = "recovered_for_passkey"
         case emailSent = "email_sent", emailRemoved = "email_removed", emailConfirmed = "email_confirmed", passwordReset = "password_reset"
-        case passkeyAdded = "passkey_added", passkeyRemoved = "passkey_removed", passkeyRenamed = "passkey_renamed", pushRemoved = "push_removed"
+        case passkeyAdded = "passkey_added", passkeyRemoved = "passkey_removed", passkeyRenamed = "passkey_renamed", oidcConnected = "oidc_connected", oidcDisconnected = "oidc_disconnected", pushRemoved = "push_removed"
         case rainWindowAdded = "rain_window_added", rainWindowRemoved = "rain_window_removed"
         case banUndone = "ban_undone", nothingToUndo = "nothing_to_undo"
         case muted, unmuted, levelSet = "level_set"

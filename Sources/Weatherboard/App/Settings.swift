@@ -43,6 +43,17 @@ struct Setting {
         return setting
     }
 
+    /// `NAME=VALUE[,NAME=VALUE…]`, NAME in a-z.
+    static func pairs(_ text: String, _ setting: String, _ each: (String, String) throws -> Void) throws {
+        for pair in text.split(separator: ",") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard parts.count == 2, !parts[0].isEmpty, parts[0].count <= 20, parts[0].allSatisfy({ ("a"..."z").contains($0) }), !parts[1].isEmpty else {
+                throw Problem(description: "--\(setting) must be NAME=VALUE, NAME in a-z")
+            }
+            try each(parts[0], parts[1])
+        }
+    }
+
     /// Every setting of `weatherboard serve`, in the order the help lists them.
     static var all: [Setting] {
         [
@@ -110,6 +121,25 @@ struct Setting {
                 }
                 configuration.publicURL = trimmed
             }, shown: { $0.publicURL ?? "none" }),
+            Setting(name: "oidc-provider", help: "An OpenID Connect provider to sign in with, NAME=ISSUER (NAME in a-z; https, or http on loopback; repeatable, comma-separated in the environment): e.g. google=https://accounts.google.com. Its client id comes from --oidc-client-id, its secret from WEATHERBOARD_OIDC_SECRET_<NAME> or --oidc-secret-file.",
+                    apply: { configuration, text in
+                try Self.pairs(text, "oidc-provider") { name, issuer in
+                    guard OpenIDProviders.isAcceptable(issuer) else { throw Problem(description: "--oidc-provider \(name): the issuer must be https:// (http:// only on loopback)") }
+                    configuration.oidcIssuers[name] = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
+                }
+            }, shown: { $0.oidcIssuers.isEmpty ? "none" : $0.oidcIssuers.keys.sorted().joined(separator: ", ") }),
+            Setting(name: "oidc-client-id", help: "An OpenID provider's client id, NAME=CLIENT_ID (repeatable).",
+                    apply: { configuration, text in try Self.pairs(text, "oidc-client-id") { configuration.oidcClientIDs[$0] = $1 } },
+                    shown: { $0.oidcClientIDs.isEmpty ? "none" : "\($0.oidcClientIDs.count) set" }),
+            Setting(name: "oidc-secret-file", help: "A file holding an OpenID provider's client secret, NAME=PATH (repeatable); or WEATHERBOARD_OIDC_SECRET_<NAME>.",
+                    apply: { configuration, text in try Self.pairs(text, "oidc-secret-file") { configuration.oidcSecretFiles[$0] = $1 } },
+                    shown: { $0.oidcSecretFiles.isEmpty ? "none" : "\($0.oidcSecretFiles.count) set" }),
+            Setting(name: "oidc-apple-key-file", help: "Sign in with Apple: the team's private key (the .p8 file) that signs the client secret of the provider named apple.",
+                    apply: { $0.oidcAppleKeyFile = $1 }, shown: { $0.oidcAppleKeyFile ?? "none" }),
+            Setting(name: "oidc-apple-key-id", help: "Sign in with Apple: that key's id.",
+                    apply: { $0.oidcAppleKeyID = $1 }, shown: { $0.oidcAppleKeyID ?? "none" }),
+            Setting(name: "oidc-apple-team-id", help: "Sign in with Apple: the team id.",
+                    apply: { $0.oidcAppleTeamID = $1 }, shown: { $0.oidcAppleTeamID ?? "none" }),
             Setting(name: "push-contact", help: "How push services reach you (mailto:ops@example.org or an https: page); unset: no Web Push.",
                     apply: { configuration, text in
                 guard text.hasPrefix("mailto:") && MailAddress(String(text.dropFirst(7))) != nil || text.hasPrefix("https://") else {

@@ -17,7 +17,19 @@ struct AccountsController {
     let party: PasskeyParty
     /// With Web Push: settings link to the browsers that get it.
     var pushEnabled = false
+    /// OpenID Connect providers the operator configured (a button each, where reachable).
+    var openID: OpenIDProviders?
     let clock: @Sendable () -> Date
+
+    /// The providers' buttons for a page leading on to `next` (`connect`: from Settings).
+    func openIDButtons(_ language: Language, next: String, connected: Set<String> = [], connect: Bool = false) -> [OpenIDButton] {
+        (openID?.offered ?? []).map { provider in
+            let key = ["apple", "kakao", "google"].contains(provider.name) ? "oidc_button_\(provider.name)" : "oidc_button"
+            let href = "/login/oidc/\(provider.name)" + (connect ? "?connect=1" : next == "/" ? "" : "?next=" + percentEncode(next))
+            return OpenIDButton(name: provider.name, label: pages.string(key, language, ["provider": OpenIDController.label(provider.name)]),
+                                href: href, connected: connected.contains(provider.name))
+        }
+    }
 
     func addRoutes(to router: Router<AppContext>) {
         router.get("/signup", showSignUp)
@@ -48,7 +60,7 @@ struct AccountsController {
                               username: values["username"] ?? "", displayName: values["display_name"] ?? "",
                               usernameError: errors["username"], displayNameError: errors["display_name"], passwordError: errors["password"],
                               mailEnabled: mail != nil, email: values["email"] ?? "", emailError: errors["email"],
-                              passkeys: party.offered(to: context.request))
+                              passkeys: party.offered(to: context.request), providers: openIDButtons(language, next: next))
         var response = pages.html(context, status: wait == nil ? status : .tooManyRequests) { Templates.signup(view, &$0, $1) }
         if let wait { response.headers.add("Retry-After", String(wait)) }
         return response
@@ -177,7 +189,7 @@ struct AccountsController {
     func signInPage(_ context: AppContext, username: String, next: String, error: String?, status: HTTPStatus = .ok) -> Response {
         let view = SignInPage(layout: pages.layout(context, title: pages.string("sign_in", context.language)), error: error,
                               next: next, signUpHref: Self.address("/signup", keeping: next), username: username, mailEnabled: mail != nil,
-                              passkeys: party.offered(to: context.request))
+                              passkeys: party.offered(to: context.request), providers: openIDButtons(context.language, next: next))
         return pages.html(context, status: status) { Templates.login(view, &$0, $1) }
     }
 
@@ -272,13 +284,19 @@ struct AccountsController {
     }
 
     /// The settings page; a refused change comes back with its message (and the typed name).
-    private func settingsPage(_ context: AppContext, user: User, displayName: String? = nil, profileError: String? = nil,
-                              passwordError: String? = nil, deleteError: String? = nil, status: HTTPStatus = .ok) throws -> Response {
+    func settingsPage(_ context: AppContext, user: User, displayName: String? = nil, profileError: String? = nil,
+                      passwordError: String? = nil, deleteError: String? = nil, connectionError: String? = nil,
+                      status: HTTPStatus = .ok) throws -> Response {
         let blocked = try store.blocked(by: user.id).map { SettingsPage.Person(username: $0.username, displayName: $0.displayName) }
-        let view = SettingsPage(layout: pages.layout(context, title: pages.string("settings", context.language)),
+        let connected = openID == nil ? [] : Set(try store.database.readStatement { db in
+            try db.all("SELECT provider FROM oidc_identities WHERE user_id = ?", [user.id]) { $0.string(0) }
+        })
+        var view = SettingsPage(layout: pages.layout(context, title: pages.string("settings", context.language)),
                                 displayName: displayName ?? user.displayName, profileError: profileError, passwordError: passwordError,
                                 deleteError: deleteError, blocked: blocked, mailEnabled: mail != nil,
                                 hasPassword: try store.hasPassword(userID: user.id), pushEnabled: pushEnabled)
+        view.connections = openIDButtons(context.language, next: "/settings", connected: connected, connect: true)
+        view.connectionError = connectionError
         return pages.html(context, status: status) { Templates.settings(view, &$0, $1) }
     }
 
@@ -417,6 +435,9 @@ struct SignUpPage {
     var emailError: String?
     /// "Sign up with a passkey", where passkeys work.
     var passkeys: Bool
+    /// A button a configured OpenID provider.
+    var providers: [OpenIDButton] = []
+    var hasProviders: Bool { !providers.isEmpty }
 }
 
 /// The sign-in form; for a banned person, the ban and a way on.
@@ -433,6 +454,9 @@ struct SignInPage {
     var mailEnabled: Bool
     /// "Sign in with a passkey", where passkeys work.
     var passkeys: Bool
+    /// A button a configured OpenID provider.
+    var providers: [OpenIDButton] = []
+    var hasProviders: Bool { !providers.isEmpty }
 }
 
 /// The settings page.
@@ -453,4 +477,8 @@ struct SettingsPage {
     /// An account with passkeys only is asked for no password before a change.
     var hasPassword: Bool
     var pushEnabled: Bool
+    /// The OpenID providers, connected or not (`[data-oidc-connection]`).
+    var connections: [OpenIDButton] = []
+    var hasConnections: Bool { !connections.isEmpty }
+    var connectionError: String?
 }

@@ -23,10 +23,18 @@ struct Identity {
     /// a browser to confirm with, so any origin may POST them.
     static let tokenAuthorisedPrefixes = ["/digest/unsubscribe/"]
 
+    /// Whether a POST to `path` is judged by its own secret rather than where it comes from: the
+    /// unsubscribe links above, and an OpenID provider's callback, which Apple POSTs from its own
+    /// site (`form_post`); its single-use `state`, bound to the browser's cookie, is its authority.
+    static func isTokenAuthorised(_ path: String) -> Bool {
+        tokenAuthorisedPrefixes.contains(where: { path.hasPrefix($0) })
+            || (path.hasPrefix("/login/oidc/") && path.hasSuffix("/callback") && path.split(separator: "/").count == 4)
+    }
+
     func middleware(_ request: Request, _ context: AppContext, _ next: Router<AppContext>.Handler) throws -> Response {
         // Anything but GET and HEAD may change state (POST, and DELETE for push subscriptions).
         var changesState = request.method != "GET" && request.method != "HEAD"
-        if changesState && Self.tokenAuthorisedPrefixes.contains(where: { request.path.hasPrefix($0) }) {
+        if changesState && Self.isTokenAuthorised(request.path) {
             try Self.readForm(request, context)
             changesState = false
         }

@@ -114,12 +114,19 @@ extension AccountStore {
 
     func removePasskey(id: Int64, userID: Int64) throws -> Bool {
         try database.write(.subject(.member(userID))) { db in  // counts the member's ways in
-            let others = try db.integer("SELECT count(*) FROM passkeys WHERE user_id = ? AND id <> ?", userID, id)
-            let hash = try db.one("SELECT password_hash FROM users WHERE id = ?", [userID]) { $0.string(0) } ?? ""
-            guard others > 0 || !hash.isEmpty else { return false }
+            guard try Self.hasAnotherWayIn(userID, besidesPasskey: id, db) else { return false }
             try db.execute("DELETE FROM passkeys WHERE id = ? AND user_id = ?", id, userID)
             return true
         }
+    }
+
+    /// Whether the member can still sign in without the passkey `besidesPasskey` or the provider
+    /// `besidesProvider`: a password, another passkey, another provider.
+    static func hasAnotherWayIn(_ userID: Int64, besidesPasskey: Int64 = 0, besidesProvider: String = "", _ db: any SQLConnection) throws -> Bool {
+        let others = try db.integer("SELECT count(*) FROM passkeys WHERE user_id = ? AND id <> ?", userID, besidesPasskey)
+            + db.integer("SELECT count(*) FROM oidc_identities WHERE user_id = ? AND provider <> ?", userID, besidesProvider)
+        let hash = try db.one("SELECT password_hash FROM users WHERE id = ?", [userID]) { $0.string(0) } ?? ""
+        return others > 0 || !hash.isEmpty
     }
 
     static func insertPasskey(_ credential: WebAuthn.NewCredential, userID: Int64, name: String, now: Date,

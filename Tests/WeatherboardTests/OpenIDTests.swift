@@ -1,0 +1,255 @@
+import Crypto
+import Foundation
+import HTTPServer
+import HTTPTestSupport
+import Testing
+@testable import Weatherboard
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real OpenID Connect provider on loopback: Authlib's authorization server (PyPI), in
+/// `Fixtures/openid_provider.py`, started by the test like the SMTP server. It signs "alice" in
+/// without a form; `faults` makes it a hostile or broken provider for the next answers.
+final class OpenIDProvider {
+    let port: Int
+    let issuer: String
+    private var process: ChildProcess?
+
+    static let unavailableReason: String? = {
+        guard let check = try? ChildProcess(shell: "exec python3 -c 'import authlib, flask'"), check.wait() == 0 else {
+            return "python3 with authlib and flask is missing (pip install authlib flask)"
+        }
+        return nil
+    }()
+
+    /// A provider, or nil (after saying why) when Authlib is missing and not required; CI sets
+    /// WEATHERBOARD_REQUIRE_OIDC=1 so that a missing one fails instead.
+    static func start(algorithm: String = "RS256") throws -> OpenIDProvider? {
+        if let reason = unavailableReason {
+            if ProcessInfo.processInfo.environment["WEATHERBOARD_REQUIRE_OIDC"] == "1" {
+                Issue.record("an OpenID provider is required here: \(reason)")
+            } else {
+                print("OpenID tests not run: \(reason)")
+            }
+            return nil
+        }
+        return try OpenIDProvider(port: freeLoopbackPort(), algorithm: algorithm)
+    }
+
+    private init(port: Int, algorithm: String) throws {
+        self.port = port
+        issuer = "http://127.0.0.1:\(port)"
+        let script = AppConfiguration.repositoryFolder("Tests/WeatherboardTests/Fixtures/openid_provider.py")
+        process = try ChildProcess(shell: "AUTHLIB_INSECURE_TRANSPORT=1 exec python3 '\(script)' \(port) \(algorithm) 2>/dev/null")
+        try waitUntil("the OpenID provider listens", timeout: 30) {
+            (try? TestClient.request(port: port, "GET", "/.well-known/openid-configuration").status) == 200
+        }
+    }
+
+    deinit {
+        process?.signal(SIGKILL)
+        process?.wait()
+    }
+
+    /// The faults of the next answers (`openid_provider.py` lists them); `[:]` for none.
+    func faults(_ faults: [String: String]) throws {
+        let body = try JSONSerialization.data(withJSONObject: faults)
+        _ = try TestClient.request(port: port, "POST", "/_test/faults", headers: [("Content-Type", "application/json")], body: Array(body))
+    }
+
+    /// What a person's browser does at the provider: the authorize address answered with the
+    /// redirect back to the site (or nil when it did not redirect).
+    func authorize(_ location: String) throws -> String? {
+        guard location.hasPrefix(issuer) else { return nil }
+        let answer = try TestClient.request(port: port, "GET", String(location.dropFirst(issuer.count)))
+        return answer.status == 302 ? answer.headers["Location"] : nil
+    }
+}
+
+/// Issue 66: signing in with an OpenID Connect provider, against a real one, on both engines.
+@Suite(.serialized, .onEveryEngine) struct OpenIDTests {
+    static func site(_ provider: OpenIDProvider, _ more: (inout AppConfiguration) -> Void = { _ in }) throws -> AppHarness {
+        let app = try AppHarness { configuration in
+            configuration.oidcIssuers = ["test": provider.issuer]
+            configuration.oidcClientIDs = ["test": "weatherboard"]
+            configuration.oidcSecrets = ["test": "provider-secret"]
+            more(&configuration)
+        }
+        // The provider stamps its tokens with the real time: the site's clock is set to it.
+        app.clock.advance(Date().timeIntervalSince(app.clock.read()))
+        try waitUntil("the provider is offered", timeout: 15) { app.application.openID.endpoints("test") != nil }
+        return app
+    }
+
+    /// Starts at the site's button, goes through the provider, and comes back: the answer to
+    /// the callback.
+    @discardableResult
+    static func signIn(_ browser: Browser, _ provider: OpenIDProvider, start: String = "/login/oidc/test") throws -> (WireResponse, MarkupDocument) {
+        let (started, _) = try browser.get(start)
+        #expect(started.status == 302)
+        let location = try #require(started.headers["Location"])
+        let back = try #require(try provider.authorize(location))
+        let callback = try #require(URLComponents(string: back).map { $0.percentEncodedPath + "?" + ($0.percentEncodedQuery ?? "") })
+        return try browser.get(callback)
+    }
+
+    @Test func aNewcomerSignsUpWithTheProviderAndComesBackByIt() throws {
+        guard let provider = try OpenIDProvider.start() else { return }
+        let app = try Self.site(provider)
+        let browser = app.browser()
+        let (_, login) = try browser.get("/login")
+        #expect(login.nodes("//a[@data-oidc-provider='test']").first?["href"] == "/login/oidc/test")
+        #expect(try browser.get("/signup").1.count("//a[@data-oidc-provider='test']") == 1)
+        let (answer, _) = try Self.signIn(browser, provider, start: "/login/oidc/test?next=%2Fcity%2Fseoul")
+        #expect(answer.status == 303 && answer.headers["Location"] == "/login/oidc/test/finish")
+        let (_, finish) = try browser.get("/login/oidc/test/finish")
+        #expect(finish.nodes("//input[@name='username']").first?["value"] == "alicekim")
+        #expect(finish.nodes("//input[@name='display_name']").first?["value"] == "Alice Kim")
+        let (made, _) = try browser.post("/login/oidc/test/finish", [("username", "alicekim"), ("display_name", "Alice Kim"), ("next", "/city/seoul")])
+        #expect(made.status == 303 && made.headers["Location"] == "/city/seoul#board")
+        #expect(try app.count("SELECT count(*) FROM users WHERE username = 'alicekim' AND password_hash = ''") == 1)
+        #expect(try app.count("SELECT count(*) FROM oidc_identities WHERE subject = 'alice-sub'") == 1)
+        #expect(try app.count("SELECT count(*) FROM oidc_pending") == 0)
+
+        // Signed out and back by the same identity: straight in, no second account.
+        try browser.post("/logout", [])
+        let (again, _) = try Self.signIn(browser, provider)
+        #expect(again.status == 303 && again.headers["Location"] == "/")
+        #expect(try browser.get("/").1.count("//a[@class='me']") == 1)
+        #expect(try app.count("SELECT count(*) FROM users") == 1)
+        // The provider is the only way in: it cannot be disconnected.
+        let (_, settings) = try browser.get("/settings")
+        #expect(settings.count("//*[@data-oidc-connection='test']") == 1)
+        #expect(try browser.post("/settings/oidc/test/delete", []).0.status == 422)
+        // Nothing of the provider's tokens in the log.
+        #expect(!app.log.lines.contains { $0.contains("eyJ") })
+    }
+
+    /// A member with a password connects the provider in Settings, then disconnects it; an
+    /// address the provider vouches for never joins accounts by itself.
+    @Test func aPasswordMemberConnectsAndDisconnectsIt() throws {
+        guard let provider = try OpenIDProvider.start(algorithm: "ES256") else { return }
+        let app = try Self.site(provider)
+        let member = app.browser()
+        try member.signUp("rainy")
+        let (_, settings) = try member.get("/settings")
+        #expect(settings.nodes("//ul[@class='oidc-connections']//a[@data-oidc-provider='test']").first?["href"] == "/login/oidc/test?connect=1")
+        let (connected, _) = try Self.signIn(member, provider, start: "/login/oidc/test?connect=1")
+        #expect(connected.status == 303 && connected.headers["Location"] == "/settings#connections")
+        #expect(try app.count("SELECT count(*) FROM oidc_identities i JOIN users u ON u.id = i.user_id WHERE u.username = 'rainy'") == 1)
+        // Another browser signing in with it is the same member.
+        let other = app.browser()
+        let (signedIn, _) = try Self.signIn(other, provider)
+        #expect(signedIn.status == 303)
+        #expect(try other.get("/settings").1.nodes("//input[@id='display_name']").first?["value"] == "Rainy")
+        #expect(try member.post("/settings/oidc/test/delete", []).0.status == 303)
+        #expect(try app.count("SELECT count(*) FROM oidc_identities") == 0)
+    }
+
+    /// Issue 66 #6: each hostile answer is refused with a log line, nothing written, the
+    /// process going on; the person reads why on the sign-in page.
+    @Test(arguments: [("alg-none", "signed with none"), ("hs256-public-key", "signed with HS256"), ("wrong-aud", "meant for another client"),
+                      ("expired", "expired"), ("other-nonce", "its nonce is not this attempt's"),
+                      ("wrong-key", "the signature does not verify")])
+    func aBadIDTokenIsRefused(_ fault: String, _ reason: String) throws {
+        guard let provider = try OpenIDProvider.start() else { return }
+        let app = try Self.site(provider)
+        try provider.faults(["id_token": fault])
+        let browser = app.browser()
+        let (answer, page) = try Self.signIn(browser, provider)
+        #expect(answer.status == 422, "\(fault)")
+        #expect(page.text("//p[@id='sign-in-error']")?.hasPrefix("The provider’s answer could not be trusted") == true)
+        #expect(try app.count("SELECT count(*) FROM oidc_pending") + app.count("SELECT count(*) FROM oidc_identities") == 0)
+        #expect(app.log.lines.contains { $0.contains("oidc test: a sign-in refused: \(reason)") }, "\(fault)")
+        #expect(try app.get("/healthz").status == 200)
+    }
+
+    @Test(arguments: [("huge", "larger than"), ("slow", "timed out"), ("not-json", "not a JSON key set")])
+    func aBadKeySetIsRefused(_ fault: String, _ reason: String) throws {
+        guard let provider = try OpenIDProvider.start() else { return }
+        let app = try Self.site(provider)
+        try provider.faults(["jwks": fault])
+        let (answer, _) = try Self.signIn(app.browser(), provider)
+        #expect(answer.status == 422, "\(fault)")
+        #expect(try app.count("SELECT count(*) FROM oidc_pending") == 0)
+        #expect(app.log.lines.contains { $0.contains("oidc test: a sign-in refused") && $0.contains(reason) }, "\(fault)")
+    }
+
+    /// A state works once, from the browser that started it; a cancelled attempt says so.
+    @Test func aReplayedOrForeignCallbackIsRefused() throws {
+        guard let provider = try OpenIDProvider.start() else { return }
+        let app = try Self.site(provider)
+        let browser = app.browser()
+        let (started, _) = try browser.get("/login/oidc/test")
+        let location = try #require(started.headers["Location"])
+        let back = try #require(try provider.authorize(location))
+        let callback = try #require(URLComponents(string: back).map { $0.percentEncodedPath + "?" + ($0.percentEncodedQuery ?? "") })
+        // Another browser with the link: no attempt of its own.
+        let (foreign, foreignPage) = try app.browser().get(callback)
+        #expect(foreign.status == 400 && foreignPage.text("//p[@id='sign-in-error']")?.hasPrefix("That sign-in attempt has expired") == true)
+        #expect(try browser.get(callback).0.status == 303)
+        #expect(try browser.get(callback).0.status == 400, "the same state again")
+        let (cancelStart, _) = try browser.get("/login/oidc/test")
+        let cancelLocation = try #require(cancelStart.headers["Location"])
+        let state = try #require(URLComponents(string: cancelLocation)?.queryItems?.first { $0.name == "state" }?.value)
+        let (cancelled, cancelledPage) = try browser.get("/login/oidc/test/callback?error=access_denied&state=\(percentEncode(state))")
+        #expect(cancelled.status == 200 && cancelledPage.text("//p[@id='sign-in-error']") == "Signing in was cancelled at the provider. Nothing changed.")
+    }
+
+    /// Issue 66 #3: Apple's `form_post` shape: the provider's answer POSTed from its own site
+    /// (`Sec-Fetch-Site: cross-site`) with `state`, `code` and `user` is taken on the strength of
+    /// its state and the browser's cookie; the same POST without them changes nothing, and any
+    /// other route still refuses a cross-site POST.
+    @Test func aFormPostCallbackFromTheProvidersSiteIsTakenByItsState() throws {
+        guard let provider = try OpenIDProvider.start() else { return }
+        let app = try Self.site(provider)
+        let browser = app.browser()
+        let (started, _) = try browser.get("/login/oidc/test")
+        let location = try #require(started.headers["Location"])
+        let back = try #require(try provider.authorize(location))
+        let items = try #require(URLComponents(string: back)?.queryItems)
+        let fields = items.map { ($0.name, $0.value ?? "") } + [("user", #"{"name":{"firstName":"Alice","lastName":"Kim"},"email":"x@privaterelay.appleid.com"}"#)]
+        browser.fetchSite = "cross-site"
+        let stranger = app.browser()
+        stranger.fetchSite = "cross-site"
+        #expect(try stranger.post("/login/oidc/test/callback", fields).0.status == 400, "another browser: no attempt of its own")
+        let (answer, _) = try browser.post("/login/oidc/test/callback", fields)
+        #expect(answer.status == 303 && answer.headers["Location"] == "/login/oidc/test/finish")
+        #expect(try app.count("SELECT count(*) FROM oidc_pending") == 1)
+        #expect(try browser.post("/city/seoul/posts", [("body", "cross-site")]).0.status == 403)
+        #expect(OpenIDController.appleName(#"{"name":{"firstName":"하늘","lastName":"김"}}"#) == "하늘 김")
+        #expect(OpenIDController.appleName("not json") == nil)
+    }
+
+    /// Sign in with Apple's client secret: an ES256 JWT for Apple, signed with the team's key.
+    @Test func appleClientSecretIsAJWTSignedWithTheTeamsKey() throws {
+        let key = P256.Signing.PrivateKey()
+        let secret = try AppleClientSecret(pem: key.pemRepresentation, keyID: "KEY123", teamID: "TEAM456")
+            .secret(clientID: "example.weatherboard", now: Date(timeIntervalSince1970: 1_800_000_000))
+        let parts = secret.split(separator: ".").map(String.init)
+        #expect(parts.count == 3)
+        let header = try JSONSerialization.jsonObject(with: Data(try #require(Tokens.base64URLDecoded(parts[0])))) as? [String: Any]
+        let claims = try JSONSerialization.jsonObject(with: Data(try #require(Tokens.base64URLDecoded(parts[1])))) as? [String: Any]
+        #expect(header?["alg"] as? String == "ES256" && header?["kid"] as? String == "KEY123")
+        #expect(claims?["iss"] as? String == "TEAM456" && claims?["sub"] as? String == "example.weatherboard")
+        #expect(claims?["aud"] as? String == "https://appleid.apple.com" && claims?["exp"] as? Int == 1_800_000_300)
+        let signature = try P256.Signing.ECDSASignature(rawRepresentation: try #require(Tokens.base64URLDecoded(parts[2])))
+        #expect(key.publicKey.isValidSignature(signature, for: Array((parts[0] + "." + parts[1]).utf8)))
+    }
+
+    /// A discovery document naming another issuer is not used: the provider is not offered,
+    /// and the site runs.
+    @Test func aDocumentNamingAnotherIssuerLeavesTheProviderOut() throws {
+        guard let provider = try OpenIDProvider.start() else { return }
+        try provider.faults(["issuer": "http://127.0.0.1:1"])
+        let app = try AppHarness { configuration in
+            configuration.oidcIssuers = ["test": provider.issuer]
+            configuration.oidcClientIDs = ["test": "weatherboard"]
+            configuration.oidcSecrets = ["test": "provider-secret"]
+        }
+        try waitUntil("the refusal is logged", timeout: 15) { app.log.lines.contains { $0.contains("oidc test: its discovery document could not be used") } }
+        #expect(try app.page("/login").1.count("//a[@data-oidc-provider]") == 0)
+        #expect(try app.get("/login/oidc/test").status == 503)
+    }
+}
