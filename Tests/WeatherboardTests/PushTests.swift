@@ -221,12 +221,18 @@ struct TestSubscriber {
         try member.signUp("careful")
         let subscriber = TestSubscriber()
         for endpoint in ["https://evil.example/push/1", "http://127.0.0.1:1/push/1", "https://fcm.googleapis.com.evil.example/x",
-                         "http://fcm.googleapis.com/fcm/send/x", "https://user@fcm.googleapis.com/x"] {
+                         "http://fcm.googleapis.com/fcm/send/x", "https://user@fcm.googleapis.com/x",
+                         // Issue 61 #8: read one way by Foundation and another by libcurl, which sends.
+                         "https://127.0.0.1%2f.fcm.googleapis.com/", "https://127.0.0.1%2F.fcm.googleapis.com/fcm/send/x"] {
             #expect(try member.json("POST", "/push/subscriptions", subscriber.json(endpoint: endpoint)).status == 422, "\(endpoint)")
         }
         #expect(try member.json("POST", "/push/subscriptions", subscriber.json(endpoint: "https://fcm.googleapis.com/fcm/send/abc")).status == 201)
         #expect(try member.json("POST", "/push/subscriptions", #"{"endpoint":"https://fcm.googleapis.com/fcm/send/x","keys":{"p256dh":"AAAA","auth":"AAAA"}}"#).status == 422)
         #expect(try member.json("POST", "/push/subscriptions", "not json").status == 400)
+        // A p256dh of the right shape that is no point on the curve.
+        let offCurve = Tokens.base64URL([4] + [UInt8](repeating: 1, count: 64))
+        #expect(try member.json("POST", "/push/subscriptions",
+                                #"{"endpoint":"https://fcm.googleapis.com/fcm/send/y","keys":{"p256dh":"\#(offCurve)","auth":"AAAAAAAAAAAAAAAAAAAAAA"}}"#).status == 422)
         // From another site: refused before anything is read.
         let elsewhere = app.browser()
         elsewhere.cookies = member.cookies

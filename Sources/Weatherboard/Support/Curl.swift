@@ -8,6 +8,22 @@ import Synchronization
 /// Transfers reuse a pool of easy handles, and with them their connections (keep-alive, TLS
 /// sessions). TLS is verified; redirects are never followed here (callers decide).
 enum Curl {
+    /// A URL's scheme, host and port as libcurl itself reads it when it sends (its URL API), so
+    /// that what a check accepted is what a transfer reaches; nil when libcurl would not take it.
+    static func parts(of url: String) -> (scheme: String, host: String, port: Int?)? {
+        guard url.utf8.count <= 2048, let handle = curl_url() else { return nil }
+        defer { curl_url_cleanup(handle) }
+        guard curl_url_set(handle, CURLUPART_URL, url, 0) == CURLUE_OK else { return nil }
+        func part(_ which: CURLUPart) -> String? {
+            var out: UnsafeMutablePointer<CChar>?
+            guard curl_url_get(handle, which, &out, 0) == CURLUE_OK, let out else { return nil }
+            defer { curl_free(out) }
+            return String(cString: out)
+        }
+        guard let scheme = part(CURLUPART_SCHEME), let host = part(CURLUPART_HOST), part(CURLUPART_USER) == nil else { return nil }
+        return (scheme.lowercased(), host.lowercased(), part(CURLUPART_PORT).flatMap { Int($0) })
+    }
+
     struct Answer {
         var status: Int
         var body: [UInt8]

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPServer
 
@@ -38,6 +39,7 @@ struct PushController {
             throw HTTPError(.unprocessableContent, message: "Not a push service this site sends to")
         }
         guard let point = Tokens.base64URLDecoded(subscription.keys.p256dh, limit: 65), point.count == 65, point.first == 4,
+              (try? P256.KeyAgreement.PublicKey(x963Representation: point)) != nil, // a point on the curve
               let auth = Tokens.base64URLDecoded(subscription.keys.auth, limit: 16), auth.count == 16 else {
             throw HTTPError(.unprocessableContent, message: "The subscription's keys are not P-256 and a 16-byte secret")
         }

@@ -42,8 +42,10 @@ final class PushSender: Sendable {
 
     /// The origin of an endpoint the site may push to, or nil for any other address.
     func origin(of endpoint: String) -> String? {
-        guard endpoint.utf8.count <= 2048, let parts = URLComponents(string: endpoint), let scheme = parts.scheme?.lowercased(),
-              let host = parts.host?.lowercased(), parts.user == nil, parts.password == nil else { return nil }
+        // Read by libcurl's own parser, the one that sends: a host Foundation reads one way and
+        // libcurl another (`https://127.0.0.1%2f.fcm.googleapis.com/`) is refused.
+        guard let parts = Curl.parts(of: endpoint), !parts.host.contains("%") else { return nil }
+        let (scheme, host) = (parts.scheme, parts.host)
         let origin = "\(scheme)://\(host)" + (parts.port.map { ":\($0)" } ?? "")
         if settings.extraOrigins.contains(origin) { return origin }
         guard scheme == "https", parts.port == nil || parts.port == 443,
@@ -110,7 +112,8 @@ final class PushSender: Sendable {
 
     private func later(_ due: Due, _ retryAfter: Int?, because reason: String) throws {
         let backoff = min(900, settings.retryBase * pow(2, Double(max(0, due.attempts - 1))))
-        let wait = retryAfter.map(Double.init) ?? backoff // the service's own word, when it gives one
+        // The service's own word, when it gives one, between a second and an hour.
+        let wait = retryAfter.map { Double(min(max($0, 1), 3600)) } ?? backoff
         logger.warning("push: push \(due.id) not delivered, attempt \(due.attempts), again in \(Int(clampedSeconds: wait)) s: \(LogText.oneLine(reason))")
         try store.retry(due.id, at: clock().addingTimeInterval(wait))
     }
