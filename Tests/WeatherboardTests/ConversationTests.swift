@@ -5,6 +5,25 @@ import Testing
 
 /// Issue 22 #1–#3: a page per post, replies one level deep, and "agree" reactions.
 @Suite(.onEveryEngine) struct ConversationTests {
+    /// Issue 65 #7: a reply has a pace of its own, a fifth of a post's: a new member (30 s
+    /// between posts) answers under a post 7 s after posting, and still waits to post again.
+    @Test func aReplyRightAfterPostingIsNotKeptWaitingLikeAPost() throws {
+        let app = try AppHarness()
+        let newcomer = app.browser()
+        try newcomer.signUp("newcomer")
+        try newcomer.postOnBoard("seoul", "First time here: is it raining by the river?")
+        let postID = try app.count("SELECT max(id) FROM posts")
+        app.clock.advance(7)
+        try newcomer.get("/posts/\(postID)")
+        let (reply, _) = try newcomer.post("/posts/\(postID)/replies", [("body", "It just started here.")])
+        #expect(reply.status == 303)
+        app.clock.advance(1)
+        let (post, page) = try newcomer.postOnBoard("seoul", "And now hail!")
+        #expect(post.status == 429)
+        #expect(page?.text("//textarea[@name='body']") == "And now hail!")
+        #expect(try app.count("SELECT count(*) FROM posts") == 2)
+    }
+
     /// Issue 65 #8: a post by someone the reader blocked opens as what it is (hidden because they
     /// blocked its author), with the way to unblock that comes back to it; not "page not found".
     @Test func aBlockedPersonsPostSaysWhyItIsHiddenAndHowToSeeIt() throws {

@@ -94,7 +94,7 @@ struct BoardStore: Sendable {
         let last = paced ? latest : nil
         let level = try Standing.refresh(userID, now: Date(timeIntervalSince1970: now), db, changes)
         if let refusal = rules.refusal(of: body, now: now, lastPostAt: last, postsToday: today, duplicateOf: duplicateOf, level: level,
-                                       eventMode: rules.inEventMode(cityID)) {
+                                       eventMode: rules.inEventMode(cityID), isReply: parentID != nil) {
             return .failure(refusal)
         }
         if let photo {

@@ -10,6 +10,9 @@ struct PostingRules: Sendable {
     /// new members then wait `eventPaceFactor` times longer between posts.
     var inEventMode: @Sendable (Int64) -> Bool = { _ in false }
     static let eventPaceFactor = 4
+    /// A reply waits this many times less than a post after the member's last post or reply: a
+    /// conversation goes back and forth (a new member replying under their own post waited 25 s).
+    static let replyPaceDivisor = 5
     /// What a member and the site may keep in photos.
     var photoLimits = PhotoLimits()
 
@@ -82,7 +85,7 @@ struct PostingRules: Sendable {
     /// A new member (`Standing`) posts no links and waits longer between posts, longer still on a
     /// board in event mode.
     func refusal(of body: String, now: TimeInterval, lastPostAt: Double?, postsToday: Int,
-                 duplicateOf: Int64?, level: Standing.Level = Standing.Level(value: 1), eventMode: Bool = false) -> Refusal? {
+                 duplicateOf: Int64?, level: Standing.Level = Standing.Level(value: 1), eventMode: Bool = false, isReply: Bool = false) -> Refusal? {
         if let same = duplicateOf {
             return Refusal(key: "error_post_duplicate", duplicateOf: same)
         }
@@ -90,8 +93,9 @@ struct PostingRules: Sendable {
             return Refusal(key: "error_post_link_new_member")
         }
         let pause = Double(secondsBetweenPosts * level.paceFactor * (eventMode && level.value == 0 ? Self.eventPaceFactor : 1))
+            / Double(isReply ? Self.replyPaceDivisor : 1)
         if let last = lastPostAt, now - last < pause {
-            let wait = Int(clampedSeconds: (pause - (now - last)).rounded(.up))
+            let wait = max(1, Int(clampedSeconds: (pause - (now - last)).rounded(.up)))
             return Refusal(key: "error_post_too_fast", arguments: ["n": String(wait)], status: .tooManyRequests)
         }
         if postsToday >= postsPerDay { return Refusal(key: "error_post_daily", arguments: ["n": String(postsPerDay)], status: .tooManyRequests) }
