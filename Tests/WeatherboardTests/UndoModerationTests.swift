@@ -20,6 +20,20 @@ import Testing
         return try admin.post(action, [("reason", reason)]).0
     }
 
+    /// Issue 65 #5: the header's number counts photos waiting for a look too, each post once.
+    @Test func photosWaitingCountInTheHeadersNumber() throws {
+        let app = try AppHarness()
+        let scene = try app.reportedPost("Fog at dawn over the river")
+        let waiting = { try scene.admin.get("/admin").1.nodes("//*[@data-reports-waiting]").first?["data-reports-waiting"] }
+        #expect(try waiting() == "1")
+        try app.execute("UPDATE posts SET photo_state = 'waiting' WHERE id = ?", [scene.postID])
+        #expect(try waiting() == "1", "the reported post with its photo waiting is one post")
+        app.clock.advance(60) // past the pause between posts
+        try scene.author.postOnBoard("seoul", "Sunset over the bridge")
+        try app.execute("UPDATE posts SET photo_state = 'waiting' WHERE id = (SELECT max(id) FROM posts)")
+        #expect(try waiting() == "2")
+    }
+
     @Test func aRemovalIsUndoneFromItsLogEntryAndTheUndoIsLogged() throws {
         let app = try AppHarness()
         let scene = try app.reportedPost("Fog at dawn over the river")

@@ -52,7 +52,9 @@ struct SessionStore: Sendable {
             case .banID: "b.id"
             case .unread: "(SELECT count(*) FROM notifications n WHERE n.user_id = u.id AND n.read_at IS NULL)"
             case .timeZoneSource: "u.time_zone_source"
-            case .reportsWaiting: "(CASE WHEN u.role = 'admin' THEN (SELECT count(DISTINCT r.post_id) FROM reports r WHERE r.outcome = 'pending') ELSE 0 END)"
+            // Posts with reports waiting and photos waiting for a look (issue 65 #5), each post once.
+            case .reportsWaiting: "(CASE WHEN u.role = 'admin' THEN (SELECT count(*) FROM (SELECT r.post_id FROM reports r WHERE r.outcome = 'pending' "
+                + "UNION SELECT w.id FROM posts w WHERE w.photo_state IN ('waiting', 'reported') AND w.removed_at IS NULL) waiting) ELSE 0 END)"
             }
         }
     }
