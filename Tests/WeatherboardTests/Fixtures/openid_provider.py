@@ -200,7 +200,7 @@ def jwks():
     if fault == "not-json":
         return Response("<html>not a key set</html>", content_type="text/html")
     if fault == "slow":
-        time.sleep(8)
+        time.sleep(6)
     keys = [dict(KEY.as_dict(is_private=False), kid=KID, use="sig", alg=ALG)]
     if fault == "huge":
         keys = keys + [dict(OTHER_KEY.as_dict(is_private=False), kid=f"filler-{n}", use="sig", alg=ALG) for n in range(2000)]
