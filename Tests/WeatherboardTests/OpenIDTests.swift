@@ -245,6 +245,25 @@ final class OpenIDProvider {
         #expect(key.publicKey.isValidSignature(signature, for: Array((parts[0] + "." + parts[1]).utf8)))
     }
 
+    /// Two providers side by side: a button each, in the order configured, and each identity its own.
+    @Test func twoProvidersAreOfferedSideBySide() throws {
+        guard let first = try OpenIDProvider.start(), let second = try OpenIDProvider.start(algorithm: "ES256") else { return }
+        let app = try AppHarness { configuration in
+            configuration.oidcIssuers = ["first": first.issuer, "second": second.issuer]
+            configuration.oidcClientIDs = ["first": "weatherboard", "second": "weatherboard"]
+            configuration.oidcSecrets = ["first": "provider-secret", "second": "provider-secret"]
+        }
+        let clock = app.clock
+        second.sync = { clock.advance(max(0, Date().timeIntervalSince(clock.read()))) }
+        try waitUntil("both are offered", timeout: 15) { app.application.openID.offered.count == 2 }
+        let browser = app.browser()
+        #expect(try browser.get("/login").1.nodes("//a[@data-oidc-provider]").map { $0["data-oidc-provider"] ?? "" } == ["first", "second"])
+        let (answer, _) = try Self.signIn(browser, second, start: "/login/oidc/second")
+        #expect(answer.status == 303 && answer.headers["Location"] == "/login/oidc/second/finish")
+        #expect(try browser.post("/login/oidc/second/finish", [("username", "alice"), ("display_name", "Alice")]).0.status == 303)
+        #expect(try app.count("SELECT count(*) FROM oidc_identities WHERE provider = 'second' AND issuer = ?", [second.issuer]) == 1)
+    }
+
     /// A discovery document naming another issuer is not used: the provider is not offered,
     /// and the site runs.
     @Test func aDocumentNamingAnotherIssuerLeavesTheProviderOut() throws {
