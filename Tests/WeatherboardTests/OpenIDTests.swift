@@ -91,13 +91,17 @@ final class OpenIDProvider {
     /// the callback.
     @discardableResult
     static func signIn(_ browser: Browser, _ provider: OpenIDProvider, start: String = "/login/oidc/test") throws -> (WireResponse, MarkupDocument) {
+        let back = try sentBack(browser, provider, start: start)
+        return try browser.get(try #require(back.map { $0.percentEncodedPath + "?" + ($0.percentEncodedQuery ?? "") }))
+    }
+
+    /// Starts at the site and goes through the provider: the address it sends the browser back to.
+    static func sentBack(_ browser: Browser, _ provider: OpenIDProvider, start: String = "/login/oidc/test") throws -> URLComponents? {
         try provider.sync?()
         let (started, _) = try browser.get(start)
         #expect(started.status == 302)
         let location = try #require(started.headers["Location"])
-        let back = try #require(try provider.authorize(location))
-        let callback = try #require(URLComponents(string: back).map { $0.percentEncodedPath + "?" + ($0.percentEncodedQuery ?? "") })
-        return try browser.get(callback)
+        return URLComponents(string: try #require(try provider.authorize(location)))
     }
 
     @Test func aNewcomerSignsUpWithTheProviderAndComesBackByIt() throws {
@@ -186,11 +190,8 @@ final class OpenIDProvider {
         guard let provider = try OpenIDProvider.start() else { return }
         let app = try Self.site(provider)
         let browser = app.browser()
-        try provider.sync?()
-        let (started, _) = try browser.get("/login/oidc/test")
-        let location = try #require(started.headers["Location"])
-        let back = try #require(try provider.authorize(location))
-        let callback = try #require(URLComponents(string: back).map { $0.percentEncodedPath + "?" + ($0.percentEncodedQuery ?? "") })
+        let back = try Self.sentBack(browser, provider)
+        let callback = try #require(back.map { $0.percentEncodedPath + "?" + ($0.percentEncodedQuery ?? "") })
         // Another browser with the link: no attempt of its own.
         let (foreign, foreignPage) = try app.browser().get(callback)
         #expect(foreign.status == 400 && foreignPage.text("//p[@id='sign-in-error']")?.hasPrefix("That sign-in attempt has expired") == true)
@@ -211,11 +212,7 @@ final class OpenIDProvider {
         guard let provider = try OpenIDProvider.start() else { return }
         let app = try Self.site(provider)
         let browser = app.browser()
-        try provider.sync?()
-        let (started, _) = try browser.get("/login/oidc/test")
-        let location = try #require(started.headers["Location"])
-        let back = try #require(try provider.authorize(location))
-        let items = try #require(URLComponents(string: back)?.queryItems)
+        let items = try #require(try Self.sentBack(browser, provider)?.queryItems)
         let fields = items.map { ($0.name, $0.value ?? "") } + [("user", #"{"name":{"firstName":"Alice","lastName":"Kim"},"email":"x@privaterelay.appleid.com"}"#)]
         browser.fetchSite = "cross-site"
         let stranger = app.browser()

@@ -46,7 +46,7 @@ public final class Application: Sendable {
     /// The configured providers with their client ids and secrets (from the environment or a
     /// file: never the command line).
     static func openIDProviders(_ configuration: AppConfiguration) throws -> [OpenIDProviders.Provider] {
-        try configuration.oidcIssuers.keys.sorted().map { name in
+        try configuration.oidcIssuers.sorted { $0.key < $1.key }.map { name, issuer in
             guard let clientID = configuration.oidcClientIDs[name] else { throw StartupError("--oidc-provider \(name) needs --oidc-client-id \(name)=…") }
             let file = try configuration.oidcSecretFiles[name].map { path in
                 do { return try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) } catch {
@@ -61,13 +61,13 @@ public final class Application: Sendable {
                 do { apple = try AppleClientSecret(pem: try String(contentsOfFile: path, encoding: .utf8), keyID: keyID, teamID: teamID) } catch {
                     throw StartupError("--oidc-apple-key-file: \(path) is not a readable P-256 key (the .p8 file Apple gave)")
                 }
-                return OpenIDProviders.Provider(name: name, issuer: configuration.oidcIssuers[name]!, clientID: clientID, clientSecret: "", apple: apple)
+                return OpenIDProviders.Provider(name: name, issuer: issuer, clientID: clientID, clientSecret: "", apple: apple)
             }
             guard let secret = configuration.oidcSecrets[name] ?? Environment.value("WEATHERBOARD_OIDC_SECRET_" + name.uppercased()) ?? file,
                   !secret.isEmpty else {
                 throw StartupError("--oidc-provider \(name) needs its client secret: WEATHERBOARD_OIDC_SECRET_\(name.uppercased()) or --oidc-secret-file \(name)=PATH")
             }
-            return OpenIDProviders.Provider(name: name, issuer: configuration.oidcIssuers[name]!, clientID: clientID, clientSecret: secret)
+            return OpenIDProviders.Provider(name: name, issuer: issuer, clientID: clientID, clientSecret: secret)
         }
     }
     /// The mail queue's sender, with a relay configured (`--smtp-url`).

@@ -37,13 +37,17 @@ struct UnstatedPosts {
             context.form.removeAll(named: Self.field)
             return nil
         }
-        if holder(context) == nil {
-            let token = Tokens.random()
-            context.guestBinding = token
-            context.newGuestToken = token
+        let holder: String
+        if let known = self.holder(context) {
+            holder = known
+        } else {
+            // A guest with no cookie yet: one is set with the page, and the confirmation bound to it.
+            let cookie = Tokens.random()
+            context.guestBinding = cookie
+            context.newGuestToken = cookie
+            holder = "g:" + Tokens.digest(cookie)
         }
-        let token = try issue(holder: holder(context)!, action: action)
-        return page(request, context, token: token)
+        return page(request, context, token: try issue(holder: holder, action: action))
     }
 
     /// Whose confirmation it is: the session's, or a guest's cookie (digested: the table holds no cookie).

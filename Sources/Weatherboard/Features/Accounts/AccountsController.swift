@@ -258,6 +258,12 @@ struct AccountsController {
     /// own limit covers guessing many accounts); guesses spread over many addresses slow down on
     /// the account's brake and the site's instead, which a browser the account knows passes.
     /// Returns the place the password check takes in line.
+    /// Counts a sign-in with no name typed (a passkey, a provider) against the address's
+    /// allowance, the one a password's sign-in from it also draws on.
+    static func countSignIn(from address: String, limits: AppConfiguration.Limits, store: AccountStore, now: Date) throws {
+        try store.count([(RateLimit(limit: limits.signInsPerMinute, window: 60), "login:ip:\(address)")], now: now)
+    }
+
     @discardableResult
     static func countSignIn(_ username: String, address: String, device: (token: String?, userID: Int64?) = (nil, nil),
                             limits: AppConfiguration.Limits, store: AccountStore, now: Date) throws -> ConcurrencyLimit.Priority {

@@ -140,7 +140,7 @@ struct PasskeysController {
         let address = clientAddress.of(request)
         let now = clock()
         // Counted like a password's sign-in from this address (there is no name to count against).
-        try store.count([(RateLimit(limit: limits.signInsPerMinute, window: 60), "login:ip:\(address)")], now: now)
+        try AccountsController.countSignIn(from: address, limits: limits, store: store, now: now)
         let refused = { accounts.signInPage(context, username: "", next: next, error: pages.string("error_passkey_sign_in", context.language),
                                             status: .unprocessableContent) }
         guard let relying = party.resolve(), let binding = request.cookie(Self.ceremonyCookie).map(Tokens.digest),

@@ -164,7 +164,7 @@ struct OpenIDController {
     private func signIn(userID: Int64, next: String, _ request: Request, _ context: AppContext) throws -> Response {
         let now = clock()
         // Counted like a password's sign-in from this address.
-        try store.count([(RateLimit(limit: limits.signInsPerMinute, window: 60), "login:ip:\(clientAddress.of(request))")], now: now)
+        try AccountsController.countSignIn(from: clientAddress.of(request), limits: limits, store: store, now: now)
         let (token, device) = try store.signIn(userID: userID, replacing: context.sessionTokenHash, device: KnownDevices.token(in: request),
                                                language: context.language, sessions: identity.sessions, now: now)
         let username = try store.database.readStatement { try User.find(id: userID, $0) }?.username ?? ""

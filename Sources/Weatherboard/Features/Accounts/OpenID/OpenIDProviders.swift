@@ -79,11 +79,12 @@ final class OpenIDProviders: Sendable {
     /// The providers offered on the pages now, in the order configured.
     var offered: [Provider] { providers.filter { endpoints($0.name) != nil } }
 
-    /// Reads every document at once, then keeps them fresh from a thread of its own.
+    /// Reads every document, then keeps them fresh, from a thread of its own: a provider that
+    /// does not answer does not hold up the start.
     func start() {
         guard !providers.isEmpty else { return }
-        for provider in providers { refresh(provider) }
         let thread = Thread { [self] in
+            for provider in providers { refresh(provider) }
             while !stopped.load(ordering: .relaxed) {
                 Thread.sleep(forTimeInterval: 5)
                 let now = clock()
