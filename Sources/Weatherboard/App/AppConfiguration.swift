@@ -151,53 +151,7 @@ public struct AppConfiguration: Sendable {
         return "PostgreSQL " + fields.joined(separator: " ")
     }
 
-    /// Every abuse limit in one place; each has a flag and an environment variable.
-    public struct Limits: Sendable {
-        /// Sign-in attempts per account and per client address, per minute.
-        public var signInsPerMinute = 6
-        /// Failed sign-ins across the site, per minute, that put on the site-wide brake
-        /// (`SiteWideBrake`); then password checks from browsers an account does not know are
-        /// admitted `signInsPerSecondUnderBrake` a second for each priority.
-        public var failedSignInsForBrake = 30
-        public var signInsPerSecondUnderBrake = 2
-        /// Searches in posts per client address, per minute (each node counts its own).
-        public var searchesPerMinute = 30
-        /// Sign-ups per client address, per hour.
-        public var signUpsPerHour = 10
-        /// Seconds between two posts by one person (replies are posts: they count).
-        public var secondsBetweenPosts = 10
-        /// Posts and replies per person per day.
-        public var postsPerDay = 50
-        /// Reports per person per day.
-        public var reportsPerDay = 20
-        /// Members' reports that hide a post pending review (weighed by `Standing`).
-        public var reportThreshold = 3
-        /// Display-name changes per person per hour (each re-renders the boards with their posts).
-        public var profileChangesPerHour = 10
-        /// "Agree" toggles per person per hour (each re-renders the board's kept page).
-        public var reactionsPerHour = 120
-        /// Photos a member may post a day, and what they and the site may keep (bytes as stored).
-        var photos = PhotoLimits()
-        public var photoMegabytesPerMember: Int {
-            get { photos.bytesPerMember >> 20 }
-            set { photos.bytesPerMember = newValue << 20 }
-        }
-        public var photoBudgetMegabytes: Int {
-            get { photos.siteBudget >> 20 }
-            set { photos.siteBudget = newValue << 20 }
-        }
-        public init() {}
-    }
+    public typealias Limits = SiteLimits
 
-    /// A top-level path of the checkout this was built from: next to the working directory
-    /// first, else relative to this source file (tests, and debug builds: `InstalledFiles`).
-    public static func repositoryFolder(_ name: String) -> String {
-        let local = FileManager.default.currentDirectoryPath + "/" + name
-        if FileManager.default.fileExists(atPath: local) { return local }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent() // App
-            .deletingLastPathComponent() // Weatherboard
-            .deletingLastPathComponent() // Sources
-            .deletingLastPathComponent() // repository
-        return root.appendingPathComponent(name).path
-    }
+    public static func repositoryFolder(_ name: String) -> String { InstalledFiles.repositoryFolder(name) }
 }

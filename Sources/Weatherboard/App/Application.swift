@@ -107,7 +107,8 @@ public final class Application: Sendable {
         let push = configuration.pushContact.map { contact in
             PushSender(settings: .init(contact: contact, extraOrigins: configuration.pushExtraOrigins, pollInterval: configuration.pushPollInterval,
                                        retryBase: configuration.pushRetryBase, timeout: configuration.pushTimeout),
-                       store: PushStore(database: database), pages: pages, clock: configuration.clock, logger: logger)
+                       store: PushStore(database: database), pages: pages, wording: { [notices = NoticePush(database: database, pages: pages)] in try notices.message(notification: $0, of: $1, in: $2) },
+                       clock: configuration.clock, logger: logger)
         }
         self.push = push
         if let push {
@@ -124,7 +125,7 @@ public final class Application: Sendable {
                                  budget: configuration.weatherFetchBudget, logger: logger,
                                  clock: configuration.clock, metrics: metrics.factory)
         let mail = try Application.makeMail(configuration, database: database, pages: pages,
-                                            digestSources: DigestSources(cities: cities, weather: weather), logger: logger)
+                                            digest: DigestMail(cities: cities, weather: weather), logger: logger)
         self.mail = mail
         digests = mail.map { Digests(database: database, mail: $0, interval: configuration.scheduleInterval, clock: configuration.clock, logger: logger) }
         if let mail {
@@ -478,7 +479,7 @@ public final class Application: Sendable {
 
     /// The mail sender for `--smtp-url`, or nil without one; a relay without a sender address or
     /// the site's public address is refused at start (its links would point nowhere).
-    static func makeMail(_ configuration: AppConfiguration, database: AppDatabase, pages: Pages, digestSources: DigestSources,
+    static func makeMail(_ configuration: AppConfiguration, database: AppDatabase, pages: Pages, digest: DigestMail,
                          logger: Logger) throws -> MailSender? {
         guard let url = configuration.smtpURL else { return nil }
         guard let from = configuration.mailFrom.flatMap(MailAddress.init) else {
@@ -491,7 +492,9 @@ public final class Application: Sendable {
         logger.notice("mail: relay \(relay), from \(from.text), links to \(publicURL)")
         return MailSender(settings: .init(relay: relay, from: from, publicURL: publicURL, pollInterval: configuration.mailPollInterval,
                                           retryBase: configuration.mailRetryBase),
-                          database: database, pages: pages, digestSources: digestSources, clock: configuration.clock, logger: logger)
+                          database: database, pages: pages,
+                          composers: [.verify: AccountMail(), .reset: AccountMail(), .addressChanged: AccountMail(), .notice: NoticeMail(), .digest: digest],
+                          clock: configuration.clock, logger: logger)
     }
 
     /// Serves until SIGINT or SIGTERM, then shuts down gracefully.

@@ -1,30 +1,6 @@
 import Foundation
 import Synchronization
 
-/// The languages the site speaks.
-public enum Language: String, CaseIterable, Sendable {
-    case en, ko
-
-    /// The first supported language in an `Accept-Language` field, by quality (RFC 9110 §12.5.4).
-    static func preferred(acceptLanguage: String) -> Language? {
-        let ranges = acceptLanguage.split(separator: ",").compactMap { item -> (String, Double)? in
-            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard let tag = parts.first, !tag.isEmpty else { return nil }
-            var quality = 1.0
-            for parameter in parts.dropFirst() where parameter.lowercased().hasPrefix("q=") {
-                quality = Double(parameter.dropFirst(2)) ?? 0
-            }
-            return (tag.lowercased(), quality)
-        }
-        for (tag, quality) in ranges.enumerated().sorted(by: { ($0.element.1, -$0.offset) > ($1.element.1, -$1.offset) }).map(\.element)
-        where quality > 0 {
-            let primary = tag.split(separator: "-").first.map(String.init) ?? tag
-            if let language = Language(rawValue: primary) { return language }
-        }
-        return nil
-    }
-}
-
 /// The string catalogs, one JSON object per language (`Templates/strings/en.json`, `ko.json`).
 /// Templates read them as `{{t.key}}`; code uses `string(_:_:)`, with `{name}` placeholders.
 public struct Localization: Sendable {
@@ -128,10 +104,4 @@ struct CountedPhrase: Sendable {
         guard let after else { return before }
         return before + String(count) + after
     }
-}
-
-/// A configuration or resource problem found at start-up.
-public struct StartupError: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
 }

@@ -9,7 +9,7 @@ struct AccountsController {
     let hasher: PasswordHasher
     /// A guest's bookmarks become the account's at sign-up and sign-in.
     let bookmarks: Bookmarks
-    let limits: AppConfiguration.Limits
+    let limits: SiteLimits
     let clientAddress: ClientAddress
     /// With a relay: sign-up takes an optional address, sign-in offers "Forgot password?".
     let mail: MailSender?
@@ -260,13 +260,13 @@ struct AccountsController {
     /// Returns the place the password check takes in line.
     /// Counts a sign-in with no name typed (a passkey, a provider) against the address's
     /// allowance, the one a password's sign-in from it also draws on.
-    static func countSignIn(from address: String, limits: AppConfiguration.Limits, store: AccountStore, now: Date) throws {
+    static func countSignIn(from address: String, limits: SiteLimits, store: AccountStore, now: Date) throws {
         try store.count([(RateLimit(limit: limits.signInsPerMinute, window: 60), "login:ip:\(address)")], now: now)
     }
 
     @discardableResult
     static func countSignIn(_ username: String, address: String, device: (token: String?, userID: Int64?) = (nil, nil),
-                            limits: AppConfiguration.Limits, store: AccountStore, now: Date) throws -> ConcurrencyLimit.Priority {
+                            limits: SiteLimits, store: AccountStore, now: Date) throws -> ConcurrencyLimit.Priority {
         let limit = RateLimit(limit: limits.signInsPerMinute, window: 60)
         return try store.countSignIn([(limit, "login:ip:\(address)"), (limit, "login:user:\(username.lowercased()):ip:\(address)")],
                                      on: username, device: device, brake: GuessingBrake(),
@@ -385,20 +385,11 @@ enum Validation {
 
     /// Everything wrong with a username's form, said at once (a name in Hangul hears about the
     /// letters and the length together, not one round after the other).
-    static func usernameFormProblems(_ value: String) -> [String] {
-        var problems: [String] = []
-        if !value.unicodeScalars.allSatisfy({ ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || $0 == "_" }) {
-            problems.append("error_username_characters")
-        }
-        if !(3...20).contains(value.count) { problems.append("error_username_length") }
-        return problems
-    }
-
-    static func username(_ value: String) -> String? { usernameFormProblems(value).first }
+    static func username(_ value: String) -> String? { User.usernameFormProblems(value).first }
 
     /// What keeps a person from taking `value` at sign-up: its form, then a name kept for staff.
     static func usernameProblems(_ value: String, admins: [(username: String, displayName: String)] = []) -> [String] {
-        let form = usernameFormProblems(value)
+        let form = User.usernameFormProblems(value)
         return form.isEmpty ? NamePolicy.usernameProblem(value, admins: admins).map { [$0] } ?? [] : form
     }
 

@@ -13,7 +13,7 @@ struct PasskeysController {
     let identity: Identity
     let accounts: AccountsController
     let party: PasskeyParty
-    let limits: AppConfiguration.Limits
+    let limits: SiteLimits
     let clientAddress: ClientAddress
     let logger: Logger
     let clock: @Sendable () -> Date

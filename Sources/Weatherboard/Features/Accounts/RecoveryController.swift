@@ -8,7 +8,7 @@ struct RecoveryController {
     let store: AccountStore
     let identity: Identity
     let hasher: PasswordHasher
-    let limits: AppConfiguration.Limits
+    let limits: SiteLimits
     let clientAddress: ClientAddress
     let party: PasskeyParty
     let clock: @Sendable () -> Date
@@ -158,7 +158,7 @@ extension AccountStore {
     /// Password checks outside sign-in (changing it, deleting the account, new recovery codes)
     /// count against the same per-minute limit, per account: a stolen session must not become a
     /// guessing oracle.
-    func countPasswordCheck(userID: Int64, limits: AppConfiguration.Limits, now: Date) throws {
+    func countPasswordCheck(userID: Int64, limits: SiteLimits, now: Date) throws {
         try count([(RateLimit(limit: limits.signInsPerMinute, window: 60), "password:user:\(userID)")], now: now)
     }
 }

@@ -102,3 +102,8 @@ struct PostingRules: Sendable {
         return nil
     }
 }
+
+extension PhotoRefusal {
+    /// The refusal as the post form says it.
+    var posting: PostingRules.Refusal { PostingRules.Refusal(key: key, status: status) }
+}

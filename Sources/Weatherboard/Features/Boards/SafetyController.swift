@@ -7,7 +7,7 @@ struct SafetyController {
     let store: BoardStore
     let database: AppDatabase
     let board: BoardView
-    let limits: AppConfiguration.Limits
+    let limits: SiteLimits
     let clock: @Sendable () -> Date
 
     func addRoutes(to router: Router<AppContext>) {

@@ -1,33 +1,6 @@
 import Foundation
 import Logging
 
-/// How often a member wants the e-mail digest.
-enum DigestEvery: String, CaseIterable, Sendable {
-    case off, daily, weekly
-
-    /// The digest goes at this local hour, on Mondays for a weekly one.
-    static let hour = 7
-
-    /// The start of the period that holds `now` in `timeZone`: today's 07:00 (or yesterday's,
-    /// before it), or the latest Monday's; nil when off.
-    func periodStart(at now: Date, in timeZone: TimeZone) -> Date? {
-        guard self != .off else { return nil }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        let local = LocalCalendar(timeZone)
-        for back in 0...7 {
-            let day = local.dateString(now, offset: -back)
-            guard let midnight = local.startOfDay(day), let start = calendar.date(byAdding: .hour, value: Self.hour, to: midnight),
-                  start <= now else { continue }
-            if self == .daily || calendar.component(.weekday, from: midnight) == 2 { return start }
-        }
-        return nil
-    }
-
-    /// How far back a digest looks.
-    var length: TimeInterval { self == .weekly ? 7 * 86_400 : 86_400 }
-}
-
 /// The digest's schedule, off the request path: every `interval`, each member whose period has
 /// begun since it was last handled is handled once (across nodes: the update of
 /// `digest_handled_at` that finds it due is the claim). A digest is queued for the mail sender

@@ -22,12 +22,13 @@ final class MailSender: Sendable {
     private let clock: @Sendable () -> Date
     private let logger: Logger
     private let worker: QueueWorker
-    private let digestSources: DigestSources?
+    /// Each kind's words, from the feature that queues it.
+    private let composers: [QueuedMail.Kind: any MailComposer]
 
-    init(settings: Settings, database: AppDatabase, pages: Pages, digestSources: DigestSources?, clock: @escaping @Sendable () -> Date,
-         logger: Logger) {
+    init(settings: Settings, database: AppDatabase, pages: Pages, composers: [QueuedMail.Kind: any MailComposer],
+         clock: @escaping @Sendable () -> Date, logger: Logger) {
         self.settings = settings
-        self.digestSources = digestSources
+        self.composers = composers
         self.database = database
         self.pages = pages
         self.clock = clock
@@ -83,95 +84,32 @@ final class MailSender: Sendable {
         }
     }
 
-    /// The message for `mail`, its links made now; nil when its member no longer exists (or a
-    /// notice, or a digest's news, is gone).
+    /// The message for `mail`, its links made now by the feature that queued it; nil when its
+    /// member no longer exists (or a notice, or a digest's news, is gone) or no feature words it.
     private func compose(_ mail: QueuedMail, to: MailAddress) throws -> MailMessage? {
-        switch mail.kind {
-        case .verify, .reset, .addressChanged: try composeAccountMail(mail, to: to)
-        case .notice: try composeNotice(mail, to: to)
-        case .digest: try composeDigest(mail, to: to)
-        }
+        guard let composer = composers[mail.kind] else { return nil }
+        return try composer.compose(mail, to: to, MailWriter(settings: settings, database: database, pages: pages, now: clock()))
     }
+}
 
-    private func composeAccountMail(_ mail: QueuedMail, to: MailAddress) throws -> MailMessage? {
-        let now = clock()
-        let found = try database.write(.cluster) { db -> (User, String?, passkeyOnly: Bool)? in  // a link made as it is sent, once
-            guard let user = try User.find(id: mail.userID, db) else { return nil }
-            switch mail.kind {
-            case .verify: return (user, "/email/verify/" + (try EmailTokens.make(.verify, userID: user.id, address: mail.address, now: now, db)), false)
-            case .reset:
-                // An account with only a passkey is told it is setting a password, not resetting one.
-                let passkeyOnly = try db.one("SELECT CASE WHEN password_hash = '' THEN 1 ELSE 0 END FROM users WHERE id = ?", [user.id]) { $0.int(0) == 1 } ?? false
-                return (user, "/password/reset/" + (try EmailTokens.make(.reset, userID: user.id, address: mail.address, now: now, db)), passkeyOnly)
-            case .addressChanged, .digest, .notice: return (user, nil, false)
-            }
-        }
-        guard let (user, path, passkeyOnly) = found else { return nil }
-        let language = mail.language
-        let link = path.map { settings.publicURL + $0 }
-        let arguments = ["name": user.displayName, "username": user.username, "address": mail.address, "new": mail.detail,
-                         "site": pages.string("site_name", language), "link": link ?? ""]
-        let key = mail.kind == .addressChanged && mail.detail.isEmpty ? "mail_address_removed"
-            : "mail_" + mail.kind.rawValue + (passkeyOnly ? "_passkey" : "")
-        let paragraphs = pages.string(key + "_text", language, arguments).components(separatedBy: "\n\n").map { paragraph in
-            paragraph == link ? MailParagraph.link(paragraph, paragraph) : .text(paragraph)
-        }
-        return message(to: to, subject: pages.string(key + "_subject", language, arguments), paragraphs, language)
-    }
+/// Words one kind of queued mail as it is sent: the feature that queues the kind knows them
+/// (the accounts' links, a notice, the digest), the queue only carries and sends.
+protocol MailComposer: Sendable {
+    func compose(_ mail: QueuedMail, to: MailAddress, _ writer: MailWriter) throws -> MailMessage?
+}
 
-    /// A notice as the list says it, with a link to what it is about.
-    private func composeNotice(_ mail: QueuedMail, to: MailAddress) throws -> MailMessage? {
-        let found = try database.readStatement { db -> (User, NotificationStore.Notice)? in
-            guard let user = try User.find(id: mail.userID, db), let id = Int64(mail.detail),
-                  let notice = try NotificationStore.notice(id, of: user.id, db) else { return nil }
-            return (user, notice)
-        }
-        guard let (user, notice) = found else { return nil }
-        let language = mail.language, site = settings.publicURL
-        let text = notice.text(pages, language)
-        var paragraphs: [MailParagraph] = [.text(pages.string("mail_hello", language, ["name": user.displayName])), .link(text, site + notice.href)]
-        if !notice.excerpt.isEmpty { paragraphs.append(.text(pages.string("mail_quoted", language, ["excerpt": notice.excerpt]))) }
-        paragraphs.append(.link(pages.string("mail_notice_settings", language), site + "/settings/notifications"))
-        return message(to: to, subject: text, paragraphs, language)
-    }
+/// What a composer writes with: the site's address and sender, the catalogs, the database, now.
+struct MailWriter {
+    let settings: MailSender.Settings
+    let database: AppDatabase
+    let pages: Pages
+    let now: Date
 
-    /// The digest as it stands now, with a one-click unsubscribe link of its own (RFC 8058).
-    private func composeDigest(_ mail: QueuedMail, to: MailAddress) throws -> MailMessage? {
-        guard let sources = digestSources, let since = Double(mail.detail).map(Date.init(timeIntervalSince1970:)) else { return nil }
-        let now = clock(), language = mail.language, site = settings.publicURL
-        guard let user = try database.readStatement({ try User.find(id: mail.userID, $0) }) else { return nil }
-        let content = try DigestContent.make(for: user.id, since: since, language: language, site: site, pages: pages,
-                                             cities: sources.cities, weather: sources.weather, now: now, database)
-        guard content.unread > 0 || !content.agreed.isEmpty else { return nil } // read meanwhile: nothing to say
-        let token = Tokens.random()
-        let every = try database.write(.cluster) { db in  // one digest a period across nodes
-            try db.execute("INSERT INTO unsubscribe_links (token_hash, user_id, created_at) VALUES (?, ?, ?)", Tokens.digest(token), user.id, now)
-            return try db.one("SELECT digest FROM users WHERE id = ?", [user.id]) { $0.string(0) } ?? "daily"
-        }
-        let unsubscribe = site + "/digest/unsubscribe/" + token
-        var paragraphs: [MailParagraph] = [.text(pages.string("mail_hello", language, ["name": user.displayName]))]
-        if content.unread > 0 {
-            paragraphs.append(.heading(pages.string("digest_unread", language, ["n": String(content.unread)])))
-            paragraphs += content.notices.map { .link($0.text, $0.href) }
-        }
-        if !content.cities.isEmpty {
-            paragraphs.append(.heading(pages.string("digest_cities", language)))
-            paragraphs += content.cities.map { .link($0.text, $0.href) }
-        }
-        if !content.agreed.isEmpty {
-            paragraphs.append(.heading(pages.string("digest_agreed_heading", language)))
-            paragraphs += content.agreed.map { .link($0.text, $0.href) }
-        }
-        paragraphs.append(.text(pages.string(every == "weekly" ? "digest_why_weekly" : "digest_why_daily", language)))
-        paragraphs.append(.link(pages.string("digest_unsubscribe", language), unsubscribe))
-        var message = message(to: to, subject: pages.string("digest_subject", language, ["site": pages.string("site_name", language)]),
-                              paragraphs, language)
-        message.headers = [("List-Unsubscribe", "<\(unsubscribe)>"), ("List-Unsubscribe-Post", "List-Unsubscribe=One-Click")]
-        return message
-    }
+    /// Where links in messages point.
+    var site: String { settings.publicURL }
 
     /// A plain-text part and an HTML part saying the same paragraphs.
-    private func message(to: MailAddress, subject: String, _ paragraphs: [MailParagraph], _ language: Language) -> MailMessage {
+    func message(to: MailAddress, subject: String, _ paragraphs: [MailParagraph], _ language: Language) -> MailMessage {
         let escape = { (text: String) in String(decoding: HTML.escaped(text), as: UTF8.self) }
         let text = paragraphs.map { paragraph in
             switch paragraph {
@@ -197,10 +135,4 @@ enum MailParagraph {
     case heading(String)
     /// A link's words and address (the address alone when they are the same).
     case link(String, String)
-}
-
-/// What the digest reads besides the database.
-struct DigestSources: Sendable {
-    let cities: CityIndex
-    let weather: WeatherService
 }

@@ -47,8 +47,8 @@ struct NotificationSettingsController {
             })
         }
         let view = NotificationSettingsPage(layout: pages.layout(context, title: pages.string("choices_title", language)), columns: columns,
-                                            rows: rows, pushEnabled: pushEnabled, quietFrom: choices.quietFrom.map(Self.clock) ?? "",
-                                            quietTo: choices.quietTo.map(Self.clock) ?? "",
+                                            rows: rows, pushEnabled: pushEnabled, quietFrom: choices.quietFrom.map { LocalCalendar.clock(minutes: $0) } ?? "",
+                                            quietTo: choices.quietTo.map { LocalCalendar.clock(minutes: $0) } ?? "",
                                             timeZone: MemberTimeZone.label(choices.zone.name, at: clock()),
                                             zones: Self.zoneOptions(selected: choices.zone.name, at: clock()),
                                             zoneUnset: choices.zone.source == .unset, zoneFromBrowser: choices.zone.source == .browser,
@@ -74,9 +74,9 @@ struct NotificationSettingsController {
             let from = form["quiet_from"] ?? "", to = form["quiet_to"] ?? ""
             (choices.quietFrom, choices.quietTo) = (nil, nil)
             if !from.isEmpty || !to.isEmpty {
-                guard let start = Self.minutes(from), let end = Self.minutes(to) else {
-                    choices.quietFrom = Self.minutes(from)
-                    choices.quietTo = Self.minutes(to)
+                guard let start = LocalCalendar.minutes(from), let end = LocalCalendar.minutes(to) else {
+                    choices.quietFrom = LocalCalendar.minutes(from)
+                    choices.quietTo = LocalCalendar.minutes(to)
                     return page(context, choices, error: pages.string("error_quiet_hours", context.language), status: .unprocessableContent)
                 }
                 (choices.quietFrom, choices.quietTo) = (start, end)
@@ -107,19 +107,6 @@ struct NotificationSettingsController {
     /// page: the offsets change with summer time.
     static func zoneOptions(selected: String, at date: Date) -> [NotificationSettingsPage.Zone] {
         MemberTimeZone.names.map { NotificationSettingsPage.Zone(name: $0, label: MemberTimeZone.label($0, at: date), selected: $0 == selected) }
-    }
-
-    /// "07:30" as minutes after midnight; nil for anything else.
-    static func minutes(_ text: String) -> Int? {
-        let parts = text.split(separator: ":")
-        guard parts.count == 2, parts[0].count <= 2, parts[1].count == 2, let hour = Int(parts[0]), let minute = Int(parts[1]),
-              (0..<24).contains(hour), (0..<60).contains(minute) else { return nil }
-        return hour * 60 + minute
-    }
-
-    static func clock(_ minutes: Int) -> String {
-        let hour = minutes / 60, minute = minutes % 60
-        return (hour < 10 ? "0" : "") + String(hour) + ":" + (minute < 10 ? "0" : "") + String(minute)
     }
 }
 

@@ -48,6 +48,4 @@ enum PhotoRefusal: String, Error, Sendable {
         }
     }
 
-    /// The refusal as the post form says it.
-    var posting: PostingRules.Refusal { PostingRules.Refusal(key: key, status: status) }
 }

@@ -7,14 +7,6 @@ struct NewPhoto: Sendable {
     var alt: String
 }
 
-/// What a member and the site may keep in photos (`--photos-per-day`, `--photo-bytes-per-member`,
-/// `--photo-budget`), counted in the bytes written, not uploaded.
-struct PhotoLimits: Sendable {
-    var perDay = 10
-    var bytesPerMember = 200 << 20
-    var siteBudget = 20 << 30
-}
-
 /// Who sees a post's photo unblurred (`posts.photo_state`).
 enum PhotoState: String, Sendable {
     /// Its author had standing, or three members with standing agreed.

@@ -28,11 +28,14 @@ final class PushSender: Sendable {
     private let clock: @Sendable () -> Date
     private let logger: Logger
     private let worker: QueueWorker
+    /// What each push says, from the feature whose notices they are.
+    private let wording: PushWording
     /// VAPID tokens per push service origin, reused until an hour before they expire.
     private let tokens = Mutex<[String: (header: String, expires: Date)]>([:])
 
-    init(settings: Settings, store: PushStore, pages: Pages, clock: @escaping @Sendable () -> Date, logger: Logger) {
+    init(settings: Settings, store: PushStore, pages: Pages, wording: @escaping PushWording, clock: @escaping @Sendable () -> Date, logger: Logger) {
         self.settings = settings
+        self.wording = wording
         self.store = store
         self.pages = pages
         self.clock = clock
@@ -76,13 +79,13 @@ final class PushSender: Sendable {
     private func send(_ due: Due) throws {
         let language = due.language
         guard let origin = origin(of: due.subscription.endpoint),
-              let notice = try store.database.readStatement({ try NotificationStore.notice(due.notificationID, of: due.userID, $0) }),
+              let said = try wording(due.notificationID, due.userID, language),
               let p256dh = Tokens.base64URLDecoded(due.subscription.p256dh), let auth = Tokens.base64URLDecoded(due.subscription.auth) else {
             try store.drop(due.id) // nothing left to say, or nowhere to say it
             return
         }
-        let payload: [String: String] = ["title": pages.string("site_name", language), "body": notice.text(pages, language),
-                                         "url": notice.href, "lang": language.rawValue, "tag": "notice-\(notice.id)"]
+        let payload: [String: String] = ["title": pages.string("site_name", language), "body": said.body,
+                                         "url": said.url, "lang": language.rawValue, "tag": said.tag]
         let now = clock()
         do {
             let body = try WebPush.encrypt(Array(try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])),
@@ -127,3 +130,14 @@ final class PushSender: Sendable {
         return header
     }
 }
+
+/// What one push says: its text, the address it opens, and the tag that lets a newer push about
+/// the same thing replace it.
+struct PushMessage: Sendable {
+    var body: String
+    var url: String
+    var tag: String
+}
+
+/// Words the notice `notification` of a member in a language; nil when it is gone.
+typealias PushWording = @Sendable (_ notification: Int64, _ userID: Int64, _ language: Language) throws -> PushMessage?

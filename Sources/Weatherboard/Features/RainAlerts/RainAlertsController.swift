@@ -38,8 +38,8 @@ struct RainAlertsController {
             guard let city = cities.city(id: window.cityID) else { return nil }
             return RainAlertsPage.Window(id: window.id, city: name(city), citySlug: city.slug,
                                          days: pages.string("rain_days_" + window.days.rawValue, language),
-                                         from: NotificationSettingsController.clock(window.start),
-                                         to: NotificationSettingsController.clock(window.end),
+                                         from: LocalCalendar.clock(minutes: window.start),
+                                         to: LocalCalendar.clock(minutes: window.end),
                                          lead: pages.string("rain_lead_minutes", language, ["n": String(window.lead)]))
         }
         let choices = bookmarked.compactMap { cities.city(id: $0) }.map {
@@ -62,7 +62,7 @@ struct RainAlertsController {
         var errors: [String] = []
         let city = cities.city(slug: typed.city)
         let days = RainWindow.Days(rawValue: typed.days)
-        let start = NotificationSettingsController.minutes(typed.from), end = NotificationSettingsController.minutes(typed.to)
+        let start = LocalCalendar.minutes(typed.from), end = LocalCalendar.minutes(typed.to)
         let lead = Int(typed.lead.trimmingCharacters(in: .whitespaces)).flatMap { RainWindow.leads.contains($0) ? $0 : nil }
         if days == nil { errors.append(pages.string("error_rain_days", language)) }
         if start == nil || end == nil || start == end { errors.append(pages.string("error_rain_times", language)) }

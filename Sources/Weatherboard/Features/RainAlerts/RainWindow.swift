@@ -94,17 +94,7 @@ struct RainWindow: Sendable, Equatable {
     }
 }
 
-/// What the forecast says of one occurrence of a window: the likely hours (`RainOutlook.likely`)
-/// still to come in it, and when the spell that reaches its last one stops.
-struct RainInWindow: Equatable {
-    /// Local `yyyy-MM-ddTHH:mm`: the first likely time and the end of the last likely hour, both
-    /// within the window.
-    var from: String
-    var to: String
-    /// The end of the spell, past the window if it goes on; nil when the forecast stops first.
-    var stopsAt: String?
-    var kind: RainOutlook.Kind
-
+extension RainInWindow {
     /// Nil when no hour from `now` to the window's end is likely wet.
     init?(_ hours: [Forecast.Hour], _ occurrence: RainWindow.Occurrence, now: Date, in timeZone: TimeZone) {
         let local = LocalCalendar(timeZone)
@@ -134,10 +124,6 @@ struct RainInWindow: Equatable {
         kind = snowy == 0 ? .rain : (snowy == wet.count ? .snow : .mixed)
     }
 
-    init(from: String, to: String, stopsAt: String?, kind: RainOutlook.Kind) {
-        (self.from, self.to, self.stopsAt, self.kind) = (from, to, stopsAt, kind)
-    }
-
     /// `2026-11-22T17:00` → `2026-11-22T18:00`, across midnight and month ends.
     static func hourAfter(_ time: String) -> String {
         let date = String(time.prefix(10)), hour = Int(time.dropFirst(11).prefix(2)) ?? 0
@@ -145,18 +131,5 @@ struct RainInWindow: Equatable {
         let utc = LocalCalendar(.gmt)
         guard let midnight = utc.startOfDay(date) else { return time }
         return utc.dateString(midnight, offset: 1) + "T00:00"
-    }
-}
-
-extension RainInWindow {
-    /// "Rain likely 17:00–19:00 in Seoul, stopping around 20:00." (the city page's words), or
-    /// that it is no longer expected.
-    func sentence(_ cleared: Bool, city: String, _ pages: Pages, _ language: Language) -> String {
-        var arguments = ["what": pages.string("precip_" + kind.rawValue, language), "city": city,
-                         "from": String(from.suffix(5)), "to": String(to.suffix(5))]
-        if cleared { return pages.string("alert_rain_cleared", language, arguments) }
-        guard let stopsAt else { return pages.string("alert_rain", language, arguments) }
-        arguments["stop"] = String(stopsAt.suffix(5))
-        return pages.string("alert_rain_stopping", language, arguments)
     }
 }

@@ -16,7 +16,7 @@ struct OpenIDController {
     let identity: Identity
     let accounts: AccountsController
     let providers: OpenIDProviders
-    let limits: AppConfiguration.Limits
+    let limits: SiteLimits
     let clientAddress: ClientAddress
     let publicURL: String?
     let logger: Logger

@@ -23,7 +23,7 @@ public enum InstalledFiles {
         let local = FileManager.default.currentDirectoryPath + "/" + name
         if FileManager.default.fileExists(atPath: local) { return local }
         #if DEBUG
-        return AppConfiguration.repositoryFolder(name)
+        return repositoryFolder(name)
         #else
         return local // absent: the start-up error names it
         #endif
@@ -48,8 +48,20 @@ public enum InstalledFiles {
         var candidates = share.map { [$0 + "/" + file] } ?? []
         candidates.append(FileManager.default.currentDirectoryPath + "/" + checkout)
         #if DEBUG
-        candidates.append(AppConfiguration.repositoryFolder(checkout))
+        candidates.append(repositoryFolder(checkout))
         #endif
         return candidates.first { FileManager.default.fileExists(atPath: $0) }.map { URL(fileURLWithPath: $0) }
+    }
+
+    /// A top-level path of the checkout this was built from: next to the working directory
+    /// first, else relative to this source file (tests, and debug builds: `InstalledFiles`).
+    public static func repositoryFolder(_ name: String) -> String {
+        let local = FileManager.default.currentDirectoryPath + "/" + name
+        if FileManager.default.fileExists(atPath: local) { return local }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent() // Web
+            .deletingLastPathComponent() // Weatherboard
+            .deletingLastPathComponent() // Sources
+            .deletingLastPathComponent() // repository
+        return root.appendingPathComponent(name).path
     }
 }

@@ -30,7 +30,7 @@ struct Flash: Equatable {
         guard let kind = parts.first.flatMap(Kind.init(rawValue:)) else { return nil }
         self.kind = kind
         if parts.count == 2 {
-            guard Validation.username(parts[1]) == nil else { return nil }
+            guard User.usernameFormProblems(parts[1]).isEmpty else { return nil }
             username = parts[1]
         }
     }

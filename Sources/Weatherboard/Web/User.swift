@@ -78,3 +78,15 @@ extension User {
         return user
     }
 }
+
+extension User {
+    /// What is wrong with a username's form (its characters and length), as catalog keys.
+    static func usernameFormProblems(_ value: String) -> [String] {
+        var problems: [String] = []
+        if !value.unicodeScalars.allSatisfy({ ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || $0 == "_" }) {
+            problems.append("error_username_characters")
+        }
+        if !(3...20).contains(value.count) { problems.append("error_username_length") }
+        return problems
+    }
+}

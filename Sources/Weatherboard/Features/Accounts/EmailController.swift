@@ -8,7 +8,7 @@ struct EmailController {
     let store: AccountStore
     let hasher: PasswordHasher
     let mail: MailSender
-    let limits: AppConfiguration.Limits
+    let limits: SiteLimits
     let clientAddress: ClientAddress
     let clock: @Sendable () -> Date
 
