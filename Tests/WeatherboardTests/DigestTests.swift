@@ -93,7 +93,7 @@ import HTTPTestSupport
 
         // Links and rain alerts are kept 90 days, like the notices.
         let purge = { (days: Double) in
-            try app.application.database.write(.cluster) { try RateLimit.purge(now: AppHarness.fixedNow.addingTimeInterval(days * 86_400), $0) }
+            try app.application.janitor.purge(now: AppHarness.fixedNow.addingTimeInterval(days * 86_400))
         }
         try purge(89)
         #expect(try app.count("SELECT count(*) FROM unsubscribe_links") == 1)

@@ -71,9 +71,9 @@ import HTTPTestSupport
 
         // Kept 90 days, with the notice that told it (the clock past the window: nothing told again).
         Self.at(app, 20, 0)
-        try app.application.database.write(.cluster) { try RateLimit.purge(now: AppHarness.fixedNow.addingTimeInterval(89 * 86_400), $0) }
+        try app.application.janitor.purge(now: AppHarness.fixedNow.addingTimeInterval(89 * 86_400))
         #expect(try app.count("SELECT count(*) FROM rain_alerts") == 1)
-        try app.application.database.write(.cluster) { try RateLimit.purge(now: AppHarness.fixedNow.addingTimeInterval(91 * 86_400), $0) }
+        try app.application.janitor.purge(now: AppHarness.fixedNow.addingTimeInterval(91 * 86_400))
         #expect(try app.count("SELECT count(*) FROM rain_alerts") == 0 && Self.alerts(app) == 0)
     }
 

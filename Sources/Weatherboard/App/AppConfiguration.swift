@@ -126,6 +126,8 @@ public struct AppConfiguration: Sendable {
     /// How often each node looks for what is due by the clock (rain alerts, digests): each goes
     /// within this much of its time; tests shorten it.
     public var scheduleInterval: TimeInterval = 60
+    /// How often the janitor purges what is past its keeping time.
+    var janitorInterval: TimeInterval = 60
     /// The clock every feature reads (tests fix it).
     public var clock: @Sendable () -> Date = { Date() }
 

@@ -85,6 +85,8 @@ public final class Application: Sendable {
     /// The port listened on, once started (`--port 0` picks one): passkeys' origin without `--public-url`.
     private let boundPort = BoundPort()
     let logger: Logger
+    /// Purges what every feature keeps past its time.
+    let janitor: Janitor
 
     public init(configuration: AppConfiguration, logger: Logger? = nil) throws {
         var logger = logger ?? Logger(label: "weatherboard")
@@ -186,6 +188,9 @@ public final class Application: Sendable {
         }
         let changes = database.changes
         otherWriters = (database.engine as? SQLiteDatabase).map { OtherWriters($0, changes: changes) }
+        janitor = Janitor(database: database, keeping: [RateLimit.keeping, SessionStore.keeping, KnownDevices.keeping, EmailTokens.keeping,
+                                                        UnstatedPosts.keeping, WebAuthnChallenge.keeping, DigestController.keeping, ForecastHistory.keeping]
+                          + Notices.keeping + OpenIDController.keeping, every: configuration.janitorInterval, clock: configuration.clock, logger: logger)
         let health = HealthController(database: database)
         self.health = health
         openID = OpenIDProviders(try Self.openIDProviders(configuration), logger: logger, clock: configuration.clock) { url in
@@ -475,6 +480,7 @@ public final class Application: Sendable {
         warnings.start()
         openID.start()
         digests?.start()
+        janitor.start()
     }
 
     /// The mail sender for `--smtp-url`, or nil without one; a relay without a sender address or
@@ -513,6 +519,7 @@ public final class Application: Sendable {
         warnings.stop()
         openID.stop()
         digests?.stop()
+        janitor.stop()
         health.stop()
         live.stopTicking()
         changeFeed?.stop()

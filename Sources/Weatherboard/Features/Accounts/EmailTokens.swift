@@ -2,6 +2,8 @@ import Foundation
 
 /// Single-use links sent by mail, stored as the SHA-256 of their token.
 enum EmailTokens {
+    static let keeping = Keeping("email_tokens", "expires_at")
+
     enum Purpose: String {
         case verify, reset
         var validFor: TimeInterval { self == .reset ? 3600 : 86_400 }

@@ -11,6 +11,7 @@ enum KnownDevices {
     static let cookieName = "device"
     /// The longest a browser keeps a cookie (RFC 6265bis caps `Max-Age` at 400 days).
     static let keptFor: TimeInterval = 400 * 86_400
+    static let keeping = Keeping("known_devices", "last_used_at", for: keptFor)
     /// Browsers remembered per account; a new one forgets the least recently used.
     static let perAccount = 5
     /// Wrong passwords a known browser may send in an hour before it is no longer known.

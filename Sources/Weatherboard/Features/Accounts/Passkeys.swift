@@ -29,6 +29,8 @@ struct Passkey: Sendable {
 
 /// A challenge as given to a browser, and what the ceremony it starts needs at its end.
 struct WebAuthnChallenge: Sendable {
+    static let keeping = Keeping("webauthn_challenges", "expires_at")
+
     enum Purpose: String, Sendable { case register, authenticate, signup }
 
     var challenge: String

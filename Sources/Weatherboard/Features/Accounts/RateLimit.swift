@@ -14,10 +14,9 @@ public struct RateLimit: Sendable {
 
     /// Records an attempt in `bucket`; throws 429 with `Retry-After` when over the limit.
     /// Buckets are stored as a SHA-256 digest (a bucket may hold a username as typed, of any
-    /// length), and expired rows of every bucket are purged once a minute.
+    /// length); other buckets' expired rows are the janitor's (`keeping`).
     func hit(_ bucket: String, now: Date, _ db: any SQLConnection) throws {
         try db.lock(.bucket(bucket))
-        try Self.purgeIfDue(now: now, db)
         try db.execute("DELETE FROM rate_events WHERE bucket = ? AND at <= ?", Tokens.digest(bucket), now.timeIntervalSince1970 - window)
         if let retry = try wait(bucket, now: now, db) { throw Self.refusal(retryAfter: retry) }
         try db.execute("INSERT INTO rate_events (bucket, at) VALUES (?, ?)", Tokens.digest(bucket), now)
@@ -40,35 +39,8 @@ public struct RateLimit: Sendable {
 
     /// The longest window any limit uses; rows older than it count for nothing.
     static let longestWindow: TimeInterval = 86_400
-    /// When expired rows were last purged (seconds since 1970).
-    private static let lastPurge = Mutex<Double>(0)
-
-    /// Purges what is past its keeping time (`purge`), at most once a minute.
-    static func purgeIfDue(now: Date, _ db: any SQLConnection) throws {
-        let seconds = now.timeIntervalSince1970
-        let due = lastPurge.withLock { last -> Bool in
-            guard abs(seconds - last) >= 60 else { return false }
-            last = seconds
-            return true
-        }
-        guard due else { return }
-        try purge(now: now, db)
-    }
-
-    /// The purge itself: rate events, sessions, notices (and the rain alerts they told of),
-    /// challenges, mailed links, digests' unsubscribe links and known browsers, each past its keeping time.
-    static func purge(now: Date, _ db: any SQLConnection) throws {
-        let seconds = now.timeIntervalSince1970
-        try db.execute("DELETE FROM rate_events WHERE at <= ?", seconds - longestWindow)
-        try db.execute("DELETE FROM sessions WHERE last_seen_at <= ?", seconds - SessionStore.defaultIdleLimit)
-        try db.execute("DELETE FROM notifications WHERE created_at <= ?", seconds - Notices.keptFor)
-        try db.execute("DELETE FROM webauthn_challenges WHERE expires_at <= ?", seconds)
-        try db.execute("DELETE FROM email_tokens WHERE expires_at <= ?", seconds)
-        try db.execute("DELETE FROM rain_alerts WHERE told_at <= ?", seconds - Notices.keptFor)
-        try db.execute("DELETE FROM unsubscribe_links WHERE created_at <= ?", seconds - DigestController.linksKeptFor)
-        try db.execute("DELETE FROM forecast_history WHERE issued_at <= ?", seconds - ForecastHistory.keptFor)
-        try db.execute("DELETE FROM known_devices WHERE last_used_at <= ?", seconds - KnownDevices.keptFor)
-    }
+    /// Rows older than the longest window count for nothing.
+    static let keeping = Keeping("rate_events", "at", for: longestWindow)
 }
 
 /// Slows password guessing against one account that is spread over many addresses, each within

@@ -6,6 +6,7 @@ struct SessionStore: Sendable {
     let database: AppDatabase
     var idleLimit: TimeInterval = SessionStore.defaultIdleLimit
     static let defaultIdleLimit: TimeInterval = 30 * 24 * 3600
+    static let keeping = Keeping("sessions", "last_seen_at", for: defaultIdleLimit)
     static let cookieName = "session"
 
     struct Session {

@@ -10,6 +10,8 @@ import HTTPMultipart
 /// cannot read the token, and the person sees what they are asked to do (docs/security.md).
 /// No other page carries anything of a session, so every page is the same bytes for every client.
 struct UnstatedPosts {
+    static let keeping = Keeping("form_confirmations", "expires_at")
+
     let database: AppDatabase
     let pages: Pages
     let clock: @Sendable () -> Date

@@ -12,6 +12,7 @@ struct DigestController {
 
     /// How long a digest's link works.
     static let linksKeptFor: TimeInterval = 90 * 86_400
+    static let keeping = Keeping("unsubscribe_links", "created_at", for: linksKeptFor)
 
     func addRoutes(to router: Router<AppContext>) {
         router.get("/digest/unsubscribe/{token}", ask)

@@ -88,6 +88,9 @@ enum Notices {
 
     /// How long notices are kept.
     static let keptFor: TimeInterval = 90 * 86_400
+    static let keeping = [Keeping("notifications", "created_at", for: keptFor),
+                          // The rain alerts a notice told of go with it.
+                          Keeping("rain_alerts", "told_at", for: keptFor)]
 
     /// Whether `person` blocked `other`, or has them muted at `now`.
     private static func silences(_ person: Int64, _ other: Int64?, now: Double, _ db: any SQLConnection) throws -> Bool {

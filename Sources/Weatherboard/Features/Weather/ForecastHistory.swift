@@ -18,6 +18,7 @@ struct ForecastHistory: Sendable, Equatable {
     /// Days the page scores, and days rows are kept.
     static let scoredDays = 30
     static let keptFor: TimeInterval = 60 * 86_400
+    static let keeping = Keeping("forecast_history", "issued_at", for: keptFor)
 
     /// Whether the high was forecast within `highTolerance`; nil until both are known.
     var highHit: Bool? {

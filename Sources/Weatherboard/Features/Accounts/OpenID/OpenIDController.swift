@@ -11,6 +11,8 @@ import Logging
 /// username (`/login/oidc/{name}/finish`). The identity is the issuer's `sub`; an e-mail address
 /// never joins accounts. Nothing of the provider's tokens is logged or kept.
 struct OpenIDController {
+    static let keeping = [Keeping("oidc_attempts", "expires_at"), Keeping("oidc_pending", "expires_at")]
+
     let pages: Pages
     let store: AccountStore
     let identity: Identity
