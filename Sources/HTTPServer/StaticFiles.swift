@@ -10,10 +10,14 @@ import Glibc
 public struct StaticFiles: Sendable {
     public let root: String
     public let cacheControl: String
+    /// Whether this answers `If-None-Match` and `If-Modified-Since` itself (304); off where a
+    /// layer above picks the representation (gzip or not) and so the validator that applies.
+    public let answersConditionals: Bool
 
-    public init(root: String, cacheControl: String = "public, max-age=3600") {
+    public init(root: String, cacheControl: String = "public, max-age=3600", answersConditionals: Bool = true) {
         self.root = StaticFiles.resolve(root) ?? root
         self.cacheControl = cacheControl
+        self.answersConditionals = answersConditionals
     }
 
     /// Answers a request for `relativePath` (the decoded tail of the URL, segments joined by "/").
@@ -36,7 +40,8 @@ public struct StaticFiles: Sendable {
             ("Last-Modified", httpDate(secondsSince1970: modified)),
             ("Cache-Control", cacheControl),
         ])
-        if request.headers["If-None-Match"] != nil {
+        if !answersConditionals {
+        } else if request.headers["If-None-Match"] != nil {
             if request.ifNoneMatch(etag) { return Response(status: .notModified, headers: headers) }
         } else if let since = request.headers["If-Modified-Since"].flatMap(parseHTTPDate), modified <= since {
             return Response(status: .notModified, headers: headers)
@@ -78,8 +83,9 @@ extension Request {
     /// prefixes are ignored): the client holds this version, answer 304.
     public func ifNoneMatch(_ etag: String) -> Bool {
         guard let match = headers["If-None-Match"] else { return false }
-        return match.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-            .map { $0.hasPrefix("W/") ? String($0.dropFirst(2)) : $0 }
-            .contains { $0 == "*" || $0 == etag }
+        let opaque = { (tag: Substring) in tag.hasPrefix("W/") ? tag.dropFirst(2) : tag }
+        let wanted = opaque(Substring(etag))
+        return match.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces)[...] }
+            .contains { $0 == "*" || opaque($0) == wanted }
     }
 }

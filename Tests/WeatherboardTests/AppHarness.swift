@@ -164,6 +164,15 @@ final class AppHarness: Sendable {
         }
     }
 
+    /// Waits until the background work `name` ("mail", "push", "digest", "rain alerts", …) has
+    /// finished `rounds` more rounds (the first may have begun before the caller's change): what it
+    /// would do, it has done, so a test that then finds nothing sent proves something.
+    func waitForRounds(of name: String, _ rounds: Int = 2) throws {
+        guard let work = application.site.worker(name) else { throw CocoaError(.featureUnsupported) }
+        let target = work.rounds + rounds
+        try waitUntil("\(name) ran \(rounds) rounds", timeout: 20) { work.rounds >= target }
+    }
+
     /// A GET through `Server.exchange`, or over a socket when `overSocket`.
     /// A GET as a browser sends it (`Sec-Fetch-Site`, unless `fetchMetadata` is false: an old
     /// browser or a script).

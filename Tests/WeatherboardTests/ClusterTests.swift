@@ -291,7 +291,7 @@ import Testing
         // Both nodes reach 16:00 in Seoul together.
         for node in [a, b] { node.clock.advance(75 * 60) }
         try waitUntil("the push", timeout: 20) { service.receivedFor("phone").count == 1 }
-        Thread.sleep(forTimeInterval: 1.5)
+        for node in [a, b] { try node.waitForRounds(of: "rain alerts"); try node.waitForRounds(of: "push") }
         #expect(service.receivedFor("phone").count == 1)
         #expect(try a.count("SELECT count(*) FROM notifications WHERE kind = 'rain'") == 1)
     }

@@ -69,7 +69,7 @@ import HTTPTestSupport
         let unsubscribe = try #require(digest.header("List-Unsubscribe"))
         #expect(unsubscribe.hasPrefix("<https://weather.example/digest/unsubscribe/") && unsubscribe.hasSuffix(">"))
         #expect(digest.header("List-Unsubscribe-Post") == "List-Unsubscribe=One-Click")
-        Thread.sleep(forTimeInterval: 0.5)
+        try app.waitForRounds(of: "digest"); try app.waitForRounds(of: "mail")
         #expect(catcher.messages().count == before + 1, "one digest a day")
 
         // Opening the link asks and changes nothing (a scanner following links).
@@ -88,7 +88,7 @@ import HTTPTestSupport
 
         try Self.news(app, about: postID, round: 2)
         Self.sevenAM(app, after: 2)
-        Thread.sleep(forTimeInterval: 1)
+        try app.waitForRounds(of: "digest"); try app.waitForRounds(of: "mail")
         #expect(catcher.messages().count == before + 1, "no digest after unsubscribing")
 
         // Links and rain alerts are kept 90 days, like the notices.
@@ -108,13 +108,13 @@ import HTTPTestSupport
         let (reader, postID) = try Self.reader(app, catcher)
         let before = catcher.messages().count
         Self.sevenAM(app, after: 1)
-        Thread.sleep(forTimeInterval: 1)
+        try app.waitForRounds(of: "digest"); try app.waitForRounds(of: "mail")
         #expect(catcher.messages().count == before, "nothing new: no digest")
         try Self.news(app, about: postID)
         app.clock.advance(22 * 3600) // 05:00 on the second day: a visit
         try reader.get("/city/seoul")
         Self.sevenAM(app, after: 2)
-        Thread.sleep(forTimeInterval: 1)
+        try app.waitForRounds(of: "digest"); try app.waitForRounds(of: "mail")
         #expect(catcher.messages().count == before, "visited today: no digest")
         Self.sevenAM(app, after: 3)
         #expect(try catcher.waitForMessages(before + 1).count == before + 1, "the next day, with news and no visit, it goes")
@@ -134,7 +134,7 @@ import HTTPTestSupport
         #expect(mail.text.contains("“Mine too, scraped for ten minutes”"))
         let replyID = try app.count("SELECT max(id) FROM posts")
         #expect(mail.text.contains("https://weather.example/posts/\(postID)#post-\(replyID)"))
-        Thread.sleep(forTimeInterval: 0.5)
+        try app.waitForRounds(of: "mail")
         #expect(catcher.messages().count == before + 1, "agreement is not by e-mail unless chosen")
     }
 

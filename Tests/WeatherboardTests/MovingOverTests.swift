@@ -316,12 +316,14 @@ extension AppHarness {
         #expect(try PhotoTests.post(scene.author, "The sky as it was", photo: "photo.webp", alt: "Clouds").0.status == 303)
         try execute("INSERT INTO removed_photos (difference_hash, removed_at) VALUES (-6148914691236517206, 4.5)")
 
-        // A browser that signed in to an account before.
-        try execute("INSERT INTO known_devices (token_hash, user_id, created_at, last_used_at) SELECT 'a digest', id, 1.5, 2.5 FROM users WHERE username = 'loud'")
+        // A browser that signed in to an account before (within the time kept: the janitor keeps it).
+        let hourAgo = AppHarness.fixedNow.timeIntervalSince1970 - 3600.5
+        try execute("INSERT INTO known_devices (token_hash, user_id, created_at, last_used_at) SELECT 'a digest', id, ?, ? FROM users WHERE username = 'loud'",
+                    [hourAgo - 1, hourAgo])
 
         // A digest wanted weekly, and a sent digest's unsubscribe link.
         try execute("UPDATE users SET digest = 'weekly', digest_handled_at = 4.5 WHERE username = 'loud'")
-        try execute("INSERT INTO unsubscribe_links (token_hash, user_id, created_at) SELECT 'a digest', id, 4.5 FROM users WHERE username = 'loud'")
+        try execute("INSERT INTO unsubscribe_links (token_hash, user_id, created_at) SELECT 'a digest', id, ? FROM users WHERE username = 'loud'", [hourAgo])
 
         let empty = try application.database.read { db in
             try Schema.tableNames(db).filter { try db.integer("SELECT count(*) FROM \($0)") == 0 }

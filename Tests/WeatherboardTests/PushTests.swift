@@ -187,7 +187,7 @@ struct TestSubscriber {
             try app.count("SELECT count(*) FROM push_queue WHERE attempts = 1 AND claimed_until IS NULL") == 1
         }
         app.clock.advance(1.5)
-        Thread.sleep(forTimeInterval: 0.5) // several polls of the sender
+        try app.waitForRounds(of: "push")
         #expect(service.receivedFor("busy").count == 1, "not before two seconds")
         app.clock.advance(1)
         try waitUntil("asked again", timeout: 20) { service.receivedFor("busy").count == 2 }
@@ -321,7 +321,7 @@ struct TestSubscriber {
                                                     ("quiet_to", "15:00"), ("time_zone", "Asia/Seoul")])
         try PushTests.reply(app, to: postID, as: "night_owl")
         #expect(try app.count("SELECT count(*) FROM push_queue WHERE next_attempt_at = ?", [AppHarness.fixedNow.timeIntervalSince1970 + 15 * 60]) == 1)
-        Thread.sleep(forTimeInterval: 0.5)
+        try app.waitForRounds(of: "push")
         #expect(service.receivedFor("sleeper-phone").isEmpty, "not in quiet hours")
         app.clock.advance(15 * 60)
         try waitUntil("the push, once they end", timeout: 20) { service.receivedFor("sleeper-phone").count == 1 }

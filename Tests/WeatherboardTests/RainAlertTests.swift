@@ -38,10 +38,10 @@ import HTTPTestSupport
     }
 
     /// Moves the clock to `hour:minute` in Seoul today and lets the checker run a few rounds.
-    static func at(_ app: AppHarness, _ hour: Int, _ minute: Int) {
+    static func at(_ app: AppHarness, _ hour: Int, _ minute: Int) throws {
         let target = AppHarness.fixedNow.addingTimeInterval(Double((hour - 14) * 3600 + (minute - 45) * 60))
         app.clock.advance(target.timeIntervalSince(app.clock.read()))
-        Thread.sleep(forTimeInterval: 0.5)
+        try app.waitForRounds(of: "rain alerts")
     }
 
     static func alerts(_ app: AppHarness, _ kind: String = "rain") throws -> Int {
@@ -53,13 +53,13 @@ import HTTPTestSupport
         stub.mode = try Self.rainy(17..<20)
         let app = try Self.site(stub)
         let member = try Self.member(app, "commuter")
-        Thread.sleep(forTimeInterval: 0.5)
+        try app.waitForRounds(of: "rain alerts")
         #expect(try Self.alerts(app) == 0, "14:45: the window's telling time (16:00) has not come")
-        Self.at(app, 15, 59)
+        try Self.at(app, 15, 59)
         #expect(try Self.alerts(app) == 0)
-        Self.at(app, 16, 0)
+        try Self.at(app, 16, 0)
         try waitUntil("the alert at 16:00", timeout: 20) { try Self.alerts(app) == 1 }
-        Self.at(app, 16, 30)
+        try Self.at(app, 16, 30)
         #expect(try Self.alerts(app) == 1, "once per window and day")
 
         let (_, list) = try member.get("/notifications")
@@ -70,7 +70,7 @@ import HTTPTestSupport
         #expect(korean.text("//li[@data-notification='rain']/a") == "서울: 17:00–19:00에 비 올 가능성이 높아요. 20:00쯤 그쳐요.")
 
         // Kept 90 days, with the notice that told it (the clock past the window: nothing told again).
-        Self.at(app, 20, 0)
+        try Self.at(app, 20, 0)
         try app.application.janitor.purge(now: AppHarness.fixedNow.addingTimeInterval(89 * 86_400))
         #expect(try app.count("SELECT count(*) FROM rain_alerts") == 1)
         try app.application.janitor.purge(now: AppHarness.fixedNow.addingTimeInterval(91 * 86_400))
@@ -82,12 +82,12 @@ import HTTPTestSupport
         stub.mode = try Self.rainy(17..<19)
         let app = try Self.site(stub) { $0.weatherFreshFor = 600 }
         let member = try Self.member(app, "walker")
-        Self.at(app, 16, 0)
+        try Self.at(app, 16, 0)
         try waitUntil("the alert", timeout: 20) { try Self.alerts(app) == 1 }
         stub.mode = try Self.rainy(0..<0)
-        Self.at(app, 16, 11) // the forecast is stale: refreshed, dry now
+        try Self.at(app, 16, 11) // the forecast is stale: refreshed, dry now
         try waitUntil("no longer expected", timeout: 20) { try Self.alerts(app, "rain_cleared") == 1 }
-        Self.at(app, 16, 30)
+        try Self.at(app, 16, 30)
         #expect(try Self.alerts(app, "rain_cleared") == 1 && Self.alerts(app) == 1)
         let (_, list) = try member.get("/notifications")
         #expect(list.text("//li[@data-notification='rain_cleared']/a") == "Rain no longer expected 17:00–19:00 in Seoul.")
@@ -102,8 +102,8 @@ import HTTPTestSupport
         try leaver.get("/city/seoul")
         #expect(try leaver.post("/bookmarks/seoul/delete", []).0.status == 303)
         #expect(try app.count("SELECT count(*) FROM rain_windows") == 1, "unbookmarking ends the city's windows")
-        Self.at(app, 16, 0)
-        Self.at(app, 17, 30)
+        try Self.at(app, 16, 0)
+        try Self.at(app, 17, 30)
         #expect(try Self.alerts(app) == 0)
     }
 
@@ -129,7 +129,7 @@ import HTTPTestSupport
                                                                     ("quiet_to", "20:00"), ("time_zone", "Asia/Seoul")]).0.status == 303)
             }
         }
-        Self.at(app, 16, 0)
+        try Self.at(app, 16, 0)
         try waitUntil("both told on the site, one pushed", timeout: 20) {
             try Self.alerts(app) == 2 && service.receivedFor("pushed").count == 1
         }
@@ -137,7 +137,7 @@ import HTTPTestSupport
             as? [String: String]
         #expect(pushed?["body"] == "Rain likely 17:00–19:00 in Seoul, stopping around 20:00.")
         #expect(pushed?["url"] == "/city/seoul")
-        Self.at(app, 20, 0)
+        try Self.at(app, 20, 0)
         #expect(service.receivedFor("sleeper").isEmpty)
     }
 

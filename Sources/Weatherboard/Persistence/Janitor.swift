@@ -17,14 +17,14 @@ struct Keeping: Sendable {
 /// The one worker that purges what every feature keeps past its time (issue 63 #7): on its own
 /// thread once a minute (a request never waits for it), on every node (a purge is idempotent and
 /// locks only the rows it deletes).
-final class Janitor: Sendable {
+final class Janitor: Sendable, BackgroundWork {
     let keeping: [Keeping]
     private let database: AppDatabase
     private let clock: @Sendable () -> Date
     private let logger: Logger
     private let worker: QueueWorker
     /// Purges finished (tests wait for one before they look).
-    let rounds = Atomic<Int>(0)
+    var rounds: Int { worker.rounds.load(ordering: .relaxed) }
 
     init(database: AppDatabase, keeping: [Keeping], every interval: TimeInterval = 60, clock: @escaping @Sendable () -> Date, logger: Logger) {
         (self.database, self.keeping, self.clock, self.logger) = (database, keeping, clock, logger)
@@ -35,7 +35,6 @@ final class Janitor: Sendable {
         worker.start { [self] in
             do {
                 try purge(now: clock())
-                rounds.add(1, ordering: .relaxed)
             } catch { logger.warning("janitor: the purge did not finish: \(error); again in a minute") }
         }
     }

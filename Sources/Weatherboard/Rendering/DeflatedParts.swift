@@ -161,4 +161,6 @@ final class SharedStretches: Sendable {
 
     /// What the kept runs hold, in bytes.
     var keptBytes: Int { state.withLock { $0.kept.totalCost } }
+    /// The most it may hold.
+    var byteBound: Int { state.withLock { $0.kept.maximumCost } }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import Synchronization
 
 /// A thread that works through a queue kept in the database (mail, pushes): it runs `work`
 /// when woken, and every `pollInterval` for what other nodes queued and what waits for a retry,
@@ -13,6 +14,8 @@ final class QueueWorker: Sendable {
     }
     private let state = ConditionLock(State())
     private let pollInterval: TimeInterval
+    /// Rounds of work finished: a test that asserts nothing happened waits for one past its change.
+    let rounds = Atomic<Int>(0)
 
     init(pollInterval: TimeInterval) {
         self.pollInterval = pollInterval
@@ -25,6 +28,7 @@ final class QueueWorker: Sendable {
         Thread.detachNewThread { [self] in
             while true {
                 work()
+                rounds.add(1, ordering: .relaxed)
                 let stop = state.wait(until: Date().addingTimeInterval(pollInterval), for: { $0.woken || $0.stopped }) { state, _ in
                     state.woken = false
                     return state.stopped
@@ -45,4 +49,16 @@ final class QueueWorker: Sendable {
         state.withLock(wake: .all) { $0.stopped = true }
         state.wait(until: Date().addingTimeInterval(longest), for: { !$0.running }) { _, _ in }
     }
+}
+
+/// Work a feature runs beside requests, on a thread of its own.
+protocol BackgroundWork: Sendable {
+    func start()
+    func stop()
+    /// Rounds finished so far (0 for work that does not count them).
+    var rounds: Int { get }
+}
+
+extension BackgroundWork {
+    var rounds: Int { 0 }
 }

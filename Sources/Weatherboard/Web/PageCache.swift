@@ -94,6 +94,8 @@ final class PageCache: Sendable {
     private let kept: Mutex<Kept>
     /// What the kept pages hold now, in bytes (for the operator).
     var keptBytes: Int { kept.withLock { $0.entries.totalCost } }
+    /// The most it may hold.
+    var byteBound: Int { kept.withLock { $0.entries.maximumCost } }
     let versions: PageVersions
     let maximumAge: TimeInterval
     /// False: every page is rendered afresh (`--page-caches off`).
@@ -222,7 +224,7 @@ final class PageCache: Sendable {
             ("Content-Type", "text/html; charset=utf-8"), ("ETag", tag), ("Cache-Control", "private, no-cache"),
             ("Vary", "Accept-Encoding, Accept-Language, Cookie"),
         ]))
-        if request.headers["If-None-Match"].map({ $0.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == tag } }) == true {
+        if request.ifNoneMatch(tag) {
             response.status = .notModified
             return response
         }

@@ -41,6 +41,8 @@ final class BoardCache: Sendable {
     let enabled: Bool
     /// What the kept boards hold now, in bytes (for the operator).
     var keptBytes: Int { boards.withLock { $0.totalCost } }
+    /// The most it may hold.
+    var byteBound: Int { boards.withLock { $0.maximumCost } }
     /// Renders kept, and reused (tests count them).
     let made = Atomic<Int>(0)
     let reused = Atomic<Int>(0)

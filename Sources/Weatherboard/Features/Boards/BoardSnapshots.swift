@@ -50,6 +50,8 @@ final class BoardSnapshots: Sendable {
     private let pages = Mutex(LRUCache<Key, Snapshot>(maximumCount: 4_000, maximumCost: 16 << 20))
     /// What the kept pages hold now, in bytes (for the operator).
     var keptBytes: Int { pages.withLock { $0.totalCost } }
+    /// The most it may hold.
+    var byteBound: Int { pages.withLock { $0.maximumCost } }
     /// Pages read for the cache, and pages served from it (tests count them).
     let reads = Atomic<Int>(0)
     /// Names each read, so that what is made from it can be kept under its name

@@ -393,3 +393,12 @@ final class LiveBoards: Sendable {
         Array("id: \(id)\ndata: \(json)\n\n".utf8)
     }
 }
+
+extension LiveBoards {
+    /// The streams' clock ticks (a keep-alive and the time-based changes) as background work.
+    struct Ticking: BackgroundWork {
+        let live: LiveBoards
+        func start() { live.startTicking() }
+        func stop() { live.stopTicking() }
+    }
+}

@@ -13,6 +13,9 @@ final class ObservationDataController: Sendable {
     let clock: @Sendable () -> Date
     private let kept = Mutex(LRUCache<Key, (until: Date, body: [UInt8])>(maximumCount: 500, maximumCost: 32 << 20))
 
+    var keptBytes: Int { kept.withLock { $0.totalCost } }
+    var byteBound: Int { kept.withLock { $0.maximumCost } }
+
     static let days = 30
     /// 30 days of a busy city's reports, one per person per hour, would be far less.
     static let maximumRows = 20_000

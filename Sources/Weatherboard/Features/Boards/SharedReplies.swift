@@ -82,7 +82,9 @@ final class SharedReplies: Sendable {
     /// False: every fetch renders afresh (`--page-caches off`).
     let enabled: Bool
     /// What the kept replies hold now, in bytes (for the operator).
-    var keptBytes: Int { entries.withLock { $0.totalCost } }
+    var keptBytes: Int { entries.withLock { $0.totalCost } + ones.withLock { $0.totalCost } }
+    /// The most it may hold.
+    var byteBound: Int { entries.withLock { $0.maximumCost } + ones.withLock { $0.maximumCost } }
     /// Renders made (tests and the benchmark read it).
     let renders = Atomic<Int>(0)
     /// Single replies asked for (tests read it: live.js asks for them).

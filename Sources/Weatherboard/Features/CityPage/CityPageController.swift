@@ -164,6 +164,8 @@ final class WeatherFragments: Sendable {
     }
     /// What the kept parts hold now, in bytes (for the operator).
     var keptBytes: Int { entries.withLock { $0.totalCost } }
+    /// The most it may hold.
+    var byteBound: Int { entries.withLock { $0.maximumCost } }
     /// How often the part is rendered again for the same forecast.
     static let step: TimeInterval = 300
 

@@ -6,7 +6,7 @@ import Logging
 /// `digest_handled_at` that finds it due is the claim). A digest is queued for the mail sender
 /// only when there is something to say (unread notices, or agreed posts in their cities) and
 /// the member has not visited the site today.
-final class Digests: Sendable {
+final class Digests: Sendable, BackgroundWork {
     private let database: AppDatabase
     private let mail: MailSender
     private let clock: @Sendable () -> Date
@@ -20,6 +20,8 @@ final class Digests: Sendable {
         self.logger = logger
         worker = QueueWorker(pollInterval: interval)
     }
+
+    var rounds: Int { worker.rounds.load(ordering: .relaxed) }
 
     func start() { worker.start { [self] in handleDue() } }
 

@@ -48,6 +48,7 @@ public final class SiteMetrics: Sendable {
         "weatherboard_quick_workers_queued": "Quick-lane requests waiting for a thread.",
         "weatherboard_workers_waited_total": "Requests that found every worker busy and waited in the queue.",
         "weatherboard_cache_bytes": "Bytes each in-memory cache holds now.",
+        "weatherboard_cache_bytes_limit": "Bytes each in-memory cache may hold at most (its bound; docs/operations.md lists them).",
         "weatherboard_build_info": "Always 1; the labels say which build runs: version (the package's, or checkout), Swift, the newest migration it carries.",
         "process_cpu_seconds_total": "CPU time the process has used, user and system, in seconds.",
         "process_resident_memory_bytes": "Resident memory of the process, in bytes.",

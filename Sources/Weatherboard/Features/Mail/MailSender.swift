@@ -6,7 +6,7 @@ import Logging
 /// request: woken when this node queues a message, and every `pollInterval` for what other
 /// nodes queued and what waits for a retry. A failed message is tried again after `retryBase`
 /// seconds, doubling with each failure up to 15 minutes, until it is no longer worth sending.
-final class MailSender: Sendable {
+final class MailSender: Sendable, BackgroundWork {
     struct Settings: Sendable {
         var relay: SMTPRelay
         var from: MailAddress
@@ -35,6 +35,8 @@ final class MailSender: Sendable {
         self.logger = logger
         worker = QueueWorker(pollInterval: settings.pollInterval)
     }
+
+    var rounds: Int { worker.rounds.load(ordering: .relaxed) }
 
     func start() { worker.start { [self] in sendDue() } }
 

@@ -12,6 +12,8 @@ final class PhotosController: Sendable {
     let clock: @Sendable () -> Date
     private let kept: Mutex<LRUCache<String, Kept>>
     static let recheckAfter: TimeInterval = 60
+    var keptBytes: Int { kept.withLock { $0.totalCost } }
+    var byteBound: Int { kept.withLock { $0.maximumCost } }
 
     private struct Kept {
         var bytes: [UInt8]

@@ -8,7 +8,7 @@ import Synchronization
 /// most `timeout` seconds for its service, so a service that hangs delays the others by that
 /// much per attempt and never holds a request; a failed push is tried again after 30 s
 /// doubling to 15 minutes (or the service's `Retry-After`), until it is a day old.
-final class PushSender: Sendable {
+final class PushSender: Sendable, BackgroundWork {
     struct Settings: Sendable {
         /// RFC 8292's `sub`: how a push service reaches the operator (`--push-contact`).
         var contact: String
@@ -55,6 +55,8 @@ final class PushSender: Sendable {
               settings.serviceHosts.contains(where: { host == $0 || host.hasSuffix("." + $0) }) else { return nil }
         return origin
     }
+
+    var rounds: Int { worker.rounds.load(ordering: .relaxed) }
 
     func start() { worker.start { [self] in sendDue() } }
 

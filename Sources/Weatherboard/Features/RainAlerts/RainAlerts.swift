@@ -7,7 +7,7 @@ import Logging
 /// window's hours still to come is told once; if the forecast then turns dry before the told
 /// rain begins, "no longer expected" is told once. Which node tells is whichever inserts the
 /// window's day first (`rain_alerts`' unique key), in the transaction that writes the notice.
-final class RainAlerts: Sendable {
+final class RainAlerts: Sendable, BackgroundWork {
     private let database: AppDatabase
     private let weather: WeatherService
     private let cities: CityIndex
@@ -24,6 +24,8 @@ final class RainAlerts: Sendable {
         self.logger = logger
         worker = QueueWorker(pollInterval: interval)
     }
+
+    var rounds: Int { worker.rounds.load(ordering: .relaxed) }
 
     func start() { worker.start { [self] in checkDue() } }
 

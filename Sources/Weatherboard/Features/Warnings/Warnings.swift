@@ -6,7 +6,7 @@ import Synchronization
 /// for what it has in force, matched to the catalog's cities and kept (`WarningStore`); pages
 /// read them from memory, which follows every city's change (`PageChange.warning`, from this
 /// node or another).
-final class Warnings: Sendable {
+final class Warnings: Sendable, BackgroundWork {
     private let database: AppDatabase
     private let cities: CityIndex
     let providers: [WarningProvider]
@@ -20,6 +20,7 @@ final class Warnings: Sendable {
     private let inForce = Mutex<[Int64: [Warning]]>([:])
     /// Polls made (tests wait for one).
     let polls = Atomic<Int>(0)
+    var rounds: Int { polls.load(ordering: .relaxed) }
     /// What each source's last poll refused: a refusal is logged when it is new, not every poll.
     private let refused = Mutex<[String: Set<String>]>([:])
     /// A thread's opening words in a city (`WarningThreads`).

@@ -6,7 +6,7 @@ import Synchronization
 /// id and secret), each with what its discovery document says (RFC 8414 / OpenID Discovery 1.0),
 /// read at start, again every hour, and every minute while it could not be read: a provider
 /// that cannot be reached is left off the pages until it can, and the site still starts.
-final class OpenIDProviders: Sendable {
+final class OpenIDProviders: Sendable, BackgroundWork {
     struct Provider: Sendable {
         let name: String
         let issuer: String
