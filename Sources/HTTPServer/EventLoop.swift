@@ -675,10 +675,9 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Stretches handed to one `sendmsg` at most: Linux's limit (UIO_MAXIOV). A page with a long
-    /// board is a few hundred (the bytes between its forms' tokens); at 256 a page with replies
-    /// took two calls, and was measurably slower in wall time than at 1,024 (docs/performance.md,
-    /// 2026-11-25). 16 KB of the loop thread's stack.
+    /// Stretches handed to one `sendmsg` at most: Linux's limit (UIO_MAXIOV). A response is as many
+    /// stretches as its body has parts (a page's shared and deflated-ahead pieces, a stream's
+    /// queued events): one call sends the largest whole. 16 KB of the loop thread's stack.
     static let vectorsPerSend = 1024
 
     /// Drops what `send` sent: whole stretches and bodies, then part of the next stretch.

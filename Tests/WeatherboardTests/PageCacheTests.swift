@@ -509,10 +509,10 @@ import Testing
         #expect(board.bytes.capacity < 256, "capacity \(board.bytes.capacity)")
         let cache = PageCache(versions: PageVersions())
         let context = AppContext(request: Request(method: "GET", target: "/", headers: HTTPHeaders([("Sec-Fetch-Site", "none")])))
-        _ = try cache.response(key: "short", cities: [], context: context) {
+        _ = try cache.response(key: PageCache.Key("short", context), cities: [], context: context) {
             renderer.page(.en) { html, _ in html.raw("<p>a short page</p>") }
         }
-        let entry = try #require(cache.entry(for: "short"))
+        let entry = try #require(cache.entry(for: PageCache.Key("short", context)))
         #expect(entry.bytes.capacity < 256, "capacity \(entry.bytes.capacity)")
     }
 

@@ -36,9 +36,9 @@ public struct Pages: Sendable {
 
     /// The request's path and query with one query item replaced (used by the language switch),
     /// always a path on this site: `//evil.example/x` must not become a link to another host.
-    static func url(_ request: Request, settingQuery name: String, to value: String?) -> String {
-        var url = localPath(request.path)
-        let kept = request.query == nil ? [] : ((try? request.queryItems())?.fields ?? []).filter { $0.name != name }
+    static func url(_ path: String, _ query: URLEncodedForm?, settingQuery name: String, to value: String?) -> String {
+        var url = localPath(path)
+        let kept = (query?.fields ?? []).filter { $0.name != name }
         let items = kept + (value.map { [(name, $0)] } ?? [])
         for (separator, item) in zip(["?"] + repeatElement("&", count: max(0, items.count - 1)), items) {
             url += separator

@@ -45,9 +45,20 @@ public final class AppContext: RequestContext {
     /// The confirmation of this request's action, for the page its redirect leads to.
     var nextFlash: Flash?
 
+    /// The query string's items, read once for the request (nil when it has none or cannot be
+    /// read: the handler that needs it answers 400 itself).
+    let query: URLEncodedForm?
+
+    /// A list's cursor from the query string read with the context (`Request.queryCursor`).
+    func queryCursor(_ name: String) throws -> Int64? {
+        guard let query else { return try request.queryCursor(name) } // none, or 400 for one that cannot be read
+        return try Request.cursor(query[name], name)
+    }
+
     public init(request: Request) {
         self.request = request
-        let query = try? request.queryItems()
+        let query = request.query == nil ? nil : try? request.queryItems()
+        self.query = query
         if let code = query?["lang"], let language = Language(rawValue: code) {
             self.language = language
             languageChosenByQuery = true
@@ -99,8 +110,10 @@ extension Request {
 
     /// A list's cursor from the query string (`?before=`, `?after=`: a row id): nil when absent,
     /// 400 when it is not an id.
-    func queryCursor(_ name: String) throws -> Int64? {
-        try queryItems()[name].map { value in
+    func queryCursor(_ name: String) throws -> Int64? { try Self.cursor(queryItems()[name], name) }
+
+    static func cursor(_ value: String?, _ name: String) throws -> Int64? {
+        try value.map { value in
             guard let id = Int64(value) else { throw HTTPError(.badRequest, message: "\(name) must be an id") }
             return id
         }

@@ -70,6 +70,20 @@ public final class PageVersions: Sendable {
 /// `maximumAge` (relative times, "now" on the chart). A kept page holds nothing of any one
 /// visitor (no page carries a form token: `RequestSource`), so it is kept as whole arrays, plain and gzip, and a response sends one of them as it is.
 final class PageCache: Sendable {
+    /// What a kept page renders from, and so its key (issue 63 #4): the page's own selection
+    /// (its feature says it: city, cursor, bookmarks), and what the layout reads of the request,
+    /// found by the layout's own functions: the language and where signing in comes back to.
+    /// Two requests with the same key get the same bytes, however they spelled the language.
+    struct Key: Hashable, Sendable {
+        let page: String
+        let language: Language
+        let signInTarget: String
+
+        init(_ page: String, _ context: AppContext) {
+            (self.page, language, signInTarget) = (page, context.language, Pages.signInTarget(context))
+        }
+    }
+
     struct Entry {
         let stamp: PageVersions.Stamp
         let expires: Date
@@ -86,9 +100,9 @@ final class PageCache: Sendable {
         /// Least recently served pages go first, past a count and a byte budget. A city page
         /// costs about 20 KB (its bytes and its gzip form): 64 MiB hold the 2,000 pages a busy
         /// site's visitors open most, with room for the other language and home pages.
-        var entries: LRUCache<String, Entry>
+        var entries: LRUCache<Key, Entry>
         /// Keys being rendered now, and how the others asking for them wait.
-        var rendering: [String: DispatchGroup] = [:]
+        var rendering: [Key: DispatchGroup] = [:]
     }
 
     private let kept: Mutex<Kept>
@@ -130,7 +144,7 @@ final class PageCache: Sendable {
     /// stopped answering) a kept page is served even when it is out of date, up to
     /// `outageAge` after it was rendered: the last page there was, rather than an error.
     /// Anything else moves the request to the main lane (`Lane.Moved`) before it waits.
-    func response(key: String, cities: [Int64], context: AppContext, render: () throws -> RenderedPage) throws -> Response {
+    func response(key: Key, cities: [Int64], context: AppContext, render: () throws -> RenderedPage) throws -> Response {
         guard enabled, RequestReads.current?.seesKeptPages ?? true else {
             try Lane.waitsAllowed()
             return .html(try render(), for: context.request)
@@ -139,7 +153,7 @@ final class PageCache: Sendable {
         return Self.response(entry, for: context.request)
     }
 
-    private func keptPage(key: String, cities: [Int64], render: () throws -> RenderedPage) throws -> Entry {
+    private func keptPage(key: Key, cities: [Int64], render: () throws -> RenderedPage) throws -> Entry {
         while true {
             let now = clock()
             let stamp = versions.stamp(cities: cities)
@@ -206,7 +220,7 @@ final class PageCache: Sendable {
     }
 
     /// The kept entry for `key`, as it is (tests look at it).
-    func entry(for key: String) -> Entry? {
+    func entry(for key: Key) -> Entry? {
         kept.withLock { $0.entries.peek(key) }
     }
 
@@ -244,11 +258,14 @@ extension PageCache {
     /// a percent-encoded slug, an unknown parameter) is sent there with 301, and `?x=1` can
     /// neither add an entry nor put its address into everyone's copy. `lang` is kept (the
     /// language switch) and so are the parameters that select the page (`items`).
-    static func canonicalRedirect(_ request: Request, path: String, selecting items: [(String, String)] = []) throws -> Response? {
+    static func canonicalRedirect(_ context: AppContext, path: String, selecting items: [(String, String)] = []) throws -> Response? {
+        let request = context.request
+        // A query that cannot be read is the client's mistake (read once, with the context).
+        guard request.query == nil || context.query != nil else { throw HTTPError(.badRequest, message: "Malformed form encoding") }
         var kept = items
         // Only a language the site has: any other value is sent away, never written into a page
         // every guest gets (its links repeat the address it was rendered at).
-        if let language = try request.queryItems()["lang"], Language(rawValue: language) != nil { kept.append(("lang", language)) }
+        if let language = context.query?["lang"], Language(rawValue: language) != nil { kept.append(("lang", language)) }
         let canonical = path + (kept.isEmpty ? "" : "?" + kept.map { "\($0.0)=\(percentEncode($0.1))" }.joined(separator: "&"))
         return request.target == canonical ? nil : .redirect(to: canonical, status: .movedPermanently)
     }

@@ -34,12 +34,17 @@ extension Pages {
             // The page to come back to, without `lang` (the language is the page's, in its cookie
             // too): a kept guest page reached as `/city/seoul?lang=ko` and as `/city/seoul` with a
             // `ko` cookie is one page, and both come back to the same address.
-            let here = context.request.method == "GET" && !context.request.path.hasPrefix("/login")
-                && !context.request.path.hasPrefix("/signup") ? Self.url(context.request, settingQuery: "lang", to: nil) : "/"
+            let here = Self.signInTarget(context)
             view.signInHref = "/login?next=" + percentEncode(here)
             view.signUpHref = "/signup?next=" + percentEncode(here)
         }
         return view
+    }
+
+    /// Where signing in comes back to: this page without `lang`, or home from the sign-in pages.
+    static func signInTarget(_ context: AppContext) -> String {
+        context.request.method == "GET" && !context.request.path.hasPrefix("/login") && !context.request.path.hasPrefix("/signup")
+            ? url(context.request.path, context.query, settingQuery: "lang", to: nil) : "/"
     }
 
     /// An HTML response whose body a compiled template writes, in the request's language.
@@ -49,7 +54,7 @@ extension Pages {
 
     /// The current page in another language (a GET address even when a POST showed the page).
     static func languageLink(_ context: AppContext, _ language: Language) -> String {
-        guard let page = context.pageAddress else { return url(context.request, settingQuery: "lang", to: language.rawValue) }
+        guard let page = context.pageAddress else { return url(context.request.path, context.query, settingQuery: "lang", to: language.rawValue) }
         return localPath(page) + "?lang=" + language.rawValue
     }
 }

@@ -31,8 +31,8 @@ struct CityPageController {
     /// `GET /city/{slug}`: today beside yesterday and tomorrow.
     func show(_ request: Request, _ context: AppContext) throws -> Response {
         let city = try index.city(named: request)
-        let before = try request.queryCursor("before")
-        if let elsewhere = try PageCache.canonicalRedirect(request, path: "/city/\(city.slug)",
+        let before = try context.queryCursor("before")
+        if let elsewhere = try PageCache.canonicalRedirect(context, path: "/city/\(city.slug)",
                                                           selecting: before.map { [("before", String($0))] } ?? []) {
             return elsewhere
         }
@@ -44,7 +44,7 @@ struct CityPageController {
         } else {
             // Guests all see the same page (but for their bookmark and token): kept and reused.
             let bookmarked = bookmarks.containsForGuest(city, context)
-            let key = "city \(city.id) \(before.map(String.init) ?? "newest") \(context.language.rawValue) \(bookmarked)"
+            let key = PageCache.Key("city \(city.id) \(before.map(String.init) ?? "newest") \(bookmarked)", context)
             response = try cache.response(key: key, cities: [city.id], context: context) {
                 try render(city, context, before: before, composer: nil)
             }

@@ -19,7 +19,7 @@ struct HomeController {
     }
 
     func home(_ request: Request, _ context: AppContext) throws -> Response {
-        if let elsewhere = try PageCache.canonicalRedirect(request, path: "/") { return elsewhere }
+        if let elsewhere = try PageCache.canonicalRedirect(context, path: "/") { return elsewhere }
         let selection = try shownCities(context)
         guard context.user == nil && context.flash == nil else {
             try Lane.waitsAllowed()
@@ -27,7 +27,7 @@ struct HomeController {
         }
         // The key is the whole selection the render reads: the same cities as bookmarks or as
         // the defaults are different pages (a heading, Remove buttons).
-        return try cache.response(key: "home \(selection.key)", cities: selection.cities.map(\.id), context: context) {
+        return try cache.response(key: PageCache.Key("home \(selection.key)", context), cities: selection.cities.map(\.id), context: context) {
             try render(context, selection)
         }
     }
@@ -38,7 +38,7 @@ struct HomeController {
         let language: Language
         let cities: [City]
         let bookmarked: Bool
-        var key: String { "\(language.rawValue) \(bookmarked ? "bookmarks" : "defaults") \(cities.map(\.slug).joined(separator: ","))" }
+        var key: String { "\(bookmarked ? "bookmarks" : "defaults") \(cities.map(\.slug).joined(separator: ","))" }
     }
 
     /// The reader's bookmarked cities, or the default ones when there are none.
