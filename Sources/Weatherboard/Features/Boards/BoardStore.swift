@@ -526,8 +526,8 @@ enum BoardQueries {
                             OR EXISTS (SELECT 1 FROM posts WHERE user_id = ?1 AND city_id = ?2
                                        AND hidden_at IS NOT NULL AND removed_at IS NULL)
                           THEN 1 ELSE 0 END, NULL
-            UNION ALL SELECT 1, post_id, created_at FROM reports WHERE reporter_id = ?1 AND post_id BETWEEN ?3 AND ?4
-            UNION ALL SELECT 2, post_id, NULL FROM reactions WHERE user_id = ?1 AND post_id BETWEEN ?3 AND ?4
+            UNION ALL \(ReaderMark.reported.forReader(kind: 1))
+            UNION ALL \(ReaderMark.agreed.forReader(kind: 2))
             UNION ALL SELECT 3, m.muted_id, NULL FROM mutes m WHERE m.muter_id = ?1 AND \(Mutes.active("m", at: "?5"))
             """, [viewer.id.sqlValue, cityID.sqlValue, lowest.sqlValue, highest.sqlValue, now.sqlValue]) { row in
             switch row.int(0) {

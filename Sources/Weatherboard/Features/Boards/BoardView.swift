@@ -139,7 +139,7 @@ struct BoardView {
 
     /// The rows of a board page as `viewer` may see them, in three statements (five for a
     /// viewer: their mutes and their count of the hours).
-    private func read(city: City, viewer: User?, before: Int64?, _ db: any SQLConnection) throws -> Rows {
+    func read(city: City, viewer: User?, before: Int64?, _ db: any SQLConnection) throws -> Rows {
         let position = livePosition(.board(city.id))
         let now = clock()
         let posts = try BoardQueries.board(cityID: city.id, viewer: viewer, before: before, limit: BoardQueries.pageSize + 1, pinnedAt: now, db)

@@ -75,10 +75,10 @@ struct PostRow: Sendable, Hashable {
             case .citySlug: "c.slug"
             case .cityNameEn: "c.name_en"
             case .cityNameKo: "c.name_ko"
-            case .reportedAt: "(SELECT r.created_at FROM reports r WHERE r.post_id = p.id AND r.reporter_id = ?1)"
+            case .reportedAt: ReaderMark.reported.forPost
             case .parentID: "p.parent_id"
             case .reactions: "(SELECT count(*) FROM reactions x WHERE x.post_id = p.id)"
-            case .reacted: "(SELECT count(*) FROM reactions x WHERE x.post_id = p.id AND x.user_id = ?1)"
+            case .reacted: ReaderMark.agreed.forPost
             case .sky: "p.sky"
             case .feels: "p.feels"
             case .pinnedUntil: "p.pinned_until"
@@ -147,5 +147,28 @@ struct PostRow: Sendable, Hashable {
                               width: row.int(Column.photoWidth.rawValue), height: row.int(Column.photoHeight.rawValue),
                               smallWidth: row.int(Column.photoSmallWidth.rawValue))
         }
+    }
+}
+
+/// A mark on a post that only its reader sees, said once (issue 63 #3): the table and the
+/// reader's column, read either for one post as a `PostRow` column (`forPost`) or for the reader
+/// over a page's ids when the board as everyone sees it is kept (`forReader`, `ViewerMarks`).
+enum ReaderMark: CaseIterable {
+    /// When the reader reported the post.
+    case reported
+    /// Whether the reader agreed with it.
+    case agreed
+
+    var table: String { self == .reported ? "reports" : "reactions" }
+    var readerColumn: String { self == .reported ? "reporter_id" : "user_id" }
+    /// What the mark reads: the report's time, or a count (0 or 1) of agreements.
+    private var value: String { self == .reported ? "x.created_at" : "count(*)" }
+
+    /// The column for the post `p.id` and the reader `?1`.
+    var forPost: String { "(SELECT \(value) FROM \(table) x WHERE x.post_id = p.id AND x.\(readerColumn) = ?1)" }
+
+    /// The reader `?1`'s marks on posts `?3...?4`: rows of `kind, post id, report time`.
+    func forReader(kind: Int) -> String {
+        "SELECT \(kind), x.post_id, \(self == .reported ? "x.created_at" : "NULL") FROM \(table) x WHERE x.\(readerColumn) = ?1 AND x.post_id BETWEEN ?3 AND ?4"
     }
 }
