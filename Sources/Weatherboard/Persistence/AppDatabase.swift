@@ -142,16 +142,26 @@ public final class AppDatabase: Sendable {
     }
 
     /// One statement's read (its own snapshot), as `read`.
-    public func readStatement<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try readStatement(.mayLag, body) }
+    public func readStatement<T>(_ body: (any SQLConnection) throws -> T, file: StaticString = #fileID, line: UInt = #line) throws -> T {
+        try readStatement(.mayLag, body, file: file, line: line)
+    }
 
-    public func readStatement<T>(_ freshness: Freshness, _ body: (any SQLConnection) throws -> T) throws -> T {
+    public func readStatement<T>(_ freshness: Freshness, _ body: (any SQLConnection) throws -> T,
+                                 file: StaticString = #fileID, line: UInt = #line) throws -> T {
         try Lane.waitsAllowed()
+        func one(_ connection: any SQLConnection, _ reading: CountedConnection.Reading) throws -> T {
+            let counted = CountedConnection(connection, self, reading)
+            let value = try body(counted)
+            // A read of several statements is one snapshot (`read`); this one's each have their own.
+            assert(counted.executed <= 1, "readStatement at \(file):\(line) ran \(counted.executed) statements: use read")
+            return value
+        }
         if freshness == .mayLag, let replica = replica() {
-            if let value = try onReplica(replica, { try replica.database.readStatement { try body(CountedConnection($0, self, .onReplica)) } }) {
+            if let value = try onReplica(replica, { try replica.database.readStatement { try one($0, .onReplica) } }) {
                 return value
             }
         }
-        return try troubles.count { try engine.readStatement { try body(CountedConnection($0, self, .onPrimary)) } }
+        return try troubles.count { try engine.readStatement { try one($0, .onPrimary) } }
     }
 
     /// Whether a read may show data a second or so old.
@@ -279,7 +289,11 @@ private final class CountedConnection: SQLConnection {
         if let first { held.insert(first) }
     }
 
+    /// Statements run through this connection.
+    private(set) var executed = 0
+
     private func countRead() {
+        executed += 1
         switch reading {
         case .onPrimary: database.readStatements.primary.add(1, ordering: .relaxed)
         case .onReplica: database.readStatements.replica.add(1, ordering: .relaxed)

@@ -155,7 +155,7 @@ final class Surges: Sendable {
     @discardableResult
     private func read(_ city: Int64, now: Date) -> Surge? {
         do {
-            let (surge, holds) = try database.readStatement { try Surge.reading(cityID: city, now: now, $0) }
+            let (surge, holds) = try database.read { try Surge.reading(cityID: city, now: now, $0) }
             let before: Surge?? = kept.withLock { kept in
                 if kept.count >= Self.citiesKept {
                     for key in kept.sorted(by: { $0.value.readAt < $1.value.readAt }).prefix(Self.citiesKept / 2).map(\.key) { kept[key] = nil }

@@ -72,9 +72,8 @@ struct CityPageController {
     }
 
     private func render(_ city: City, _ context: AppContext, before: Int64?, composer: Composer?) throws -> RenderedPage {
-        // The board and the bookmark flag in one read; one statement each, so SQLite's
-        // statement-level snapshots are enough: no transaction.
-        let (posts, isBookmarked) = try board.database.readStatement { db in
+        // The board and the bookmark flag in one read: one snapshot for all their statements.
+        let (posts, isBookmarked) = try board.database.read { db in
             (try board.posts(city: city, context: context, before: before, db), try bookmarks.contains(city, for: context, db))
         }
         let language = context.language
@@ -120,7 +119,7 @@ struct CityPageController {
             // Today's row is written by yesterday's fetches: it does not change while the part is
             // kept. Nor do the normals, but for their arrival, shown from the next part on.
             let today = LocalCalendar(city.timeZone).dateString(now)
-            let (kept, normal) = try weather.store.database.readStatement {
+            let (kept, normal) = try weather.store.database.read {
                 (try ForecastHistory.day(today, cityID: city.id, $0), try ClimateNormals.day(of: today, cityID: city.id, $0))
             }
             view = CityWeatherView(city: city, report: report, now: now, language: language, forecastForToday: kept,

@@ -103,7 +103,7 @@ struct DigestContent {
     static func make(for userID: Int64, since: Date, language: Language, site: String, pages: Pages, cities index: CityIndex,
                      weather: WeatherService, now: Date, _ database: AppDatabase) throws -> DigestContent {
         var content = DigestContent()
-        try database.readStatement { db in
+        try database.read { db in
             content.unread = try db.integer("SELECT count(*) FROM notifications WHERE user_id = ? AND read_at IS NULL", userID)
             content.notices = try db.all("\(NotificationStore.select) WHERE n.user_id = ?1 AND n.read_at IS NULL ORDER BY n.id DESC LIMIT ?2",
                                          [userID, noticesShown], NotificationStore.Notice.init(row:)).map {

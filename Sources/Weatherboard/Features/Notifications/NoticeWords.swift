@@ -3,7 +3,7 @@ import Foundation
 /// A notice as the list says it, mailed with a link to what it is about.
 struct NoticeMail: MailComposer {
     func compose(_ mail: QueuedMail, to: MailAddress, _ writer: MailWriter) throws -> MailMessage? {
-        let found = try writer.database.readStatement { db -> (User, NotificationStore.Notice)? in
+        let found = try writer.database.read { db -> (User, NotificationStore.Notice)? in
             guard let user = try User.find(id: mail.userID, db), let id = Int64(mail.detail),
                   let notice = try NotificationStore.notice(id, of: user.id, db) else { return nil }
             return (user, notice)

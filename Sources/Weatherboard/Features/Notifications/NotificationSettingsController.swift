@@ -20,7 +20,7 @@ struct NotificationSettingsController {
 
     func show(_ request: Request, _ context: AppContext) throws -> Response {
         let user = try context.requireUser()
-        return page(context, try database.readStatement { try NotificationChoices.of(user.id, $0) }, error: nil)
+        return page(context, try database.read { try NotificationChoices.of(user.id, $0) }, error: nil)
     }
 
     /// The channels a member can choose now: the site; push when the site has it; e-mail when
@@ -61,7 +61,7 @@ struct NotificationSettingsController {
         let user = try context.requireUser()
         let form = context.form
         // What is not on the form (a channel not offered now) stays as it was.
-        var choices = try database.readStatement { try NotificationChoices.of(user.id, $0) }
+        var choices = try database.read { try NotificationChoices.of(user.id, $0) }
         for topic in NotificationChoices.Topic.allCases {
             for channel in channels(choices) {
                 // A checkbox says "on" when ticked and nothing when not.

@@ -70,7 +70,7 @@ final class Warnings: Sendable, BackgroundWork {
     private func reload(city: Int64) {
         do {
             let now = clock()
-            let list = try database.readStatement { try WarningStore.inForce(cityID: city, now: now, $0) }[city]
+            let list = try database.read { try WarningStore.inForce(cityID: city, now: now, $0) }[city]
             inForce.withLock { $0[city] = list }
         } catch {
             logger.error("warnings: could not read \(city)'s: \(LogText.oneLine(error))")
@@ -80,7 +80,7 @@ final class Warnings: Sendable, BackgroundWork {
     private func reloadAll() {
         do {
             let now = clock()
-            let all = try database.readStatement { try WarningStore.inForce(now: now, $0) }
+            let all = try database.read { try WarningStore.inForce(now: now, $0) }
             inForce.withLock { $0 = all }
         } catch {
             logger.error("warnings: could not read them: \(LogText.oneLine(error))")

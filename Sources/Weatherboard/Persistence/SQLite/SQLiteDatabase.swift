@@ -72,8 +72,25 @@ final class SQLiteDatabase: SQLDatabase {
         return migrator.migrations.filter { !alreadyApplied.contains($0) }
     }
 
+    /// One snapshot for every statement of `body`: on a statement reader inside BEGIN and COMMIT
+    /// (two cached statements), else in GRDB's read transaction.
     func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
-        try Self.classifying { try pool.read { try body(GRDBConnection($0)) } }
+        try Self.classifying {
+            if let readers, let value = try readers.withReader({ reader in try Self.snapshot(reader, body) }) { return value }
+            return try pool.read { try body(GRDBConnection($0)) }
+        }
+    }
+
+    private static func snapshot<T>(_ reader: any SQLConnection, _ body: (any SQLConnection) throws -> T) throws -> T {
+        _ = try reader.execute("BEGIN", [])
+        do {
+            let value = try body(reader)
+            _ = try reader.execute("COMMIT", [])
+            return value
+        } catch {
+            _ = try? reader.execute("ROLLBACK", [])
+            throw error
+        }
     }
 
     func readStatement<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
