@@ -107,6 +107,8 @@ final class StatementReaders: Sendable {
         let reader = Reader(handle: handle)
         do {
             try reader.execute("PRAGMA query_only = ON", [])
+            // As the pool's connections are: a read here is `read`'s too (one snapshot, same settings).
+            try reader.execute("PRAGMA foreign_keys = ON", [])
         } catch {
             reader.close()
             throw error
