@@ -235,6 +235,27 @@ import Testing
         #expect(try Self.post(poster, "Another sky altogether", photo: "other.jpg").0.status == 303)
     }
 
+    /// Issue 61 #6: removing the whole post remembers its picture too (it was posted again at
+    /// once), and restoring the post forgets it.
+    @Test func aRemovedPostsPhotoIsRefusedAgainUntilThePostIsRestored() throws {
+        let app = try AppHarness { $0.limits.secondsBetweenPosts = 0 }
+        let poster = try member(app, "poster")
+        let admin = try member(app, "chief")
+        try app.promoteToAdmin("chief")
+        try Self.post(poster, "Look at this", photo: "removed.jpg")
+        let postID = Int64(try app.count("SELECT max(id) FROM posts"))
+        try admin.get("/admin")
+        #expect(try admin.post("/admin/posts/\(postID)/remove", [("reason", "Spam")]).0.status == 303)
+        #expect(try app.count("SELECT count(*) FROM posts WHERE id = ? AND removed_at IS NOT NULL", [postID]) == 1)
+        let (answer, form) = try Self.post(poster, "Look at this again", photo: "removed-requality.jpg")
+        #expect(answer.status == 422)
+        #expect(form?.text("//p[@id='post-error']")?.contains("removed this photo before") == true)
+
+        #expect(try admin.post("/admin/posts/\(postID)/restore", [("reason", "A mistake")]).0.status == 303)
+        #expect(try app.count("SELECT count(*) FROM removed_photos") == 0, "the restored post's picture is no longer refused")
+        #expect(try Self.post(poster, "The same sky, a second look", photo: "removed-requality.jpg").0.status == 303)
+    }
+
     /// The likeness the refusal uses, on the test's pictures: how many of 64 bits a re-encode,
     /// a 5 % crop and another picture differ by (printed for docs/security.md).
     @Test func theLikenessHashTellsTheSamePictureFromAnother() throws {

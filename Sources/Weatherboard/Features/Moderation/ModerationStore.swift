@@ -154,6 +154,7 @@ struct ModerationStore: Sendable {
         try changes.emit(.post(try Self.event(.shown, post, db)))
         try Self.tellDecision(.restored, post, now: now, db, changes)
         try db.execute("UPDATE reports SET outcome = 'no_violation', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'", now, post.id)
+        try PhotoQueries.forgetLikeness(ofPost: post.id, db)
         try db.execute("UPDATE posts SET hidden_at = NULL, removed_at = NULL, removed_reason = NULL WHERE id = ?", post.id)
         if let author = post.userID { try Standing.refresh(author, now: now, db, changes) }
         try log(db, admin: admin, action: "restore", postID: post.id, userID: post.userID, username: post.username,
@@ -166,6 +167,7 @@ struct ModerationStore: Sendable {
             try changes.emit(.post(try Self.event(.gone, post, db)))
             try Self.tellDecision(.removed, post, now: now, db, changes)
             try db.execute("UPDATE posts SET removed_at = ?, removed_reason = ? WHERE id = ?", now, reason, post.id)
+            try PhotoQueries.rememberLikeness(ofPost: post.id, removedAt: now, db)
             try db.execute("UPDATE reports SET outcome = 'removed', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'", now, post.id)
             if let author = post.userID { try Standing.refresh(author, now: now, db, changes) }
             try log(db, admin: admin, action: "remove", postID: post.id, userID: post.userID, username: post.username,
@@ -291,6 +293,7 @@ struct ModerationStore: Sendable {
                 try changes.emit(.post(try Self.event(.gone, post, db)))
                 try Self.tellDecision(nil, post, now: now, db, changes)
                 try db.execute("UPDATE posts SET removed_at = ?, removed_reason = ? WHERE id = ?", now, reason, post.id)
+                try PhotoQueries.rememberLikeness(ofPost: post.id, removedAt: now, db)
                 try db.execute("UPDATE reports SET outcome = 'removed', resolved_at = ? WHERE post_id = ? AND outcome = 'pending'", now, post.id)
                 try log(db, admin: admin, action: "remove", postID: post.id, userID: target.id, username: target.username,
                         cityID: post.cityID, reason: reason, now: now)

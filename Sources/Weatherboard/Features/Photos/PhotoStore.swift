@@ -137,6 +137,26 @@ enum PhotoQueries {
         return true
     }
 
+    /// A removed post's photo is refused again as a removed photo is (issue 61 #6): its likeness
+    /// remembered at the post's removal time, `removedAt`.
+    static func rememberLikeness(ofPost postID: Int64, removedAt: Date, _ db: any SQLConnection) throws {
+        try db.execute("""
+            INSERT INTO removed_photos (difference_hash, removed_at)
+            SELECT f.difference_hash, ? FROM posts p JOIN photos f ON f.hash = p.photo_hash WHERE p.id = ?
+            """, removedAt, postID)
+    }
+
+    /// A restored post's photo is no longer refused: the likeness its removal remembered goes
+    /// (read before the post's removal time is cleared).
+    static func forgetLikeness(ofPost postID: Int64, _ db: any SQLConnection) throws {
+        try db.execute("""
+            DELETE FROM removed_photos WHERE id IN (
+                SELECT r.id FROM posts p JOIN photos f ON f.hash = p.photo_hash
+                JOIN removed_photos r ON r.difference_hash = f.difference_hash AND r.removed_at = p.removed_at
+                WHERE p.id = ?)
+            """, postID)
+    }
+
     /// Takes the photo off every post that shows it, remembers what it looks like so that it is
     /// refused again, and deletes its files. The posts' events, for the boards.
     static func remove(hash: String, now: Double, _ db: any SQLConnection, _ changes: ChangeLog) throws {
