@@ -36,16 +36,30 @@ final class OpenIDProvider {
             }
             return nil
         }
-        return try OpenIDProvider(port: freeLoopbackPort(), algorithm: algorithm)
+        // A free port can be taken by another test's provider before this one binds it: the
+        // document names its process, and another port is tried when it is not this one.
+        for attempt in 1...3 {
+            do { return try OpenIDProvider(port: freeLoopbackPort(), algorithm: algorithm) } catch where attempt < 3 { continue }
+        }
+        return nil
     }
 
     private init(port: Int, algorithm: String) throws {
         self.port = port
         issuer = "http://127.0.0.1:\(port)"
         let script = AppConfiguration.repositoryFolder("Tests/WeatherboardTests/Fixtures/openid_provider.py")
-        process = try ChildProcess(shell: "AUTHLIB_INSECURE_TRANSPORT=1 exec python3 '\(script)' \(port) \(algorithm) 2>/dev/null")
-        try waitUntil("the OpenID provider listens", timeout: 30) {
-            (try? TestClient.request(port: port, "GET", "/.well-known/openid-configuration").status) == 200
+        let instance = UUID().uuidString
+        process = try ChildProcess(shell: "AUTHLIB_INSECURE_TRANSPORT=1 exec python3 '\(script)' \(port) \(algorithm) \(instance) 2>/dev/null")
+        do {
+            try waitUntil("the OpenID provider listens", timeout: 20) {
+                guard let answer = try? TestClient.request(port: port, "GET", "/.well-known/openid-configuration") else { return false }
+                return answer.status == 200 && answer.text.contains(instance)
+            }
+        } catch {
+            process?.signal(SIGKILL)
+            process?.wait()
+            process = nil
+            throw error
         }
     }
 

@@ -1,7 +1,7 @@
 """An OpenID Connect provider on loopback for the tests, built on Authlib's authorization server
 (Authorization Code with PKCE, OpenID's code flow): discovery, JWKS, authorize, token.
 
-    python3 openid_provider.py PORT [ALG]      (ALG: RS256, the default, or ES256)
+    python3 openid_provider.py PORT [ALG [INSTANCE]]      (ALG: RS256, the default, or ES256)
 
 One person, "alice" (sub "alice-sub", name "Alice Kim", a verified address), signs in without a
 form: the authorize step answers at once with the redirect a person's consent would give. One
@@ -30,6 +30,8 @@ from flask import Flask, Response, jsonify, request
 
 PORT = int(sys.argv[1])
 ALG = sys.argv[2] if len(sys.argv) > 2 else "RS256"
+# Said in the discovery document: the test knows it reached this process, not another on the port.
+INSTANCE = sys.argv[3] if len(sys.argv) > 3 else ""
 ISSUER = f"http://127.0.0.1:{PORT}"
 KEY = JsonWebKey.generate_key("RSA", 2048, is_private=True) if ALG == "RS256" else JsonWebKey.generate_key("EC", "P-256", is_private=True)
 KID = KEY.as_dict(is_private=False)["kid"]  # the key's thumbprint, as Authlib names it in the header
@@ -188,6 +190,7 @@ def discovery():
         "response_types_supported": ["code"],
         "subject_types_supported": ["public"],
         "id_token_signing_alg_values_supported": [ALG],
+        "x_test_instance": INSTANCE,
         "code_challenge_methods_supported": ["S256"],
         "token_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic"],
         "scopes_supported": ["openid", "profile", "email"],
