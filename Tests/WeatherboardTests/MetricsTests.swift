@@ -62,6 +62,10 @@ import Testing
         #expect(value(text, #"weatherboard_workers"#) == Double(app.application.configuration.server.workerThreads))
         #expect((value(text, "process_resident_memory_bytes") ?? 0) > 1_000_000)
         #expect((value(text, #"weatherboard_cache_bytes{cache="pages"}"#) ?? 0) > 0, "the guest's page is kept")
+        // Issue 62 #2: durations have buckets past 10 s (a frozen database's statements).
+        let bounds = text.split(separator: "\n").filter { $0.hasPrefix("weatherboard_db_statement_duration_seconds_bucket") }
+            .compactMap { line in line.firstMatch(of: /le="([0-9.e+]+)"/).flatMap { Double($0.output.1) } }
+        #expect(bounds.contains { $0 >= 30 } && bounds.contains(60), "statement buckets: \(Set(bounds).sorted())")
         if app.engine == .postgres {
             try waitUntil("the change feed listens") {
                 value(try app.get("/metrics", overSocket: true).text, "weatherboard_change_feed_listening") == 1

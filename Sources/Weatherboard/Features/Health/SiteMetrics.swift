@@ -233,7 +233,10 @@ private struct HelpfulFactory: MetricsFactory {
     }
 
     func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
-        registry.makeDurationHistogram(descriptor: descriptor(label), labels: dimensions, buckets: plain.defaultDurationHistogramBuckets)
+        // Past the library's 10 s: a frozen database's statements and the requests behind them
+        // (issue 62 #2) land in buckets of their own, not only in +Inf.
+        registry.makeDurationHistogram(descriptor: descriptor(label), labels: dimensions,
+                                       buckets: plain.defaultDurationHistogramBuckets + [.seconds(30), .seconds(60)])
     }
 
     func destroyCounter(_ handler: any CounterHandler) { plain.destroyCounter(handler) }
