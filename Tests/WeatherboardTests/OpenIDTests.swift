@@ -118,6 +118,18 @@ final class OpenIDProvider {
         return URLComponents(string: try #require(try provider.authorize(location)))
     }
 
+    /// A P-256 key whose coordinate begins with a zero byte, written without it (as Authlib writes
+    /// about one key in a hundred): the site reads it as the same key instead of refusing sign-ins.
+    @Test func aKeyWithAShortCoordinateIsTheSameKey() throws {
+        var key = P256.Signing.PrivateKey()
+        while key.publicKey.x963Representation[1] != 0 { key = P256.Signing.PrivateKey() }
+        let point = Array(key.publicKey.x963Representation)
+        let x = Array(point[1...32].drop { $0 == 0 }), y = Array(point[33...64])
+        let jwk = ["kty": "EC", "crv": "P-256", "kid": "short", "x": Tokens.base64URL(x), "y": Tokens.base64URL(y)]
+        let read = try #require(IDToken.Key(jwk))
+        #expect(read.es256?.x963Representation == key.publicKey.x963Representation)
+    }
+
     @Test func aNewcomerSignsUpWithTheProviderAndComesBackByIt() throws {
         guard let provider = try OpenIDProvider.start() else { return }
         let app = try Self.site(provider)

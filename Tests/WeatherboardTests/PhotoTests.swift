@@ -210,13 +210,18 @@ import Testing
         #expect(try reader.get("/city/seoul").1.count("//article[@data-post-id='\(third)']//img[@data-photo][not(@data-blurred)]") == 1)
     }
 
-    @Test func aRemovedPhotoIsRefusedAgainReencodedOrCropped() throws {
-        let app = try AppHarness { $0.limits.secondsBetweenPosts = 0 }
+    /// A member's post with `removed.jpg`, and an admin to remove it.
+    func photoToRemove(_ app: AppHarness) throws -> (poster: Browser, admin: Browser, postID: Int64) {
         let poster = try member(app, "poster")
         let admin = try member(app, "chief")
         try app.promoteToAdmin("chief")
         try Self.post(poster, "Look at this", photo: "removed.jpg")
-        let postID = Int64(try app.count("SELECT max(id) FROM posts"))
+        return (poster, admin, Int64(try app.count("SELECT max(id) FROM posts")))
+    }
+
+    @Test func aRemovedPhotoIsRefusedAgainReencodedOrCropped() throws {
+        let app = try AppHarness { $0.limits.secondsBetweenPosts = 0 }
+        let (poster, admin, postID) = try photoToRemove(app)
         let hash = try #require(try Self.images(poster).first?["data-photo"])
         try admin.get("/admin")
         #expect(try admin.post("/admin/posts/\(postID)/photo/remove", []).0.status == 303)
@@ -239,11 +244,7 @@ import Testing
     /// once), and restoring the post forgets it.
     @Test func aRemovedPostsPhotoIsRefusedAgainUntilThePostIsRestored() throws {
         let app = try AppHarness { $0.limits.secondsBetweenPosts = 0 }
-        let poster = try member(app, "poster")
-        let admin = try member(app, "chief")
-        try app.promoteToAdmin("chief")
-        try Self.post(poster, "Look at this", photo: "removed.jpg")
-        let postID = Int64(try app.count("SELECT max(id) FROM posts"))
+        let (poster, admin, postID) = try photoToRemove(app)
         try admin.get("/admin")
         #expect(try admin.post("/admin/posts/\(postID)/remove", [("reason", "Spam")]).0.status == 303)
         #expect(try app.count("SELECT count(*) FROM posts WHERE id = ? AND removed_at IS NOT NULL", [postID]) == 1)

@@ -52,7 +52,9 @@ final class Site: Sendable {
     func worker(_ name: String) -> (any BackgroundWork)? { workers.first { $0.name == name }?.work }
 
     /// Rows of the feature's tables that the janitor purges past their time.
-    func keep(_ keeping: Keeping...) {
+    func keep(_ keeping: Keeping...) { keep(keeping) }
+
+    func keep(_ keeping: [Keeping]) {
         registered.withLock { $0.keeping += keeping }
     }
 

@@ -921,34 +921,43 @@ final class OtherOriginContext: RequestContext {
     }
 }
 
-/// Pictures for docs/screenshots, taken by `scripts/screenshots.sh` (WEATHERBOARD_SCREENSHOTS set):
-/// a picture proves nothing a test could check, so the suite's runs do not take them (issue 63 #9).
-@Suite(.serialized, .onEveryEngine, .enabled(if: ProcessInfo.processInfo.environment["WEATHERBOARD_SCREENSHOTS"] != nil))
-struct BrowserScreenshotTests {
+/// `scripts/screenshots.sh` runs this with WEATHERBOARD_SCREENSHOTS=docs/screenshots; otherwise the
+/// pictures go to a temporary folder. Each is checked for what it must show (issue 63 #9): a PNG
+/// as wide as the window it was taken of, with a page drawn in it (not an empty or blank frame).
+@Suite(.serialized, .onEveryEngine) struct BrowserScreenshotTests {
     /// Writes pictures of the browser's window to WEATHERBOARD_SCREENSHOTS or a temporary folder.
     final class Camera {
         let browser: WebDriver
         let folder: String
-        private(set) var written: [String] = []
+        private(set) var written: [(path: String, width: Int)] = []
 
         init(_ browser: WebDriver) throws {
             self.browser = browser
-            folder = ProcessInfo.processInfo.environment["WEATHERBOARD_SCREENSHOTS"] ?? "docs/screenshots"
+            folder = ProcessInfo.processInfo.environment["WEATHERBOARD_SCREENSHOTS"]
+                ?? FileManager.default.temporaryDirectory.appendingPathComponent("shots-\(UUID().uuidString)").path
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         }
 
         func shoot(_ name: String) throws {
             let path = folder + "/" + name + ".png"
+            // The window's width in device pixels, as the picture must be.
+            let width = (try browser.script("return Math.round(window.innerWidth * window.devicePixelRatio)") as? NSNumber)?.intValue ?? -1
             try browser.screenshot(to: path)
-            written.append(path)
+            written.append((path, width))
         }
 
-        /// Every picture a PNG (and as many as expected).
+        /// Every picture a PNG of its window's width with a page in it (and as many as expected).
         func expectPictures(count: Int? = nil) throws {
             #expect(!written.isEmpty && (count == nil || written.count == count))
-            for path in written {
-                let bytes = try Data(contentsOf: URL(fileURLWithPath: path)).prefix(8)
-                #expect(Array(bytes) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "\(path) is not a PNG")
+            for (path, width) in written {
+                let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+                #expect(bytes.prefix(8).elementsEqual([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]), "\(path) is not a PNG")
+                guard bytes.count > 24 else { continue }
+                // IHDR's width, big-endian at bytes 16–19.
+                let shown = bytes[16..<20].reduce(0) { $0 << 8 | Int($1) }
+                #expect(shown == width, "\(path): \(shown) px wide, the window \(width)")
+                // A blank or half-drawn frame compresses to a few hundred bytes; a page is tens of KB.
+                #expect(bytes.count > 8_000, "\(path): \(bytes.count) bytes, nothing drawn")
             }
         }
     }

@@ -23,8 +23,9 @@ struct AccountMail: MailComposer {
                          "site": pages.string("site_name", language), "link": link ?? ""]
         let key = mail.kind == .addressChanged && mail.detail.isEmpty ? "mail_address_removed"
             : "mail_" + mail.kind.rawValue + (passkeyOnly ? "_passkey" : "")
-        let paragraphs = pages.string(key + "_text", language, arguments).components(separatedBy: "\n\n").map { paragraph in
-            paragraph == link ? MailParagraph.link(paragraph, paragraph) : .text(paragraph)
+        let paragraphs = pages.string(key + "_text", language, arguments).split(separator: "\n\n", omittingEmptySubsequences: false).map { part in
+            let paragraph = String(part)
+            return paragraph == link ? MailParagraph.link(paragraph, paragraph) : .text(paragraph)
         }
         return writer.message(to: to, subject: pages.string(key + "_subject", language, arguments), paragraphs, language)
     }

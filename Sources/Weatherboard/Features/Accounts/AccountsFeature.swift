@@ -34,6 +34,6 @@ enum AccountsFeature {
         site.run("openid", openID)
         site.keep(RateLimit.keeping, SessionStore.keeping, KnownDevices.keeping, EmailTokens.keeping, UnstatedPosts.keeping,
                   WebAuthnChallenge.keeping)
-        site.keep(OpenIDController.keeping[0], OpenIDController.keeping[1])
+        site.keep(OpenIDController.keeping)
     }
 }

@@ -7,6 +7,6 @@ enum NotificationsFeature {
             .addRoutes(to: site.router)
         NotificationSettingsController(pages: site.pages, database: site.database, pushEnabled: pushEnabled, mailEnabled: mailEnabled,
                                        clock: site.clock).addRoutes(to: site.router)
-        site.keep(Notices.keeping[0], Notices.keeping[1])
+        site.keep(Notices.keeping)
     }
 }

@@ -40,8 +40,13 @@ struct IDToken {
             if let use = json["use"], use != "sig" { return nil }
             switch json["kty"] {
             case "EC":
-                guard json["crv"] == "P-256", let x = json["x"].flatMap({ Tokens.base64URLDecoded($0, limit: 64) }),
-                      let y = json["y"].flatMap({ Tokens.base64URLDecoded($0, limit: 64) }), x.count == 32, y.count == 32,
+                // RFC 7518 wants each coordinate at its full 32 bytes; some libraries (Authlib among
+                // them) drop a leading zero byte, one key in about a hundred: padded back, not refused.
+                func coordinate(_ name: String) -> [UInt8]? {
+                    guard let bytes = json[name].flatMap({ Tokens.base64URLDecoded($0, limit: 64) }), (30...32).contains(bytes.count) else { return nil }
+                    return [UInt8](repeating: 0, count: 32 - bytes.count) + bytes
+                }
+                guard json["crv"] == "P-256", let x = coordinate("x"), let y = coordinate("y"),
                       let point = try? P256.Signing.PublicKey(x963Representation: [0x04] + x + y) else { return nil }
                 (es256, rs256) = (point, nil)
             case "RSA":
