@@ -34,7 +34,49 @@ struct CityWeather {
         var rainSummary: String?
         /// Today's: the day's precipitation (fallen and to come) beside yesterday's.
         var rainTotals: RainTotals?
+        /// Today's: the next two hours by the quarter hour (`Nowcast`).
+        var nowcast: NowcastView?
+        /// Today's: what to wear, against yesterday (`Clothing`).
+        var wear: Wear?
         var details: Details?
+    }
+
+    /// The next two hours: the sentence, where the quarters came from (`data-source`, and
+    /// `data-issued` in ISO 8601), the first spell's local start and end (absent when none, or
+    /// when it goes on past the window) and a cell per quarter hour.
+    struct NowcastView {
+        struct Quarter {
+            /// `data-quarter`: local `HH:mm` the quarter hour starts.
+            var start: String
+            /// `data-precipitation`, mm.
+            var precipitation: String
+            /// 0 dry, 1 light, 2 moderate, 3 heavy: the cell's height.
+            var band: Int
+            /// The clock under the cell on the hour and at the first.
+            var label: String?
+        }
+        var source: String
+        var issued: String
+        var rainStart: String?
+        var rainEnd: String?
+        var sentence: String
+        var quarters: [Quarter]
+        var provenance: String
+    }
+
+    /// "A jacket or cardigan — one layer more than yesterday. Take an umbrella.": the step's id
+    /// (`data-layer`), `same`/`more`/`less` against yesterday (absent when yesterday is unknown),
+    /// whether to take an umbrella, the picture and the words.
+    struct Wear {
+        var layer: String
+        var vsYesterday: String?
+        var umbrella: Bool
+        /// `data-umbrella`.
+        var umbrellaFlag: String { umbrella ? "true" : "false" }
+        var icon: String
+        var text: String
+        /// "Feels like 14° on average from 07 to 22 h", and that the figures are demo ones.
+        var basis: String
     }
 
     /// "Now 4°, feels like −1° — 3° colder than this time yesterday": the reading now and the

@@ -113,9 +113,12 @@ struct CityWeatherView {
             card.forecastCheck = forecastCheck(today: day)
             card.normal = normalLine(today: day)
             let hour = LocalCalendar(city.timeZone).hourMinute(now).hour
-            let outlook = RainOutlook(hours: report.forecast.hours(on: date), from: hour)
+            let nowcast = Nowcast(report.forecast, now: now, local: local)
+            card.nowcast = nowcast.map(nowcastView)
+            let outlook = RainOutlook(hours: report.forecast.hours(on: date), from: hour, nowcast: nowcast)
             card.rainSummary = outlook.sentence(strings: strings)
             card.rainTotals = rainTotals(today: day, yesterday: report.forecast.day(local.dateString(now, offset: -1)))
+            card.wear = wear(today: date, yesterday: local.dateString(now, offset: -1), hour: hour, nowcast: nowcast)
             card.details = details(day, date: date, hour: hour)
         }
         return card
@@ -151,6 +154,44 @@ struct CityWeatherView {
         let (todayText, yesterdayText) = (WeatherNumbers.oneDecimal(expected), WeatherNumbers.oneDecimal(fell))
         return CityWeather.RainTotals(today: todayText, yesterday: yesterdayText,
                                       text: strings("rain_totals", ["today": todayText, "yesterday": yesterdayText]))
+    }
+
+    /// The next two hours' sentence and strip, with where they came from and how old they are.
+    private func nowcastView(_ nowcast: Nowcast) -> CityWeather.NowcastView {
+        let forecast = report.forecast
+        let spell = nowcast.firstSpell
+        let quarters = nowcast.quarters.enumerated().map { index, quarter in
+            CityWeather.NowcastView.Quarter(
+                start: quarter.start, precipitation: format(quarter.precipitation),
+                band: !quarter.isWet ? 0 : quarter.precipitation < 0.5 ? 1 : quarter.precipitation < 2 ? 2 : 3,
+                label: index == 0 || quarter.start.hasSuffix(":00") ? quarter.start : nil)
+        }
+        let kind = strings("nowcast_kind_" + (forecast.quarterKind ?? "interpolated"), [:])
+        let local = LocalCalendar(city.timeZone)
+        return CityWeather.NowcastView(
+            source: forecast.source, issued: DateFormatting.iso8601(forecast.fetchedAt),
+            rainStart: spell.map { nowcast.quarters[$0.from].start },
+            rainEnd: spell.flatMap { $0.to == nowcast.quarters.count - 1 ? nil : nowcast.quarters[$0.to].end },
+            sentence: nowcast.sentence(strings: strings), quarters: quarters,
+            provenance: strings("nowcast_source", ["source": Self.sourceName(forecast.source, strings: strings), "kind": kind,
+                                                   "when": Self.updated(forecast.fetchedAt, local: local, city: city, now: now, strings: strings)]))
+    }
+
+    /// What to wear while out today, against yesterday's hours; nil without enough hourly values.
+    private func wear(today: String, yesterday: String, hour: Int, nowcast: Nowcast?) -> CityWeather.Wear? {
+        let forecast = report.forecast
+        guard let advice = Clothing.advice(today: forecast.hours(on: today), yesterday: forecast.hours(on: yesterday), hour: hour,
+                                           nowcast: nowcast)
+        else { return nil }
+        let step = Clothing.steps[advice.step]
+        var text = strings("wear_line", ["what": strings("wear_" + step.id, [:])])
+        if let change = advice.vsYesterday { text += " " + strings("wear_" + change, [:]) }
+        if advice.umbrella { text += " " + strings("wear_umbrella", [:]) }
+        var basis = strings("wear_basis", ["n": rounded(advice.feel), "from": LocalCalendar.twoDigits(Clothing.outHours.lowerBound),
+                                           "to": LocalCalendar.twoDigits(Clothing.outHours.upperBound)])
+        if forecast.source == "demo" { basis += " · " + strings("wear_demo", [:]) }
+        return CityWeather.Wear(layer: step.id, vsYesterday: advice.vsYesterday, umbrella: advice.umbrella, icon: step.icon,
+                                text: text, basis: basis)
     }
 
     /// Today's high and low against the normal for its date, in whole degrees as the cards show

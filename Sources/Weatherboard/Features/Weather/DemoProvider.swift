@@ -16,6 +16,7 @@ public struct DemoProvider: WeatherProvider {
         let local = LocalCalendar(city.timeZone)
         var daily: [Forecast.Day] = []
         var hourly: [Forecast.Hour] = []
+        var snowyHours: [String: Bool] = [:] // `yyyy-MM-ddTHH` of the wet hours: whether snow falls
         for offset in -1...5 {
             let date = local.dateString(now, offset: offset)
             guard let start = local.startOfDay(date) else { continue }
@@ -31,6 +32,7 @@ public struct DemoProvider: WeatherProvider {
                 let rounded = (t * 10).rounded() / 10
                 temperatures.append(rounded)
                 let chance = precipitation(code, wet: wet.contains(hour), city: city, hour: "\(date)T\(hour)")
+                if wet.contains(hour) { snowyHours[date + "T" + LocalCalendar.twoDigits(hour)] = WeatherCondition.of(code).icon == "snow" }
                 chances.append(chance)
                 // Damper at night and when it rains.
                 let humidity = 55 + Int(15 * cos(2 * Double.pi * Double(hour - 4) / 24)) + (wet.contains(hour) ? 20 : 0)
@@ -51,12 +53,21 @@ public struct DemoProvider: WeatherProvider {
         let (hour, minute) = local.hourMinute(now)
         let today = local.dateString(now)
         let current = hourly.first { $0.time == today + "T" + LocalCalendar.twoDigits(hour) + ":00" }
+        // Quarter hours from the one now, wet in the day's wet hours (a little less at their edges).
+        let quarterStart = now.timeIntervalSince1970 - now.timeIntervalSince1970.truncatingRemainder(dividingBy: 900)
+        let quarters = (1...12).map { index -> Forecast.Quarter in
+            let end = Date(timeIntervalSince1970: quarterStart + Double(index) * 900)
+            let stamp = local.minuteString(end)
+            let snowy = snowyHours[String(local.minuteString(end.addingTimeInterval(-900)).prefix(13))]
+            let amount = snowy == nil ? 0 : WeatherNumbers.tenth(0.1 + 0.9 * Demo.unit(city.id, stamp, salt: 37))
+            return Forecast.Quarter(time: stamp, precipitation: amount, snowfall: snowy == true ? WeatherNumbers.tenth(amount * 0.7) : 0)
+        }
         return Forecast(source: id, fetchedAt: now,
                         current: current.map { Forecast.Current(time: today + "T" + LocalCalendar.twoDigits(hour) + ":"
                                                                     + LocalCalendar.twoDigits(minute / 15 * 15),
                                                                 temperature: $0.temperature, apparentTemperature: $0.apparentTemperature,
                                                                 weatherCode: $0.weatherCode) },
-                        daily: daily, hourly: hourly)
+                        daily: daily, hourly: hourly, quarters: quarters, quarterKind: "demo")
     }
 
     /// Monthly mean temperatures (°C, January to December) of well-known cities, rounded from

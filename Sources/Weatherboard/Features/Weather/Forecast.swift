@@ -12,6 +12,12 @@ public struct Forecast: Codable, Sendable, Equatable {
     /// Particulate matter near the ground, from its own service; absent when it did not answer
     /// (the page then says nothing about the air).
     public var airQuality: AirQuality?
+    /// Precipitation by the quarter hour from about the time of fetching, for the next two hours'
+    /// sentence (`Nowcast`); absent when the provider gives none.
+    public var quarters: [Quarter]? = nil
+    /// How the quarters were made: `model` (a 15-minute model runs there), `interpolated` (from
+    /// hourly values) or `demo`.
+    public var quarterKind: String? = nil
 
     public struct Current: Codable, Sendable, Equatable {
         public var time: String
@@ -48,6 +54,15 @@ public struct Forecast: Codable, Sendable, Equatable {
         public var weatherCode: Int?
         /// Relative humidity at 2 m, %.
         public var humidity: Int?
+    }
+
+    /// Precipitation over the quarter hour that ends at `time` (local `yyyy-MM-ddTHH:mm`).
+    public struct Quarter: Codable, Sendable, Equatable {
+        public var time: String
+        /// Rain, showers and snow as water, mm.
+        public var precipitation: Double?
+        /// Snow, cm.
+        public var snowfall: Double?
     }
 
     /// PM10 and PM2.5 in µg/m³ at one local hour, as the air-quality service modelled them.

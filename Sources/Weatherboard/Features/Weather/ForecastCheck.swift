@@ -27,6 +27,13 @@ extension Forecast {
     static let plausibleWindSpeed: ClosedRange<Double> = 0...500
     /// A day's rain, snow and showers, mm: the wettest day measured brought 1,825 mm.
     static let plausiblePrecipitation: ClosedRange<Double> = 0...2_000
+    /// More quarter hours than any provider is asked for (Open-Meteo is asked for 12).
+    static let maximumQuarters = 96
+    /// A quarter hour's precipitation, mm, and snow, cm: beyond any measured (about 200 mm has
+    /// fallen in an hour).
+    static let plausibleQuarterPrecipitation: ClosedRange<Double> = 0...300
+    /// How quarter hours may be made (`Forecast.quarterKind`).
+    static let quarterKinds: Set<String> = ["model", "interpolated", "demo"]
     /// The longest provider id a cached row may carry (`open-meteo`, `kma`, `demo`).
     static let maximumSourceLength = 32
 
@@ -89,6 +96,15 @@ extension Forecast {
             try code(hour.weatherCode, hour.time)
             try percentage(hour.humidity, "the humidity at \(hour.time)")
         }
+        if let quarters {
+            guard quarters.count <= Self.maximumQuarters else { throw refuse("\(quarters.count) quarter hours (at most \(Self.maximumQuarters))") }
+            try timeline(quarters.map(\.time), "a quarter hour", isValid: Self.isHour)
+            for quarter in quarters {
+                try within(quarter.precipitation, Self.plausibleQuarterPrecipitation, "the precipitation in the quarter to \(quarter.time) in mm")
+                try within(quarter.snowfall, Self.plausibleQuarterPrecipitation, "the snow in the quarter to \(quarter.time) in cm")
+            }
+        }
+        if let quarterKind, !Self.quarterKinds.contains(quarterKind) { throw refuse("quarter hours of an unknown kind") }
         if let airQuality { _ = try airQuality.checked() }
         if let current {
             guard Self.isHour(current.time) else { throw refuse("the current reading is dated \(current.time.prefix(40).debugDescription)") }

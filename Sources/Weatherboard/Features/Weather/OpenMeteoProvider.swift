@@ -25,6 +25,9 @@ public struct OpenMeteoProvider: WeatherProvider {
             URLQueryItem(name: "timezone", value: "auto"),
             URLQueryItem(name: "current", value: "temperature_2m,apparent_temperature,weather_code"),
             URLQueryItem(name: "hourly", value: "temperature_2m,apparent_temperature,precipitation_probability,weather_code,relative_humidity_2m"),
+            // Precipitation by the quarter hour from the quarter now, for the next two hours (three asked).
+            URLQueryItem(name: "minutely_15", value: "precipitation,snowfall"),
+            URLQueryItem(name: "forecast_minutely_15", value: "12"),
             URLQueryItem(name: "daily", value: "temperature_2m_max,temperature_2m_min,weather_code,precipitation_probability_max,"
                          + "sunrise,sunset,uv_index_max,wind_speed_10m_max,wind_gusts_10m_max,wind_direction_10m_dominant,precipitation_sum"),
         ]
@@ -41,12 +44,23 @@ public struct OpenMeteoProvider: WeatherProvider {
             throw (400..<500).contains(status) && status != 429 ? UpstreamError.answer(message) : UpstreamError(message)
         }
         do {
-            return try Self.decode(body, fetchedAt: now, expectedUTCOffset: city.timeZone.secondsFromGMT(for: now))
+            var forecast = try Self.decode(body, fetchedAt: now, expectedUTCOffset: city.timeZone.secondsFromGMT(for: now))
+            if forecast.quarters != nil { forecast.quarterKind = Self.hasQuarterHourModel(city) ? "model" : "interpolated" }
+            return forecast
         } catch let error as UpstreamError {
             throw error
         } catch {
             throw UpstreamError.answer("open-meteo: the answer did not decode: \(error)")
         }
+    }
+
+    /// Whether a 15-minute model runs at the city (Open-Meteo: North America's and central
+    /// Europe's; elsewhere its quarter hours are interpolated from hourly values). The regions
+    /// are drawn generously around those models' domains (docs/open-data.md).
+    static func hasQuarterHourModel(_ city: City) -> Bool {
+        let northAmerica = (21...60).contains(city.latitude) && (-135 ... -60).contains(city.longitude)
+        let centralEurope = (37...58).contains(city.latitude) && (-12...20).contains(city.longitude)
+        return northAmerica || centralEurope
     }
 
     /// - Parameter expectedUTCOffset: the city's offset now; an answer for another zone (its local
@@ -80,6 +94,14 @@ public struct OpenMeteoProvider: WeatherProvider {
                               apparentTemperature: at(hourly.apparent_temperature, i),
                               precipitationProbability: at(hourly.precipitation_probability, i), weatherCode: at(hourly.weather_code, i),
                               humidity: at(hourly.relative_humidity_2m, i))
+            },
+            quarters: try response.minutely_15.map { block in
+                guard block.precipitation.map({ $0.count == block.time.count }) ?? true,
+                      block.snowfall.map({ $0.count == block.time.count }) ?? true
+                else { throw UpstreamError.answer("quarter-hour arrays differ in length") }
+                return block.time.indices.map { i in
+                    Forecast.Quarter(time: block.time[i], precipitation: at(block.precipitation, i), snowfall: at(block.snowfall, i))
+                }
             })
     }
 
@@ -89,6 +111,12 @@ public struct OpenMeteoProvider: WeatherProvider {
         var current: CurrentBlock?
         var hourly: HourlyBlock
         var daily: DailyBlock
+        var minutely_15: QuarterBlock?
+    }
+    struct QuarterBlock: Decodable {
+        var time: [String]
+        var precipitation: [Double?]?
+        var snowfall: [Double?]?
     }
     struct CurrentBlock: Decodable {
         var time: String

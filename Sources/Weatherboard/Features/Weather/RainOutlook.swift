@@ -18,7 +18,14 @@ struct RainOutlook {
 
     enum Kind: String { case rain, snow, mixed }
 
-    init(hours: [Forecast.Hour], from start: Int) {
+    /// Whether an hour counts as wet: as the next two hours' quarter hours say, for an hour they
+    /// touch (they are finer and newer); else by its chance. The one rule the day's sentence, the
+    /// next two hours and the umbrella all follow.
+    static func isWet(hour: Int, chance: Int, nowcast: Nowcast?) -> Bool {
+        nowcast?.decides(hour: hour) ?? (chance >= likely)
+    }
+
+    init(hours: [Forecast.Hour], from start: Int, nowcast: Nowcast? = nil) {
         self.start = start
         var spells: [(from: Int, to: Int)] = []
         var known = false
@@ -26,7 +33,7 @@ struct RainOutlook {
         for hour in hours {
             guard let h = Int(hour.time.dropFirst(11).prefix(2)), h >= start, let chance = hour.precipitationProbability else { continue }
             known = true
-            guard chance >= Self.likely else { continue }
+            guard Self.isWet(hour: h, chance: chance, nowcast: nowcast) else { continue }
             wet += 1
             if WeatherCondition.of(hour.weatherCode).icon == "snow" { snowy += 1 }
             if let last = spells.last, last.to == h {
