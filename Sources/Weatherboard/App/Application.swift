@@ -38,7 +38,7 @@ public final class Application: Sendable {
         for name in appliedMigrations { logger.notice("applied migration \(name)") }
         let providers = try Application.makeProviders(configuration, logger: logger)
         pages = Pages(renderer: try Renderer(templatesDirectory: configuration.templatesDirectory), weatherSources: Set(providers.map(\.id)))
-        try RegionNames.check(); try NamePolicy.check()
+        try RegionNames.check(); try District.check(); try DistrictOutline.check(); try NamePolicy.check()
         if case let imported = try CityCatalog.importIfEmpty(into: database), imported > 0 { logger.notice("imported \(imported) cities") }
         let database = database, clock = configuration.clock, router = router
         cities = CityIndexCache.shared.index(of: try database.readStatement(City.all))

@@ -32,10 +32,11 @@ struct CitiesController {
         if reading.reread, reading.correction == nil, found.total == 1, let only = found.cities.first {
             return .redirect(to: "/city/\(only.slug)", status: .found)
         }
-        let results = found.cities.map { city in
+        let results = zip(found.cities, found.via).map { city, district in
             SearchPage.Result(slug: city.slug, name: city.name(language), otherName: language == .ko ? city.nameEn : city.nameKo,
                               place: city.place(language), country: city.country,
-                              surge: surgeLine(city.id, language).map { SearchPage.Surge(count: $0.count, text: $0.text) })
+                              surge: surgeLine(city.id, language).map { SearchPage.Surge(count: $0.count, text: $0.text) },
+                              via: district.map { SearchPage.Via(district: $0.name(language), text: $0.name(language) + " → " + city.name(language)) })
         }
         // A word that is no city (우산, "umbrella") is looked for in what people wrote.
         if !query.isEmpty && results.isEmpty && reading.correction == nil {
@@ -73,6 +74,13 @@ struct SearchPage {
         /// The ISO code, for machines.
         var country: String
         var surge: Surge?
+        /// The district it was found by.
+        var via: Via?
+    }
+    /// "강남구 → 서울": the district's name (`data-via-district`) and the way search went.
+    struct Via {
+        var district: String
+        var text: String
     }
     /// Reports surging there (`[data-surge]`).
     struct Surge {

@@ -13,11 +13,19 @@ public final class CityIndex: Sendable {
     private let keys: [(key: [UInt8], rank: Int32)]
     /// A district's rank → the rank of the city it is part of ("Paris 15 Vaugirard" → Paris).
     private let parentOf: [Int32: Int32]
+    /// Korean 시/군/구 and 읍/면/동 by name (`District`), and their folded names, sorted, with
+    /// each one's position in `districts` and whether only the whole name finds it (a 동's).
+    public let districts: [District]
+    private let districtKeys: [(key: [UInt8], district: Int32, wholeOnly: Bool)]
+    /// Each district's city's rank.
+    private let districtCity: [Int32]
+    /// Korean 시/군/구 outlines, smallest first, and their cities' ranks.
+    private let outlines: [(outline: DistrictOutline, rank: Int)]
 
     /// The catalog this index was built from, as read (what `CityIndexCache` compares).
     fileprivate let source: [City]
 
-    public init(cities unsorted: [City]) {
+    public init(cities unsorted: [City], districts: [District] = District.all, outlines: [DistrictOutline] = DistrictOutline.all) {
         source = unsorted
         cities = unsorted.sorted { ($0.population, $1.id) > ($1.population, $0.id) }
         var bySlug: [String: Int] = [:]
@@ -33,6 +41,19 @@ public final class CityIndex: Sendable {
         }
         keys.sort { $0.key.lexicographicallyPrecedes($1.key) }
         parentOf = CityIndex.districts(of: cities)
+        // Districts of cities the catalog has (a test's small catalog has few).
+        let kept = districts.filter { byID[$0.cityID] != nil }
+        var districtKeys: [(key: [UInt8], district: Int32, wholeOnly: Bool)] = []
+        for (position, district) in kept.enumerated() {
+            for name in Set(district.names.map(CityIndex.fold)) where !name.isEmpty {
+                districtKeys.append((Array(name.utf8), Int32(position), district.level == .emd))
+            }
+        }
+        districtKeys.sort { $0.key.lexicographicallyPrecedes($1.key) }
+        self.districts = kept
+        self.districtKeys = districtKeys
+        districtCity = kept.map { Int32(byID[$0.cityID]!) }
+        self.outlines = outlines.compactMap { outline in byID[outline.cityID].map { (outline, $0) } }.sorted { $0.outline.area < $1.outline.area }
         self.bySlug = bySlug
         self.byID = byID
         self.keys = keys
@@ -111,10 +132,20 @@ public final class CityIndex: Sendable {
     public struct Results {
         public let cities: [City]
         public let total: Int
+        /// For each of `cities`, the Korean district it was found by, if it was ("강남구 → 서울").
+        public var via: [District?]
+
+        public init(cities: [City], total: Int, via: [District?]? = nil) {
+            self.cities = cities
+            self.total = total
+            self.via = via ?? cities.map { _ in nil }
+        }
     }
 
     /// Cities whose English or Korean name starts with `query`: exact names first, then by
-    /// population; districts of a city that matches too are folded into it.
+    /// population; districts of a city that matches too are folded into it. Then the cities of
+    /// Korean districts so named (a 시/군/구 by the start of a name, a 동 by its whole name), each
+    /// city once: exact names first, 시/군/구 before 동, then by the city's size.
     public func search(_ query: String, limit: Int = 20) -> Results {
         let folded = CityIndex.fold(query)
         let ranks = search(folded: Array(folded.utf8), limit: Int.max)
@@ -122,7 +153,35 @@ public final class CityIndex: Sendable {
         let shown = ranks.filter { rank in parentOf[Int32(rank)].map { !matched.contains(Int($0)) } ?? true }
         let exact = shown.filter { CityIndex.fold(cities[$0].nameEn) == folded || cities[$0].nameKo.map(CityIndex.fold) == folded }
         let ordered = exact + shown.filter { !exact.contains($0) }
-        return Results(cities: ordered.prefix(limit).map { cities[$0] }, total: shown.count)
+        var listed = Set(ordered)
+        var viaDistricts: [(rank: Int, district: Int)] = []
+        for position in districtsNamed(folded) where listed.insert(Int(districtCity[position])).inserted {
+            viaDistricts.append((Int(districtCity[position]), position))
+        }
+        let rows = ordered.map { ($0, nil as District?) } + viaDistricts.map { ($0.rank, districts[$0.district] as District?) }
+        return Results(cities: rows.prefix(limit).map { cities[$0.0] }, total: rows.count, via: rows.prefix(limit).map(\.1))
+    }
+
+    /// Districts named `folded` (a 시/군/구 by a name's start, a 동 by a whole name), best first.
+    private func districtsNamed(_ folded: String) -> [Int] {
+        let prefix = Array(folded.utf8)
+        guard !prefix.isEmpty else { return [] }
+        var low = 0, high = districtKeys.count
+        while low < high {
+            let middle = (low + high) / 2
+            if districtKeys[middle].key.lexicographicallyPrecedes(prefix) { low = middle + 1 } else { high = middle }
+        }
+        var found: [Int: Bool] = [:] // position → whether a name is the query exactly
+        var i = low
+        while i < districtKeys.count, districtKeys[i].key.starts(with: prefix) {
+            let whole = districtKeys[i].key.count == prefix.count, position = Int(districtKeys[i].district)
+            if whole || !districtKeys[i].wholeOnly { found[position] = (found[position] ?? false) || whole }
+            i += 1
+        }
+        return found.keys.sorted { a, b in
+            (found[a] == true ? 0 : 1, districts[a].level == .sigungu ? 0 : 1, districtCity[a], a)
+                < (found[b] == true ? 0 : 1, districts[b].level == .sigungu ? 0 : 1, districtCity[b], b)
+        }
     }
 
     /// The one city whose name is exactly `query`, when only one is and it is also the largest
@@ -164,7 +223,10 @@ public final class CityIndex: Sendable {
     /// deepest within (its distance over the reach), so that a big city's outskirts go to it
     /// rather than to a small town a little nearer (Haeundae beach → Busan, not Gijang); a point
     /// in no city's reach goes to the nearest city, by great-circle distance.
+    /// A point inside a Korean 시/군/구's outline goes to that district's city.
     public func nearest(latitude: Double, longitude: Double) -> City? {
+        let (x, y) = (Int32((longitude * 1e4).rounded()), Int32((latitude * 1e4).rounded()))
+        if let inside = outlines.first(where: { $0.outline.contains(x: x, y: y) }) { return cities[inside.rank] }
         var nearest: (index: Int, distance: Double)?
         var within: (index: Int, depth: Double)?
         for (index, city) in cities.enumerated() {

@@ -73,8 +73,8 @@ struct ForgivingSearch: Sendable {
 
     private func narrowed(_ results: CityIndex.Results, to country: String?) -> CityIndex.Results {
         guard let country else { return results }
-        let kept = results.cities.filter { $0.country == country }
-        return CityIndex.Results(cities: kept, total: kept.count)
+        let kept = results.cities.indices.filter { results.cities[$0].country == country }
+        return CityIndex.Results(cities: kept.map { results.cities[$0] }, total: kept.count, via: kept.map { results.via[$0] })
     }
 
     /// "seoul, kr" → ("seoul", "KR"); "seoul korea" → ("seoul", "KR"): the last part when it is a
