@@ -295,4 +295,42 @@ import Testing
         #expect(service.receivedFor("phone").count == 1)
         #expect(try a.count("SELECT count(*) FROM notifications WHERE kind = 'rain'") == 1)
     }
+
+    /// Issue 68 #3: two nodes polling the same feed tell each follower of a warning once, on the
+    /// site and by e-mail where they chose it (through a real SMTP server).
+    @Test func twoNodesTellEachFollowerOfAWarningOnce() throws {
+        let stub = try NWSStub()
+        try stub.alerts([])
+        guard let catcher = try MailCatcher.start() else { return }
+        guard let (a, b, drop) = try Self.twoNodes(configure: { configuration in
+            configuration.warningsNWSURL = stub.url
+            configuration.warningsEvery = 3600
+            configuration.smtpURL = catcher.url
+            configuration.mailFrom = "weather@example.org"
+            configuration.publicURL = MailTests.origin
+            configuration.mailPollInterval = 0.1
+        }) else { return }
+        defer { drop() }
+        WarningTests.firstPoll(a)
+        WarningTests.firstPoll(b)
+        let member = try MailTests.memberWithAddress(a, catcher, "angeleno", "angeleno@example.org")
+        try member.get("/city/los-angeles")
+        #expect(try member.post("/bookmarks/los-angeles", []).0.status == 303)
+        try member.get("/settings/notifications")
+        #expect(try member.post("/settings/notifications", [("warnings_site", "on"), ("warnings_email", "on"),
+                                                            ("time_zone", "America/Los_Angeles")]).0.status == 303)
+        let mailsBefore = catcher.messages().count
+        try stub.alerts([WarningAlertTests.flood()])
+        let polls = [a, b].map { node in Thread { node.application.warnings.poll() } }
+        polls.forEach { $0.start() }
+        try waitUntil("both polls ended", timeout: 20) {
+            a.application.warnings.polls.load(ordering: .acquiring) >= 2 && b.application.warnings.polls.load(ordering: .acquiring) >= 2
+        }
+        b.application.warnings.poll()
+        #expect(try WarningAlertTests.notices(a, "angeleno") == 1)
+        let mail = try #require(try catcher.waitForMessages(mailsBefore + 1).last)
+        #expect(mail.subject == "Severe warning in Los Angeles: Flash Flood Warning, until 01:00, 22 Nov.")
+        Thread.sleep(forTimeInterval: 1)
+        #expect(catcher.messages().count == mailsBefore + 1, "one mail, though two nodes polled")
+    }
 }

@@ -311,6 +311,16 @@ extension AppHarness {
             VALUES ('kma:2026-11-22-1', 'ko', '서울 호우주의보', '시간당 20mm'), ('kma:2026-11-22-1', 'en', 'Heavy rain advisory', '30 mm an hour')
             """)
         try execute("INSERT INTO warning_cities (warning_id, city_id) SELECT 'kma:2026-11-22-1', id FROM cities WHERE slug = 'seoul'")
+        // The reporter told of it (a bookmark of Seoul), and a subscription to Busan's warnings alone.
+        try execute("""
+            INSERT INTO warning_alerts (warning_id, user_id, city_id, event, severity, expires, ends_when_lifted, state, told_at)
+            SELECT 'kma:2026-11-22-1', user_id, city_id, '호우주의보', 'moderate', 1e12, 1, 'started', ? FROM bookmarks LIMIT 1
+            """, [clock.read().timeIntervalSince1970])
+        try execute("""
+            INSERT INTO notifications (user_id, kind, warning_alert_id, created_at)
+            SELECT user_id, 'warning', id, ? FROM warning_alerts
+            """, [clock.read().timeIntervalSince1970])
+        try execute("INSERT INTO warning_subscriptions (user_id, city_id, created_at) SELECT b.user_id, c.id, 2.5 FROM bookmarks b, cities c WHERE c.slug = 'busan' LIMIT 1")
 
         // A post with a photo (its three files as bytes), and a removed photo's likeness.
         #expect(try PhotoTests.post(scene.author, "The sky as it was", photo: "photo.webp", alt: "Clouds").0.status == 303)

@@ -203,7 +203,7 @@ import Testing
         // for guests' kept pages alike: no compressed page deflates it again (issue 24 #4).
         let seoul = try #require(scene.app.application.cities.city(slug: "seoul"))
         let part = try #require(scene.app.application.weatherParts.fragment(city: seoul.id, language: .en,
-                                                                           report: scene.app.application.weather.report(for: seoul, client: "test"), hourly: HourReports(),
+                                                                           report: scene.app.application.weather.report(for: seoul, client: "test"), hourly: HourReports(), warning: nil,
                                                                            now: scene.app.application.configuration.clock()))
         let deflated = try #require(part.deflated).deflated
         #expect(DeflatedPieceTests.contains(packed.body, deflated))
@@ -690,5 +690,8 @@ func gunzip(_ data: [UInt8]) throws -> [UInt8] {
         let forecast = Forecast(source: "demo", fetchedAt: mark.addingTimeInterval(-CityWeatherView.currentReadingLifetime + 120),
                                 current: nil, daily: [], hourly: [])
         #expect(WeatherFragments.validUntil(now: mark, report: WeatherReport(forecast: forecast, source: "demo")) == mark.addingTimeInterval(120))
+        // Quarter hours fetched 28 min ago are too old for the next two hours in 2 minutes: the part ends then.
+        let quarters = Forecast(source: "open-meteo", fetchedAt: mark.addingTimeInterval(-Nowcast.maximumAge + 120), current: nil, daily: [], hourly: [])
+        #expect(WeatherFragments.validUntil(now: mark, report: WeatherReport(forecast: quarters, source: "open-meteo")) == mark.addingTimeInterval(120))
     }
 }

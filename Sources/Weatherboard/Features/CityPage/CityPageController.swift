@@ -73,8 +73,10 @@ struct CityPageController {
 
     private func render(_ city: City, _ context: AppContext, before: Int64?, composer: Composer?) throws -> RenderedPage {
         // The board and the bookmark flag in one read: one snapshot for all their statements.
-        let (posts, isBookmarked) = try board.database.read { db in
-            (try board.posts(city: city, context: context, before: before, db), try bookmarks.contains(city, for: context, db))
+        let (posts, isBookmarked, following) = try board.database.read { db in
+            let posts = try board.posts(city: city, context: context, before: before, db)
+            let bookmarked = try bookmarks.contains(city, for: context, db)
+            return (posts, bookmarked, try WarningSubscriptions.following(cityID: city.id, userID: context.user?.id, bookmarked: bookmarked, db))
         }
         let language = context.language
         let layout = pages.layout(context, title: city.name(language))
@@ -86,6 +88,7 @@ struct CityPageController {
                             surgeSlot: surgeSlot(city, language),
                             weather: try weatherFragment(city, language, client: clientAddress.of(context.request), hourly: posts.hourReports),
                             observations: board.observations(posts.observations, language), bookmarked: isBookmarked,
+                            warningFollow: WarningFollow(slug: city.slug, state: following, signInHref: layout.signInHref),
                             boardJump: board.jumpLabel(posts, language),
                             board: boardFragment(city, context, before: before, composer: composer, posts: posts, signInHref: layout.signInHref))
         return pages.renderer.page(language) { Templates.city(view, &$0, $1) }
@@ -113,7 +116,8 @@ struct CityPageController {
         let now = clock()
         let everyone = surges.hourReports(in: city)
         let hourly = reader ?? everyone
-        if let kept = fragments.fragment(city: city.id, language: language, report: report, hourly: hourly, now: now) { return kept }
+        let warning = warnings.inForce(city: city.id, now: now).first?.event
+        if let kept = fragments.fragment(city: city.id, language: language, report: report, hourly: hourly, warning: warning, now: now) { return kept }
         var view = CityWeather(cityName: city.name(language), country: city.place(language), countryCode: city.country, hasWeather: false)
         if let report {
             // Today's row is written by yesterday's fetches: it does not change while the part is
@@ -124,7 +128,7 @@ struct CityPageController {
             }
             view = CityWeatherView(city: city, report: report, now: now, language: language, forecastForToday: kept,
                                    normal: weather.normal(of: today, for: city, report: report, kept: normal),
-                                   hourReports: hourly, missedAfter: forecastMissedReports) { key, arguments in
+                                   hourReports: hourly, missedAfter: forecastMissedReports, warning: warning) { key, arguments in
                 pages.string(key, language, arguments)
             }.view
         }
@@ -132,7 +136,7 @@ struct CityPageController {
         guard fragments.enabled, hourly == everyone else { return fragment }
         // Deflated once here, so that no compressed page showing it deflates it again.
         let kept = fragment.deflatedOnce()
-        fragments.keep(kept, city: city.id, language: language, report: report, hourly: hourly, now: now)
+        fragments.keep(kept, city: city.id, language: language, report: report, hourly: hourly, warning: warning, now: now)
         return kept
     }
 }
@@ -147,6 +151,8 @@ final class WeatherFragments: Sendable {
         let source: String?
         /// Today's reports by the hour it shows on the bars.
         let hourly: HourReports
+        /// The warning a dry sentence names.
+        let warning: String?
         let until: Date
         let fragment: HTMLFragment
     }
@@ -172,27 +178,32 @@ final class WeatherFragments: Sendable {
     /// time: the chart's "now" marker (off by at most the step: a few pixels of three days), the
     /// provenance's "3 hours ago" (the same), yesterday/today/tomorrow, which change at the
     /// city's midnight (every UTC offset is a multiple of 15 minutes, so midnight is a step
-    /// boundary: never stale), and the current reading, shown as "now" until it is
-    /// `CityWeatherView.currentReadingLifetime` old (exact: the part ends then).
+    /// boundary: never stale), the current reading, shown as "now" until it is
+    /// `CityWeatherView.currentReadingLifetime` old, and the next two hours, shown until their
+    /// quarter hours are `Nowcast.maximumAge` old (exact: the part ends then). The next two hours'
+    /// window moves by quarter hours, which are step boundaries too.
     static func validUntil(now: Date, report: WeatherReport?) -> Date {
         let seconds = now.timeIntervalSince1970
         var until = Date(timeIntervalSince1970: (seconds / step).rounded(.down) * step + step)
         if let fetchedAt = report?.forecast.fetchedAt {
-            let readingEnds = fetchedAt.addingTimeInterval(CityWeatherView.currentReadingLifetime)
-            if readingEnds > now { until = min(until, readingEnds) }
+            for lifetime in [CityWeatherView.currentReadingLifetime, Nowcast.maximumAge] {
+                let ends = fetchedAt.addingTimeInterval(lifetime)
+                if ends > now { until = min(until, ends) }
+            }
         }
         return until
     }
 
-    func fragment(city: Int64, language: Language, report: WeatherReport?, hourly: HourReports, now: Date) -> HTMLFragment? {
+    func fragment(city: Int64, language: Language, report: WeatherReport?, hourly: HourReports, warning: String?, now: Date) -> HTMLFragment? {
         guard let entry = entries.withLock({ $0.value(for: "\(city) \(language.rawValue)") }),
-              entry.fetchedAt == report?.forecast.fetchedAt, entry.source == report?.source, entry.hourly == hourly, entry.until > now
+              entry.fetchedAt == report?.forecast.fetchedAt, entry.source == report?.source, entry.hourly == hourly, entry.warning == warning,
+              entry.until > now
         else { return nil }
         return entry.fragment
     }
 
-    func keep(_ fragment: HTMLFragment, city: Int64, language: Language, report: WeatherReport?, hourly: HourReports, now: Date) {
-        let entry = Entry(fetchedAt: report?.forecast.fetchedAt, source: report?.source, hourly: hourly,
+    func keep(_ fragment: HTMLFragment, city: Int64, language: Language, report: WeatherReport?, hourly: HourReports, warning: String?, now: Date) {
+        let entry = Entry(fetchedAt: report?.forecast.fetchedAt, source: report?.source, hourly: hourly, warning: warning,
                           until: Self.validUntil(now: now, report: report), fragment: fragment)
         entries.withLock {
             $0.set(entry, for: "\(city) \(language.rawValue)", cost: fragment.residentBytes)
@@ -215,6 +226,8 @@ struct CityPage {
     /// Always there (an optional view is what opens a template scope).
     var observations: ObservationsView?
     var bookmarked: Bool
+    /// Whether the reader is told of the city's warnings, and how to be.
+    var warningFollow: WarningFollow?
     /// "Board · 7 posts ↓": the board is two phone screens below the headline.
     var boardJump: String
     var board: HTMLFragment

@@ -6,6 +6,9 @@ enum NoticeKind: String, CaseIterable {
     case reportDecided = "report_decided", removed, restored
     /// Rain likely in one of the member's windows, and that it no longer is.
     case rain, rainCleared = "rain_cleared"
+    /// An official warning begun (or raised) in a city the member follows, and an update of one
+    /// they were told of that changes what to do (`WarningAlerts`).
+    case warning, warningUpdate = "warning_update"
 }
 
 /// Writing notices, always inside the transaction of what caused them (a reply, a reaction, a
@@ -27,20 +30,30 @@ enum Notices {
         try write(recipient, kind, post: nil, alert: alertID, actor: nil, now: now, pushUntil: pushUntil, db, changes)
     }
 
-    private static func write(_ recipient: Int64, _ kind: NoticeKind, post postID: Int64?, alert alertID: Int64?, actor: Int64?,
+    /// Tells a member of a warning (`.warning`, `.warningUpdate`); a push goes only before the
+    /// warning's end, and through quiet hours when `urgent` (severe or extreme) and the member
+    /// lets such warnings pass them.
+    static func tell(_ recipient: Int64, _ kind: NoticeKind, warningAlert alertID: Int64, urgent: Bool, pushUntil: Double, now: Double,
+                     _ db: any SQLConnection, _ changes: ChangeLog) throws {
+        try write(recipient, kind, post: nil, alert: nil, warningAlert: alertID, urgent: urgent, actor: nil, now: now, pushUntil: pushUntil,
+                  db, changes)
+    }
+
+    private static func write(_ recipient: Int64, _ kind: NoticeKind, post postID: Int64?, alert alertID: Int64?,
+                              warningAlert warningAlertID: Int64? = nil, urgent: Bool = false, actor: Int64?,
                               now: Double, pushUntil: Double?, _ db: any SQLConnection, _ changes: ChangeLog) throws {
         // As the member chose (`NotificationChoices`): off on the site, a notice is kept read (a
         // push or an e-mail still has what to say); off everywhere, nothing is written.
         let choices = try NotificationChoices.of(recipient, db), topic = NotificationChoices.Topic(kind)
         let onSite = choices.isOn(topic, .site)
-        let pushAt = choices.pushTime(after: Date(timeIntervalSince1970: now)).timeIntervalSince1970
+        let pushAt = urgent && choices.warningsPassQuiet ? now : choices.pushTime(after: Date(timeIntervalSince1970: now)).timeIntervalSince1970
         let byPush = choices.isOn(topic, .push) && pushAt < (pushUntil ?? .infinity)
         let byMail = choices.isOn(topic, .email) ? choices.address.flatMap(MailAddress.init) : nil
         guard onSite || byPush || byMail != nil else { return }
         let id = try db.one("""
-            INSERT INTO notifications (user_id, kind, post_id, alert_id, actor_id, created_at, read_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-            RETURNING id
-            """, [recipient, kind.rawValue, postID, alertID, actor, now, onSite ? nil : now]) { $0.int64(0) } ?? 0
+            INSERT INTO notifications (user_id, kind, post_id, alert_id, warning_alert_id, actor_id, created_at, read_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+            """, [recipient, kind.rawValue, postID, alertID, warningAlertID, actor, now, onSite ? nil : now]) { $0.int64(0) } ?? 0
         if byPush {
             try PushStore.enqueue(notification: id, for: recipient, now: now, notBefore: pushAt,
                                   expires: pushUntil ?? pushAt + PushStore.keptFor, db)
@@ -90,7 +103,8 @@ enum Notices {
     static let keptFor: TimeInterval = 90 * 86_400
     static let keeping = [Keeping("notifications", "created_at", for: keptFor),
                           // The rain alerts a notice told of go with it.
-                          Keeping("rain_alerts", "told_at", for: keptFor)]
+                          Keeping("rain_alerts", "told_at", for: keptFor),
+                          Keeping("warning_alerts", "told_at", for: keptFor)]
 
     /// Whether `person` blocked `other`, or has them muted at `now`.
     private static func silences(_ person: Int64, _ other: Int64?, now: Double, _ db: any SQLConnection) throws -> Bool {

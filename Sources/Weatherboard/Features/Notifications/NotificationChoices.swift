@@ -4,7 +4,7 @@ import Foundation
 /// and quiet hours for pushes. Only choices that differ from `defaultOn` are stored.
 struct NotificationChoices: Sendable, Equatable {
     enum Topic: String, CaseIterable, Sendable {
-        case replies, mentions, agreements, moderation, rain
+        case replies, mentions, agreements, moderation, rain, warnings
 
         init(_ kind: NoticeKind) {
             switch kind {
@@ -13,6 +13,7 @@ struct NotificationChoices: Sendable, Equatable {
             case .mention: self = .mentions
             case .reaction: self = .agreements
             case .reportDecided, .removed, .restored: self = .moderation
+            case .warning, .warningUpdate: self = .warnings
             }
         }
     }
@@ -26,16 +27,18 @@ struct NotificationChoices: Sendable, Equatable {
         case email
     }
 
-    /// Everything on the site; by push, replies and rain alerts (the rest can wait for the
-    /// list); nothing by e-mail but the digest the member chooses.
+    /// Everything on the site; by push, replies, rain alerts and warnings (the rest can wait for
+    /// the list); nothing by e-mail but the digest the member chooses.
     static func defaultOn(_ topic: Topic, _ channel: Channel) -> Bool {
-        channel == .site || (channel == .push && (topic == .replies || topic == .rain))
+        channel == .site || (channel == .push && (topic == .replies || topic == .rain || topic == .warnings))
     }
 
     var enabled: [String: Bool] = [:]
     /// Minutes after midnight; both nil: no quiet hours.
     var quietFrom: Int?
     var quietTo: Int?
+    /// Severe and extreme warnings are pushed through quiet hours.
+    var warningsPassQuiet = true
     /// The member's zone: quiet hours and the digest's 07:00 are in it.
     var zone = MemberTimeZone.default
     var timeZone: TimeZone { zone.timeZone }
@@ -64,9 +67,10 @@ struct NotificationChoices: Sendable, Equatable {
     // MARK: - Queries
 
     static func of(_ userID: Int64, _ db: any SQLConnection) throws -> NotificationChoices {
-        var choices = try db.one("SELECT quiet_from, quiet_to, time_zone, digest, email, language, time_zone_source FROM users WHERE id = ?",
-                                         [userID]) { row in
-            NotificationChoices(quietFrom: row.optionalInt(0), quietTo: row.optionalInt(1),
+        var choices = try db.one("""
+            SELECT quiet_from, quiet_to, time_zone, digest, email, language, time_zone_source, warnings_pass_quiet FROM users WHERE id = ?
+            """, [userID]) { row in
+            NotificationChoices(quietFrom: row.optionalInt(0), quietTo: row.optionalInt(1), warningsPassQuiet: row.int(7) != 0,
                                 zone: MemberTimeZone(row.string(2), source: MemberTimeZone.Source(rawValue: row.int(6)) ?? .unset) ?? .default,
                                 digest: DigestEvery(rawValue: row.string(3)) ?? .off,
                                 address: row.optionalString(4), language: Language(rawValue: row.string(5)) ?? .en)
@@ -87,10 +91,10 @@ struct NotificationChoices: Sendable, Equatable {
             }
         }
         try db.execute("""
-            UPDATE users SET quiet_from = ?, quiet_to = ?, time_zone = ?, time_zone_source = ?, digest = ?,
+            UPDATE users SET quiet_from = ?, quiet_to = ?, time_zone = ?, time_zone_source = ?, digest = ?, warnings_pass_quiet = ?,
                 digest_handled_at = CASE WHEN digest = 'off' THEN ? ELSE digest_handled_at END
             WHERE id = ?
-            """, quietFrom, quietTo, zone.name, zone.source.rawValue, digest.rawValue, now, userID)
+            """, quietFrom, quietTo, zone.name, zone.source.rawValue, digest.rawValue, warningsPassQuiet ? 1 : 0, now, userID)
     }
 
     /// The browser's zone for a member who never set one (`MemberTimeZone.Source.unset`); a zone

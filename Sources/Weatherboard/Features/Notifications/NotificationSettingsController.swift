@@ -49,6 +49,7 @@ struct NotificationSettingsController {
         let view = NotificationSettingsPage(layout: pages.layout(context, title: pages.string("choices_title", language)), columns: columns,
                                             rows: rows, pushEnabled: pushEnabled, quietFrom: choices.quietFrom.map { LocalCalendar.clock(minutes: $0) } ?? "",
                                             quietTo: choices.quietTo.map { LocalCalendar.clock(minutes: $0) } ?? "",
+                                            warningsPassQuiet: choices.warningsPassQuiet,
                                             timeZone: MemberTimeZone.label(choices.zone.name, at: clock()),
                                             zones: Self.zoneOptions(selected: choices.zone.name, at: clock()),
                                             zoneUnset: choices.zone.source == .unset, zoneFromBrowser: choices.zone.source == .browser,
@@ -73,6 +74,7 @@ struct NotificationSettingsController {
         if pushEnabled {
             let from = form["quiet_from"] ?? "", to = form["quiet_to"] ?? ""
             (choices.quietFrom, choices.quietTo) = (nil, nil)
+            choices.warningsPassQuiet = form["warnings_pass_quiet"] != nil
             if !from.isEmpty || !to.isEmpty {
                 guard let start = LocalCalendar.minutes(from), let end = LocalCalendar.minutes(to) else {
                     choices.quietFrom = LocalCalendar.minutes(from)
@@ -128,6 +130,8 @@ struct NotificationSettingsPage {
     var pushEnabled: Bool
     var quietFrom: String
     var quietTo: String
+    /// Severe and extreme warnings pushed through quiet hours.
+    var warningsPassQuiet: Bool
     struct Zone {
         var name: String
         var label: String

@@ -7,18 +7,21 @@ struct NotificationStore: Sendable {
 
     /// A notice and what it is about, for its member (`?1`): the excerpt only of what they may
     /// read now (not a post removed or hidden since, unless it is their own hidden one);
-    /// agreement counted as it stands (people take it back); a rain alert's spell.
+    /// agreement counted as it stands (people take it back); a rain alert's spell; a warning
+    /// alert's warning as it was told.
     static let select = """
         SELECT n.id, n.kind, coalesce(n.post_id, 0), p.parent_id,
                CASE WHEN n.kind = 'reaction' THEN (SELECT count(*) FROM reactions x WHERE x.post_id = n.post_id) ELSE n.people END,
                n.created_at, n.read_at, a.username, a.display_name, c.slug, c.name_en, c.name_ko,
                CASE WHEN p.id IS NOT NULL AND p.removed_at IS NULL AND (p.hidden_at IS NULL OR p.user_id = ?1) THEN p.body ELSE '' END,
-               r.kind, r.spell_from, r.spell_to, r.stops_at
+               r.kind, r.spell_from, r.spell_to, r.stops_at,
+               g.event, g.severity, g.expires, g.ends_when_lifted, g.state, c.timezone
         FROM notifications n
         LEFT JOIN posts p ON p.id = n.post_id
         LEFT JOIN rain_alerts r ON r.id = n.alert_id
         LEFT JOIN rain_windows w ON w.id = r.window_id
-        JOIN cities c ON c.id = coalesce(p.city_id, w.city_id)
+        LEFT JOIN warning_alerts g ON g.id = n.warning_alert_id
+        JOIN cities c ON c.id = coalesce(p.city_id, w.city_id, g.city_id)
         LEFT JOIN users a ON a.id = n.actor_id
         """
 
@@ -35,9 +38,11 @@ struct NotificationStore: Sendable {
         let excerpt: String
         /// A rain alert's: the likely time in the window and when the spell stops.
         var rain: RainInWindow?
+        /// A warning alert's: the warning as it was told.
+        var warning: WarningNotice?
 
-        /// The post's page (a reply's place on it), or the city's for a rain alert.
-        var href: String { rain == nil ? PostRow.href(id: postID, parentID: parentID) : "/city/" + citySlug }
+        /// The post's page (a reply's place on it), or the city's for a rain or warning alert.
+        var href: String { rain == nil && warning == nil ? PostRow.href(id: postID, parentID: parentID) : "/city/" + citySlug }
 
         init(row: any SQLRow) {
             id = row.int64(0)
@@ -57,6 +62,10 @@ struct NotificationStore: Sendable {
                 rain = RainInWindow(from: row.string(14), to: row.string(15), stopsAt: row.optionalString(16),
                                     kind: RainOutlook.Kind(rawValue: kind) ?? .rain)
             }
+            if let event = row.optionalString(17) {
+                warning = WarningNotice(event: event, severity: row.string(18), expires: row.double(19), endsWhenLifted: row.int(20) != 0,
+                                        state: row.string(21), timeZone: TimeZone(identifier: row.string(22)) ?? .gmt)
+            }
         }
 
         /// What happened, in words ("Ann replied to your post in Seoul"), as the list and a push say it.
@@ -72,6 +81,7 @@ struct NotificationStore: Sendable {
             case .removed: pages.string("notice_removed", language, ["city": city])
             case .restored: pages.string("notice_restored", language, ["city": city])
             case .rain, .rainCleared: rain.map { $0.sentence(kind == .rainCleared, city: city, pages, language) } ?? ""
+            case .warning, .warningUpdate: warning.map { $0.sentence(city: city, pages, language) } ?? ""
             }
         }
     }

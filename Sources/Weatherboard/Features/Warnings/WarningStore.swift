@@ -6,7 +6,8 @@ enum WarningStore {
     /// of it (new ones in, changed ones rewritten, updated and cancelled ones and ones no longer
     /// listed out), and anything past its end goes. Every city whose warnings changed hears it
     /// (`PageChange.warning`), and each city's thread follows (`WarningThreads`, with `threads`).
-    /// Returns how many warnings were written or removed.
+    /// Members who follow the cities are told (`WarningAlerts`). Returns how many warnings were
+    /// written or removed.
     @discardableResult
     static func apply(_ feed: WarningFeed, source: String, now: Date, threads: (cities: CityIndex, words: WarningThreads.Words)? = nil,
                       _ db: any SQLConnection, _ changes: ChangeLog) throws -> Int {
@@ -23,6 +24,10 @@ enum WarningStore {
         if feed.complete { gone.formUnion(kept.keys.filter { inForce[$0] == nil && !feed.retained.contains($0) }) }
         var touched = Set<Int64>()
         var written = 0
+        var told: [WarningAlerts.Kept] = []
+        let cancelled = feed.warnings.compactMap { incoming, _ in
+            incoming.kind == .cancel ? Set(incoming.replaces + [incoming.warning.id]).filter { kept[$0] != nil } : nil
+        }
         /// Removes a kept warning (its texts and cities go with it), noting where it showed.
         func remove(_ id: String) throws {
             touched.formUnion(try cities(of: id, db))
@@ -32,6 +37,7 @@ enum WarningStore {
         for id in gone where kept[id] != nil { try remove(id) }
         for (id, (incoming, cities)) in inForce.sorted(by: { $0.key < $1.key }) {
             let warning = incoming.warning
+            var earlier = incoming.replaces
             if let (sent, expires) = kept[id] {
                 let covered = try self.cities(of: id, db)
                 if sent == warning.sent.timeIntervalSince1970 && covered == Set(cities) {
@@ -44,7 +50,9 @@ enum WarningStore {
                 }
                 try remove(id)
                 written -= 1 // counted once, as written
+                earlier.append(id)
             }
+            told.append(WarningAlerts.Kept(warning: warning, cities: Array(Set(cities)).sorted(), earlier: earlier))
             _ = try db.execute("""
                 INSERT INTO warnings (id, source, event, severity, urgency, sent, onset, expires, ends_when_lifted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, [.text(id), .text(source), .text(warning.event), .text(warning.severity.rawValue), .text(warning.urgency),
@@ -66,6 +74,7 @@ enum WarningStore {
         try db.forEachRow("SELECT id FROM warnings WHERE expires <= ?", [.real(now.timeIntervalSince1970)]) { ended.append($0.string(0)) }
         for id in ended { try remove(id) }
         for city in touched.sorted() { try changes.emit(.warning(city)) }
+        try WarningAlerts.tell(kept: told, cancelled: cancelled, now: now, db, changes)
         if let threads {
             let replaced = feed.warnings.flatMap { incoming, _ in
                 incoming.kind == .update ? incoming.replaces.map { (from: $0, to: incoming.warning.id) } : []

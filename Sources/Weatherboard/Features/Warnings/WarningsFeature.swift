@@ -9,6 +9,7 @@ enum WarningsFeature {
                                         WarningView.threadOpening(warning, city: city, now: clock()) { pages.string($0, $1, $2) }
                                     }, clock: clock, logger: site.logger)
         site.run("warnings", warnings)
+        WarningSubscriptions(database: site.database, cities: cities, clock: clock).addRoutes(to: site.router)
         return warnings
     }
 }

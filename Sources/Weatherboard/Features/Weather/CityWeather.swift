@@ -158,6 +158,8 @@ struct CityWeather {
         var hours: [Hour]
         /// Tomorrow's rain in words, under its bars.
         var sentence: String?
+        /// The numbers on the bars are people's reports: said once under them.
+        var hasReportCounts: Bool { hours.contains(where: \.hasReports) }
         /// Today's hours whose forecast people's reports missed, in words.
         var missedSentence: String?
     }

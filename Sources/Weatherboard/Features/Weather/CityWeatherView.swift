@@ -15,6 +15,9 @@ struct CityWeatherView {
     /// forecast missed.
     var hourReports = HourReports()
     var missedAfter = HourReports.defaultMissedAfter
+    /// The most severe official warning in force in the city, by its event's name: a dry
+    /// sentence says it (`RainOutlook.tempered`).
+    var warning: String? = nil
     let strings: (String, [String: String]) -> String
 
     /// The view for `city_weather.mustache`.
@@ -116,7 +119,8 @@ struct CityWeatherView {
             let nowcast = Nowcast(report.forecast, now: now, local: local)
             card.nowcast = nowcast.map(nowcastView)
             let outlook = RainOutlook(hours: report.forecast.hours(on: date), from: hour, nowcast: nowcast)
-            card.rainSummary = outlook.sentence(strings: strings)
+            card.rainSummary = outlook.isKnown && outlook.spells.isEmpty ? tempered(outlook.sentence(strings: strings), hour: hour)
+                : outlook.sentence(strings: strings)
             card.rainTotals = rainTotals(today: day, yesterday: report.forecast.day(local.dateString(now, offset: -1)))
             card.wear = wear(today: date, yesterday: local.dateString(now, offset: -1), hour: hour, nowcast: nowcast)
             card.details = details(day, date: date, hour: hour)
@@ -156,6 +160,12 @@ struct CityWeatherView {
                                       text: strings("rain_totals", ["today": todayText, "yesterday": yesterdayText]))
     }
 
+    /// A dry sentence as `RainOutlook.tempered` says it, with this hour's reports.
+    private func tempered(_ sentence: String, hour: Int) -> String {
+        RainOutlook.tempered(sentence, warning: warning, wetReports: hourReports.hours[LocalCalendar.twoDigits(hour)]?.wet ?? 0,
+                             reportsNeeded: missedAfter, strings: strings)
+    }
+
     /// The next two hours' sentence and strip, with where they came from and how old they are.
     private func nowcastView(_ nowcast: Nowcast) -> CityWeather.NowcastView {
         let forecast = report.forecast
@@ -172,7 +182,8 @@ struct CityWeatherView {
             source: forecast.source, issued: DateFormatting.iso8601(forecast.fetchedAt),
             rainStart: spell.map { nowcast.quarters[$0.from].start },
             rainEnd: spell.flatMap { $0.to == nowcast.quarters.count - 1 ? nil : nowcast.quarters[$0.to].end },
-            sentence: nowcast.sentence(strings: strings), quarters: quarters,
+            sentence: spell == nil ? tempered(nowcast.sentence(strings: strings), hour: LocalCalendar(city.timeZone).hourMinute(now).hour)
+                : nowcast.sentence(strings: strings), quarters: quarters,
             provenance: strings("nowcast_source", ["source": Self.sourceName(forecast.source, strings: strings), "kind": kind,
                                                    "when": Self.updated(forecast.fetchedAt, local: local, city: city, now: now, strings: strings)]))
     }

@@ -78,6 +78,17 @@ struct RainOutlook {
     /// `06:00`, and `24:00` for the end of the day.
     static func clock(_ hour: Int) -> String { LocalCalendar.twoDigits(hour) + ":00" }
 
+    /// A dry sentence (the day's, or the next two hours') while the sky may say otherwise: with
+    /// a warning in force ("Not in the forecast, but a Flash Flood Warning is in force.") or as
+    /// many people reporting rain this hour as mark its forecast missed ("…, but 6 people report
+    /// rain now."). One rule for every dry sentence on the card, so the page speaks with one voice.
+    static func tempered(_ sentence: String, warning: String?, wetReports: Int, reportsNeeded: Int,
+                         strings: (String, [String: String]) -> String) -> String {
+        if let warning { return sentence + " " + strings("rain_tempered_warning", ["event": warning]) }
+        if wetReports >= reportsNeeded { return sentence + " " + strings("rain_tempered_reports", ["n": String(wetReports)]) }
+        return sentence
+    }
+
     /// What the tomorrow line adds when tomorrow differs from today in rain: the catalog key of
     /// ", with rain likely" or ", and dry", or nil when both are wet or both dry.
     static func tomorrowChange(today: Forecast.Day?, tomorrow: Forecast.Day?) -> String? {
