@@ -78,7 +78,7 @@ let package = Package(
             ],
             // Read at run time from the checkout or an install's share/weatherboard (InstalledFiles),
             // not a SwiftPM resource bundle, whose accessor falls back to the build machine's path.
-            exclude: ["Features/Cities/cities.tsv", "Features/Cities/regions.tsv", "Features/Cities/districts.tsv", "Features/Cities/district-shapes.tsv", "Features/Accounts/confusables.txt"],
+            exclude: ["Features/Cities/cities.tsv", "Features/Cities/regions.tsv", "Features/Cities/districts.tsv", "Features/Cities/district-shapes.tsv", "Features/Map/korea-map.tsv", "Features/Accounts/confusables.txt"],
             swiftSettings: strict,
             plugins: ["CompileTemplatesPlugin"]
         ),

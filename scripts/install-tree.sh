@@ -18,5 +18,6 @@ install -m 0644 "$repository/Sources/Weatherboard/Features/Cities/cities.tsv" \
     "$repository/Sources/Weatherboard/Features/Cities/regions.tsv" \
     "$repository/Sources/Weatherboard/Features/Cities/districts.tsv" \
     "$repository/Sources/Weatherboard/Features/Cities/district-shapes.tsv" \
+    "$repository/Sources/Weatherboard/Features/Map/korea-map.tsv" \
     "$repository/Sources/Weatherboard/Features/Accounts/confusables.txt" "$share/"
 find "$share" -type d -exec chmod 0755 {} + && find "$share" -type f -exec chmod 0644 {} +

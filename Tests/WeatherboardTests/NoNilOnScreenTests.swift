@@ -15,7 +15,7 @@ import Testing
         try admin.post("/admin/users/reporter/unban", [("reason", "lifted")])
         try author.get("/settings")
         try author.post("/settings/delete", [("password", "correct horse battery")])
-        let pages = ["/", "/search?q=springfield", "/search?q=", "/search/posts?q=zzzzqqq&from=cities", "/city/springfield-gardens", "/city/seoul",
+        let pages = ["/", "/map", "/search?q=springfield", "/search?q=", "/search/posts?q=zzzzqqq&from=cities", "/city/springfield-gardens", "/city/seoul",
                      "/city/seoul?before=1", "/city/seoul/moderation", "/city/seoul/feed.atom", "/users/reporter", "/login", "/signup",
                      "/admin", "/admin/log", "/admin/log?action=unban", "/admin/users/reporter", "/admin/users/author", "/settings",
                      "/settings/reports", "/settings/recovery", "/login/recover", "/settings/email", "/password/forgot", "/settings/passkeys", "/settings/push", "/settings/notifications", "/offline", "/nowhere"]

@@ -62,7 +62,7 @@ import Testing
             "air_": AirQualityBand.allCases.map(\.rawValue), "uv_": UVBand.allCases.map(\.rawValue),
             "wind_": ["n", "ne", "e", "se", "s", "sw", "w", "nw"],
             "wear_": Clothing.steps.map(\.id) + ["same", "more", "less"], "nowcast_kind_": ["model", "interpolated", "demo"],
-            "alert_warning_": ["started", "raised", "extended", "cancelled"],
+            "alert_warning_": ["started", "raised", "extended", "cancelled"], "map_hours_": MapController.hourChoices.map(String.init),
             // ErrorPages: "\(key)_title" and "\(key)_text" for the statuses it words
             "": [400, 403, 404, 405, 413, 429, 500].flatMap { ["error_\($0)_title", "error_\($0)_text"] },
         ]

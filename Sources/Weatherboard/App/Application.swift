@@ -90,6 +90,7 @@ public final class Application: Sendable {
                                 passwordCost: configuration.passwordCost)
         HomeController(pages: pages, index: cities, weather: weather, warnings: warnings, surges: boardsFeature.surges, bookmarks: bookmarks,
                        cache: pageCache, clock: clock).addRoutes(to: router)
+        try MapFeature.install(site, cities: cities, weather: weather, surges: boardsFeature.surges, bookmarks: bookmarks, cache: pageCache)
         SearchFeature.install(site, cities: cities)
         WeatherFeature.install(site, weather: weather)
         let cityPage = CityPageFeature.install(site, cities: cities, weather: weather, warnings: warnings, boards: boardsFeature,

@@ -46,7 +46,7 @@ import Testing
         try app.execute("INSERT INTO posts (city_id, user_id, body, created_at, parent_id) SELECT city_id, (SELECT id FROM users WHERE username = 'other'), 'Same here @checker', created_at, id FROM posts WHERE id = ?", [postID])
         try app.execute("INSERT INTO reactions (post_id, user_id, created_at) SELECT ?, id, 0 FROM users WHERE username = 'other'", [postID])
         try app.execute("INSERT INTO notifications (user_id, kind, post_id, actor_id, created_at) SELECT u.id, 'reply', p.id, p.user_id, p.created_at FROM users u, posts p WHERE u.username = 'checker' AND p.parent_id IS NOT NULL")
-        let pages = ["/", "/city/seoul", "/city/singapore", "/city/yakutsk", "/search?q=san", "/users/checker", "/settings",
+        let pages = ["/", "/map", "/search?q=gangnam", "/city/seoul", "/city/singapore", "/city/yakutsk", "/search?q=san", "/users/checker", "/settings",
                      "/settings/reports", "/settings/recovery", "/login/recover", "/settings/email", "/password/forgot", "/settings/passkeys", "/settings/push", "/settings/notifications", "/offline", "/login", "/signup", "/admin", "/admin/log", "/admin/users/checker", "/city/seoul/moderation",
                      "/posts/\(postID)/edit", "/posts/\(postID)", "/notifications", "/no-such-page", "/?lang=ko", "/city/seoul?lang=ko",
                      "/posts/\(postID)?lang=ko", "/admin/users/other", "/admin/users/other/purge?duration=7d&reason=Spam"]

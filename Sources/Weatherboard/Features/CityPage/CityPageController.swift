@@ -84,7 +84,7 @@ struct CityPageController {
         let shownWarnings = WarningView.of(inForce, city: city, language: language, now: clock()) {
             pages.string($0, language, $1)
         }
-        let view = CityPage(layout: layout, slug: city.slug, warnings: shownWarnings, eventMode: Warnings.eventMode(inForce),
+        let view = CityPage(layout: layout, slug: city.slug, inKorea: city.country == "KR", warnings: shownWarnings, eventMode: Warnings.eventMode(inForce),
                             surgeSlot: surgeSlot(city, language),
                             weather: try weatherFragment(city, language, client: clientAddress.of(context.request), hourly: posts.hourReports),
                             observations: board.observations(posts.observations, language), bookmarked: isBookmarked,
@@ -215,6 +215,8 @@ final class WeatherFragments: Sendable {
 struct CityPage {
     var layout: LayoutView
     var slug: String
+    /// A Korean city's page links the map of Korea.
+    var inKorea = false
     /// Official warnings in force, most severe first.
     var warnings: [WarningView]
     var hasWarnings: Bool { !warnings.isEmpty }

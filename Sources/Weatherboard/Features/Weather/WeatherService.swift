@@ -160,6 +160,13 @@ public final class WeatherService: Sendable {
         return flight?.wait(until: Date().addingTimeInterval(firstFetchBudget)).map { WeatherReport(forecast: $0, source: $0.source) }
     }
 
+    /// The forecast kept for `city`, if any and not too old to show; never asks upstream (a page
+    /// of many cities, such as the map, shows no number rather than fetch per city).
+    public func kept(for city: City) -> Forecast? {
+        guard let cached = cachedForecast(city), clock().timeIntervalSince(cached.fetchedAt) <= Self.maximumStaleAge else { return nil }
+        return cached
+    }
+
     /// Whether a fetch for `city` is under way: a forecast is stored before its fetch lands, and
     /// a request in between joins that fetch rather than starting another (tests that move their
     /// clock wait for the landing).
