@@ -55,7 +55,7 @@ import Testing
         try waitUntil("both polls ended", timeout: 20) { a.application.warnings.polls.load(ordering: .acquiring) >= 2 && b.application.warnings.polls.load(ordering: .acquiring) >= 2 }
         let covered = try a.count("SELECT count(*) FROM warning_cities")
         #expect(covered >= 1)
-        #expect(try a.count("SELECT count(*) FROM posts WHERE warning_id IS NOT NULL") == covered)
+        #expect(try a.count("SELECT count(*) FROM posts WHERE warning_id IS NOT NULL") == 1, "one thread for the warning")
         #expect(try a.count("SELECT count(*) FROM users WHERE is_system = 1") == 1)
         #expect(String(decoding: try b.get("/city/los-angeles").body, as: UTF8.self).contains(#"data-warning-id="nws:urn:oid:flood-1""#))
     }

@@ -206,7 +206,8 @@ final class NWSStub: Sendable {
         #expect(try app.count("SELECT count(*) FROM warning_cities") == 0)
     }
 
-    /// Issue 43 #2: a warning opens one pinned thread on the board of each city it covers,
+    /// Issue 43 #2, issue 65 #10: a warning opens one pinned thread, on its home board (the most
+    /// populous city it covers),
     /// written by the site (labelled; not blocked, muted, reported, nor signed in to); polls that
     /// find it again open no other, an update carries it on, and its end unpins it.
     @Test func aWarningOpensOnePinnedThreadPerCityThatItsEndUnpins() throws {
@@ -216,7 +217,7 @@ final class NWSStub: Sendable {
         Self.firstPoll(app)
         let covered = try app.count("SELECT count(*) FROM warning_cities WHERE warning_id = 'nws:urn:oid:flood-1'")
         #expect(covered >= 1)
-        #expect(try app.count("SELECT count(*) FROM posts WHERE warning_id = 'nws:urn:oid:flood-1'") == covered, "one thread per city")
+        #expect(try app.count("SELECT count(*) FROM posts WHERE warning_id = 'nws:urn:oid:flood-1'") == 1, "one thread per warning")
 
         let member = app.browser()
         try member.signUp("rainwatcher")
@@ -256,7 +257,7 @@ final class NWSStub: Sendable {
 
         // Polled again: no second thread. Updated: the same thread carries on under the new id.
         app.application.warnings.poll()
-        #expect(try app.count("SELECT count(*) FROM posts WHERE warning_id IS NOT NULL AND parent_id IS NULL") == covered)
+        #expect(try app.count("SELECT count(*) FROM posts WHERE warning_id IS NOT NULL AND parent_id IS NULL") == 1)
         try stub.alerts([
             Self.alert("urn:oid:flood-2", event: "Flash Flood Warning", severity: "Extreme", messageType: "Update",
                        sent: "2026-11-21T21:40:00-08:00", ends: "2026-11-22T03:00:00-08:00", geometry: Self.losAngeles,
@@ -266,7 +267,7 @@ final class NWSStub: Sendable {
         (_, page) = try member.get("/city/los-angeles")
         first = try #require(page.nodes("//section[@id='board']/article").first)
         #expect(first["data-post-id"] == threadID && first["data-warning-id"] == "nws:urn:oid:flood-2" && first["data-pinned"] != nil)
-        #expect(try app.count("SELECT count(*) FROM posts WHERE warning_id IS NOT NULL AND parent_id IS NULL") == covered)
+        #expect(try app.count("SELECT count(*) FROM posts WHERE warning_id IS NOT NULL AND parent_id IS NULL") == 1)
 
         // Its end: unpinned, and still there with its replies.
         stub.answer(status: 200, #"{"type":"FeatureCollection","features":[]}"#)
@@ -274,6 +275,30 @@ final class NWSStub: Sendable {
         (_, page) = try member.get("/city/los-angeles")
         let thread = try #require(page.nodes("//section[@id='board']/article[@data-post-id='\(threadID)']").first)
         #expect(thread["data-pinned"] == nil && thread["data-warning-id"] == "nws:urn:oid:flood-2")
+    }
+
+    /// Issue 65 #10: one warning over many cities (the Los Angeles basin) opens one thread, on the
+    /// board of the largest; every other city under it links to that thread from the warning.
+    @Test func oneWarningOverManyCitiesIsOneConversation() throws {
+        let stub = try NWSStub()
+        let basin = ["type": "Polygon", "coordinates": [Self.box(around: 34.05223, -118.24368, size: 0.3)]] as [String: Any]
+        try stub.alerts([Self.alert("urn:oid:basin-1", event: "Flash Flood Warning", geometry: basin)])
+        let app = try AppHarness { $0.warningsNWSURL = stub.url; $0.warningsEvery = 3600 }
+        Self.firstPoll(app)
+        let covered = try app.application.database.readStatement { try $0.all("SELECT c.slug FROM warning_cities w JOIN cities c ON c.id = w.city_id WHERE w.warning_id = 'nws:urn:oid:basin-1' ORDER BY c.population DESC", []) { $0.string(0) } }
+        #expect(covered.count >= 10, "\(covered.count) cities under it")
+        #expect(try app.count("SELECT count(*) FROM posts WHERE warning_id IS NOT NULL") == 1, "one thread for the warning")
+        let threadID = try app.count("SELECT id FROM posts WHERE warning_id IS NOT NULL")
+        #expect(try app.count("SELECT count(*) FROM posts p JOIN cities c ON c.id = p.city_id WHERE p.warning_id IS NOT NULL AND c.slug = 'los-angeles'") == 1,
+                "on the largest city's board")
+        for slug in covered.prefix(12) {
+            let (_, page) = try app.page("/city/\(slug)")
+            let link = try #require(page.nodes("//*[@data-warning]//a[@data-warning-thread]").first, "\(slug)")
+            #expect(link["href"] == "/posts/\(threadID)")
+            #expect(link.text == "Everyone under this warning talks in one place: on the Los Angeles board")
+        }
+        app.application.warnings.poll()
+        #expect(try app.count("SELECT count(*) FROM posts WHERE warning_id IS NOT NULL") == 1, "polled again: still one")
     }
 
     /// Issue 43 #2: while a severe or extreme warning is in force, its cities' boards are in event

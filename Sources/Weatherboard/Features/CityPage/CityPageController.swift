@@ -81,9 +81,11 @@ struct CityPageController {
         let language = context.language
         let layout = pages.layout(context, title: city.name(language))
         let inForce = warnings.inForce(city: city.id, now: clock())
-        let shownWarnings = WarningView.of(inForce, city: city, language: language, now: clock()) {
-            pages.string($0, language, $1)
-        }
+        let shownWarnings = WarningView.of(inForce, city: city, language: language, now: clock(), thread: { warning in
+            warnings.thread(of: warning.id).flatMap { thread in
+                index.city(id: thread.cityID).map { ("/posts/\(thread.postID)", $0.name(language)) }
+            }
+        }) { pages.string($0, language, $1) }
         let view = CityPage(layout: layout, slug: city.slug, inKorea: city.country == "KR", warnings: shownWarnings, eventMode: Warnings.eventMode(inForce),
                             surgeSlot: surgeSlot(city, language),
                             weather: try weatherFragment(city, language, client: clientAddress.of(context.request), hourly: posts.hourReports),

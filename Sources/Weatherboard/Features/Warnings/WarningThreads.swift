@@ -1,10 +1,13 @@
 import Foundation
 
-/// One pinned thread per warning and city (issue 43 #2): while a warning is in force in a city,
-/// its board's top post is the site's, asking what people see, pinned until the warning's end;
-/// an update of the warning carries the thread on, and its end (or cancellation) unpins it.
-/// Kept in the transaction that keeps the warnings, so however many nodes take a feed, each
-/// (warning, city) gets one thread (`posts_warning_thread` makes a second impossible).
+/// One pinned thread per warning (issue 43 #2, issue 65 #10): while a warning is in force, the
+/// board of the most populous city it covers (its home) has the site's post asking what people
+/// see, pinned until the warning's end, and every other city it covers links to it from the
+/// warning on its page (`Warnings.thread(of:)`): the people under one storm talk in one place
+/// (one warning over Los Angeles had opened 271 threads, one per city in its polygon). An update
+/// carries the thread on; its end (or cancellation) unpins it. Kept in the transaction that
+/// keeps the warnings, so however many nodes take a feed, a warning gets one thread
+/// (`posts_warning_thread` makes a second on a board impossible).
 enum WarningThreads {
     /// The opening words of a thread in a city.
     typealias Words = (Warning, City) -> String
@@ -22,11 +25,17 @@ enum WarningThreads {
                 AND NOT EXISTS (SELECT 1 FROM posts q WHERE q.city_id = posts.city_id AND q.warning_id = ?)
                 """, [.text(to), .text(from), .text(to)])
         }
-        var wanted: [String: (Warning, City)] = [:]
+        // Each warning's home: the most populous city it covers (the smaller id on a tie).
+        var homes: [String: (Warning, City)] = [:]
         for (cityID, warnings) in try WarningStore.inForce(source: source, now: now, db) {
             guard let city = cities.city(id: cityID) else { continue }
-            for warning in warnings { wanted["\(warning.id) \(cityID)"] = (warning, city) }
+            for warning in warnings {
+                if let (_, home) = homes[warning.id], (home.population, -home.id) >= (city.population, -city.id) { continue }
+                homes[warning.id] = (warning, city)
+            }
         }
+        var wanted: [String: (Warning, City)] = [:]
+        for (id, (warning, home)) in homes { wanted["\(id) \(home.id)"] = (warning, home) }
         // A board pins at most `BoardQueries.pinsPerBoard` posts, a moderator's first: the most
         // severe warnings' threads take what is left, the others stay on the board unpinned.
         var pinnedKeys = Set<String>()

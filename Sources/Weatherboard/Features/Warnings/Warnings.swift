@@ -18,6 +18,14 @@ final class Warnings: Sendable, BackgroundWork {
     private let breakers = CircuitBreakers(openFor: 600)
     /// The warnings in force by city, as last read.
     private let inForce = Mutex<[Int64: [Warning]]>([:])
+    /// Each warning's thread, as last read (`WarningThreads`: one per warning, on its home board).
+    private let threads = Mutex<[String: ThreadPost]>([:])
+
+    /// A warning's thread: its post and the city whose board holds it.
+    struct ThreadPost: Sendable, Equatable {
+        let postID: Int64
+        let cityID: Int64
+    }
     /// Polls made (tests wait for one).
     let polls = Atomic<Int>(0)
     var rounds: Int { polls.load(ordering: .relaxed) }
@@ -57,6 +65,9 @@ final class Warnings: Sendable, BackgroundWork {
         inForce.withLock { $0[city] ?? [] }.filter { $0.expires > now }
     }
 
+    /// The thread of the warning `id`, when it has one.
+    func thread(of id: String) -> ThreadPost? { threads.withLock { $0[id] } }
+
     /// A severe or extreme warning is in force in `city`: its board is in event mode.
     func inEventMode(city: Int64, now: Date) -> Bool {
         Self.eventMode(inForce(city: city, now: now))
@@ -70,8 +81,12 @@ final class Warnings: Sendable, BackgroundWork {
     private func reload(city: Int64) {
         do {
             let now = clock()
-            let list = try database.read { try WarningStore.inForce(cityID: city, now: now, $0) }[city]
+            let (list, found) = try database.read { db in
+                let list = try WarningStore.inForce(cityID: city, now: now, db)[city]
+                return (list, try Self.threads(of: (list ?? []).map(\.id), db))
+            }
             inForce.withLock { $0[city] = list }
+            threads.withLock { for (id, thread) in found { $0[id] = thread } }
         } catch {
             logger.error("warnings: could not read \(city)'s: \(LogText.oneLine(error))")
         }
@@ -80,11 +95,26 @@ final class Warnings: Sendable, BackgroundWork {
     private func reloadAll() {
         do {
             let now = clock()
-            let all = try database.read { try WarningStore.inForce(now: now, $0) }
+            let (all, found) = try database.read { db in
+                let all = try WarningStore.inForce(now: now, db)
+                return (all, try Self.threads(of: Array(Set(all.values.flatMap { $0.map(\.id) })), db))
+            }
             inForce.withLock { $0 = all }
+            threads.withLock { $0 = found }
         } catch {
             logger.error("warnings: could not read them: \(LogText.oneLine(error))")
         }
+    }
+
+    /// The threads of `ids` (a warning's threads from before one per warning: the newest).
+    private static func threads(of ids: [String], _ db: any SQLConnection) throws -> [String: ThreadPost] {
+        guard !ids.isEmpty else { return [:] }
+        var found: [String: ThreadPost] = [:]
+        try db.forEachRow("""
+            SELECT warning_id, id, city_id FROM posts WHERE parent_id IS NULL AND removed_at IS NULL
+              AND warning_id IN (\(Array(repeating: "?", count: ids.count).joined(separator: ", "))) ORDER BY id
+            """, ids.sorted().map { SQLValue.text($0) }) { found[$0.string(0)] = ThreadPost(postID: $0.int64(1), cityID: $0.int64(2)) }
+        return found
     }
 
     /// Asks every source once (a source whose breaker is open is skipped) and keeps what it says;
@@ -139,6 +169,12 @@ struct WarningView {
     /// After the first (the most severe): its event line shown, the rest behind "More", so that
     /// several warnings leave a phone's screen for the weather.
     var compact = false
+    /// Where everyone under it talks: its thread (`data-warning-thread`), on this board or another.
+    struct ThreadLink {
+        var href: String
+        var text: String
+    }
+    var thread: ThreadLink?
 
     /// "14:05" in `city`'s time.
     static func clock(_ date: Date, in city: City) -> String {
@@ -174,6 +210,7 @@ struct WarningView {
 
     /// The views of `warnings` for a page of `city` in `language`.
     static func of(_ warnings: [Warning], city: City, language: Language, now: Date,
+                   thread: (Warning) -> (href: String, cityName: String)? = { _ in nil },
                    string: (String, [String: String]) -> String) -> [WarningView] {
         warnings.enumerated().map { index, warning in
             let text = warning.text(language)
@@ -185,7 +222,8 @@ struct WarningView {
                 expires: warning.endsWhenLifted ? nil : DateFormatting.iso8601(warning.expires), until: until,
                 headline: text?.headline ?? warning.event, description: text?.description ?? "",
                 provenance: string("warning_source_\(warning.source)", ["time": clock(warning.sent, in: city)]),
-                language: textLanguage == language.rawValue ? nil : textLanguage, compact: index > 0)
+                language: textLanguage == language.rawValue ? nil : textLanguage, compact: index > 0,
+                thread: thread(warning).map { ThreadLink(href: $0.href, text: string("warning_thread_link", ["city": $0.cityName])) })
         }
     }
 }
