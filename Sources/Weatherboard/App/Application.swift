@@ -89,7 +89,7 @@ public final class Application: Sendable {
                                                     port: { [boundPort] in boundPort.port }),
                                 passwordCost: configuration.passwordCost)
         HomeController(pages: pages, index: cities, weather: weather, warnings: warnings, surges: boardsFeature.surges, bookmarks: bookmarks,
-                       cache: pageCache, clock: clock).addRoutes(to: router)
+                       cache: pageCache, database: database, clock: clock).addRoutes(to: router)
         try MapFeature.install(site, cities: cities, weather: weather, surges: boardsFeature.surges, bookmarks: bookmarks, cache: pageCache)
         SearchFeature.install(site, cities: cities)
         WeatherFeature.install(site, weather: weather)

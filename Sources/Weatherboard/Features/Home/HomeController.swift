@@ -11,6 +11,7 @@ struct HomeController {
     let surges: Surges
     let bookmarks: Bookmarks
     let cache: PageCache
+    let database: AppDatabase
     let clock: @Sendable () -> Date
     static let defaultCities = ["seoul", "busan", "tokyo", "new-york-city", "london"]
 
@@ -30,6 +31,13 @@ struct HomeController {
         return try cache.response(key: PageCache.Key("home \(selection.key)", context), cities: selection.cities.map(\.id), context: context) {
             try render(context, selection)
         }
+    }
+
+    /// "just now", "12 min ago", "2 h ago", as the boards word a post's time.
+    static func ago(_ time: Double, now: Date, string: (String, [String: String]) -> String) -> String {
+        let minutes = max(0, Int(clampedSeconds: (now.timeIntervalSince1970 - time) / 60))
+        if minutes < 1 { return string("time_now", [:]) }
+        return minutes < 60 ? string("time_minutes", ["n": String(minutes)]) : string("time_hours", ["n": String(minutes / 60)])
     }
 
     /// What a guest's home page shows besides the weather: which cities, in which language, and
@@ -88,7 +96,19 @@ struct HomeController {
             return row
         }
         let layout = pages.layout(context, title: nil)
-        let view = HomePage(layout: layout, hasBookmarks: bookmarked, cities: rows)
+        let busy = try database.read { db in
+            try BusyBoards.read(viewer: context.user?.id, now: now, surging: { surges.surge(in: $0) != nil }, db)
+        }.compactMap { board -> HomePage.BusyBoard? in
+            guard let city = index.city(id: board.cityID) else { return nil }
+            let said = [board.sky.map { pages.string("sky_" + $0.rawValue, language) }, board.feels.map { pages.string("feels_" + $0.rawValue, language) }]
+                .compactMap { $0 }.joined(separator: " · ")
+            return HomePage.BusyBoard(slug: city.slug, name: city.name(language), people: board.people,
+                                      latest: said, icon: board.sky?.icon, surging: surges.surge(in: city.id) != nil,
+                                      count: pages.string(board.people == 1 ? "busy_people_one" : "busy_people", language, ["n": String(board.people)]),
+                                      ago: Self.ago(board.latestAt, now: now) { pages.string($0, language, $1) })
+        }
+        let showsMap = language == .ko || cities.contains { $0.country == "KR" }
+        let view = HomePage(layout: layout, hasBookmarks: bookmarked, cities: rows, busy: busy, showsMap: showsMap)
         return pages.renderer.page(language) { Templates.home(view, &$0, $1) }
     }
 }
@@ -120,4 +140,20 @@ struct HomePage {
     var layout: LayoutView
     var hasBookmarks: Bool
     var cities: [CityRow]
+    /// The boards busy now (`BusyBoards`): `[data-busy-city]`.
+    struct BusyBoard {
+        var slug: String
+        var name: String
+        var people: Int
+        /// What the latest report said ("Rain · Colder than forecast").
+        var latest: String
+        var icon: String?
+        var surging: Bool
+        var count: String
+        var ago: String
+    }
+    var busy: [BusyBoard]
+    var hasBusy: Bool { !busy.isEmpty }
+    /// The map of Korea offered first: a Korean reader, or a bookmark in Korea.
+    var showsMap: Bool
 }
