@@ -1031,11 +1031,17 @@ final class OtherOriginContext: RequestContext {
                     try shoot("city-today\(device)-\(scheme)-\(language)")
                     try browser.script("document.querySelector('.rain-hours').scrollIntoView({block: 'center'})")
                     try shoot("city-rain-air\(device)-\(scheme)-\(language)")
+                    // The map of Korea, with the cities just opened marked (issue 67 #3).
+                    try browser.go(base + "/map?lang=\(language)")
+                    try shoot("map\(device)-\(scheme)-\(language)")
                 }
             }
         }
         try browser.devTools("Emulation.setEmulatedMedia", ["features": [["name": "prefers-color-scheme", "value": "light"]]])
         try browser.setWindow(width: 1280, height: 900)
+        // A district's name in search, shared by six cities (issue 67 #1).
+        try browser.go(base + "/search?q=%EC%A4%91%EA%B5%AC&lang=ko")
+        try shoot("search-district-ko")
         // A conversation: replies under a post on the board, and the post's own page.
         let asked = try app.count("SELECT max(id) FROM posts")
         for (n, text) in ["Same here in Mapo, gloves on.", "@neighbour2 the wind drops after 6 pm, says the forecast."].enumerated() {

@@ -42,16 +42,15 @@ struct MapController {
         }
     }
 
-    /// The most populous city of each 시/도, a second where a province has another of half a
-    /// million or more, and the reader's Korean bookmarks.
+    /// The most populous city of each 시/도 (one a region: around Seoul the marks would cover each
+    /// other), and the reader's Korean bookmarks.
     private func markedCities(_ context: AppContext) throws -> [City] {
-        var byRegion: [String: [City]] = [:]
+        var byRegion: [String: City] = [:]
         for city in index.cities where city.country == "KR" {
-            guard let region = map.regionOf[city.id], (byRegion[region]?.count ?? 0) < 2 else { continue }
-            if let first = byRegion[region]?.first, Int(region) ?? 0 < 40 || city.population < 500_000 || first.id == city.id { continue }
-            byRegion[region, default: []].append(city)
+            guard let region = map.regionOf[city.id], byRegion[region] == nil else { continue }
+            byRegion[region] = city
         }
-        var marked = map.regions.flatMap { byRegion[$0.code] ?? [] }
+        var marked = map.regions.compactMap { byRegion[$0.code] }
         for city in try bookmarks.cities(for: context) where city.country == "KR" && !marked.contains(where: { $0.id == city.id }) {
             marked.append(city)
         }

@@ -52,7 +52,7 @@ struct CityWeather {
             var precipitation: String
             /// 0 dry, 1 light, 2 moderate, 3 heavy: the cell's height.
             var band: Int
-            /// The clock under the cell on the hour and at the first.
+            /// The clock under the cell on the hour.
             var label: String?
         }
         var source: String

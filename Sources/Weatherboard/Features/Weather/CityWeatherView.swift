@@ -174,7 +174,7 @@ struct CityWeatherView {
             CityWeather.NowcastView.Quarter(
                 start: quarter.start, precipitation: format(quarter.precipitation),
                 band: !quarter.isWet ? 0 : quarter.precipitation < 0.5 ? 1 : quarter.precipitation < 2 ? 2 : 3,
-                label: index == 0 || quarter.start.hasSuffix(":00") ? quarter.start : nil)
+                label: quarter.start.hasSuffix(":00") ? quarter.start : nil)
         }
         let kind = strings("nowcast_kind_" + (forecast.quarterKind ?? "interpolated"), [:])
         let local = LocalCalendar(city.timeZone)
