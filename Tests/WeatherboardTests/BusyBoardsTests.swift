@@ -29,7 +29,18 @@ import HTTPTestSupport
         try blocker.get("/users/cho")
         #expect(try blocker.post("/users/cho/block", []).0.status == 303)
         #expect(try blocker.get("/").1.nodes("//*[@data-busy-city]").compactMap { $0["data-slug"] } == ["busan"], "not the people a member blocked")
+        // The map of Korea on the page for a Korean reader, its figures the map page's; not on an
+        // English reader's with no Korean bookmark.
         let korean = try app.page("/?lang=ko").1
         #expect(korean.text("//a[@data-map-link]") == "전국 지도: 어제보다 따뜻한 곳, 비 제보가 있는 곳")
+        let marks = korean.nodes("//svg[@data-map]//*[@data-map-city]")
+        #expect(marks.count >= 17)
+        let mapPage = try app.page("/map?lang=ko").1
+        #expect(marks.map { [$0["data-slug"], $0["data-high"], $0["data-diff"]] }
+                == mapPage.nodes("//svg[@data-map]//*[@data-map-city]").map { [$0["data-slug"], $0["data-high"], $0["data-diff"]] })
+        #expect(korean.nodes("//svg[@data-map]//*[@data-region='26']").first?["data-reports"] == "2")
+        #expect(try app.page("/").1.nodes("//svg[@data-map]").isEmpty)
+        let packed = try app.get("/?lang=ko", headers: [("Accept-Encoding", "gzip")])
+        #expect(packed.body.count < 40_000, "the Korean home page with its map: \(packed.body.count) bytes gzipped")
     }
 }

@@ -88,9 +88,9 @@ public final class Application: Sendable {
                                 party: PasskeyParty(publicURL: configuration.publicURL, onLoopback: ["127.0.0.1", "::1", "localhost"].contains(configuration.host),
                                                     port: { [boundPort] in boundPort.port }),
                                 passwordCost: configuration.passwordCost)
+        let map = try MapFeature.install(site, cities: cities, weather: weather, surges: boardsFeature.surges, bookmarks: bookmarks, cache: pageCache)
         HomeController(pages: pages, index: cities, weather: weather, warnings: warnings, surges: boardsFeature.surges, bookmarks: bookmarks,
-                       cache: pageCache, database: database, clock: clock).addRoutes(to: router)
-        try MapFeature.install(site, cities: cities, weather: weather, surges: boardsFeature.surges, bookmarks: bookmarks, cache: pageCache)
+                       cache: pageCache, database: database, map: map, clock: clock).addRoutes(to: router)
         SearchFeature.install(site, cities: cities)
         WeatherFeature.install(site, weather: weather)
         let cityPage = CityPageFeature.install(site, cities: cities, weather: weather, warnings: warnings, boards: boardsFeature,

@@ -12,6 +12,8 @@ struct HomeController {
     let bookmarks: Bookmarks
     let cache: PageCache
     let database: AppDatabase
+    /// The map of Korea, shown on the page to Korean readers and to anyone with a Korean bookmark.
+    let map: MapFigures
     let clock: @Sendable () -> Date
     static let defaultCities = ["seoul", "busan", "tokyo", "new-york-city", "london"]
 
@@ -28,7 +30,9 @@ struct HomeController {
         }
         // The key is the whole selection the render reads: the same cities as bookmarks or as
         // the defaults are different pages (a heading, Remove buttons).
-        return try cache.response(key: PageCache.Key("home \(selection.key)", context), cities: selection.cities.map(\.id), context: context) {
+        // With the map, what any Korean city shows changes the page.
+        let shown = selection.showsMap ? Array(Set(selection.cities.map(\.id) + map.citiesShown)) : selection.cities.map(\.id)
+        return try cache.response(key: PageCache.Key("home \(selection.key)", context), cities: shown, context: context) {
             try render(context, selection)
         }
     }
@@ -47,6 +51,8 @@ struct HomeController {
         let cities: [City]
         let bookmarked: Bool
         var key: String { "\(bookmarked ? "bookmarks" : "defaults") \(cities.map(\.slug).joined(separator: ","))" }
+        /// The map of Korea is on the page: a Korean reader, or a bookmark in Korea.
+        var showsMap: Bool { language == .ko || (bookmarked && cities.contains { $0.country == "KR" }) }
     }
 
     /// The reader's bookmarked cities, or the default ones when there are none.
@@ -107,8 +113,8 @@ struct HomeController {
                                       count: pages.string(board.people == 1 ? "busy_people_one" : "busy_people", language, ["n": String(board.people)]),
                                       ago: Self.ago(board.latestAt, now: now) { pages.string($0, language, $1) })
         }
-        let showsMap = language == .ko || cities.contains { $0.country == "KR" }
-        let view = HomePage(layout: layout, hasBookmarks: bookmarked, cities: rows, busy: busy, showsMap: showsMap)
+        let figure = selection.showsMap ? try map.figure(context, marks: try map.markedCities(context), hours: MapController.defaultHours) : nil
+        let view = HomePage(layout: layout, hasBookmarks: bookmarked, cities: rows, busy: busy, map: figure)
         return pages.renderer.page(language) { Templates.home(view, &$0, $1) }
     }
 }
@@ -154,6 +160,6 @@ struct HomePage {
     }
     var busy: [BusyBoard]
     var hasBusy: Bool { !busy.isEmpty }
-    /// The map of Korea offered first: a Korean reader, or a bookmark in Korea.
-    var showsMap: Bool
+    /// The map of Korea on the page (`HomeController.Selection.showsMap`).
+    var map: MapFigureView?
 }

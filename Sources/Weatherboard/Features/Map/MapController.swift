@@ -1,21 +1,10 @@
 import Foundation
 import HTTPServer
 
-/// `GET /map`: Korea at a glance: the main cities (and the reader's own) marked with today's
-/// high on the temperature colours and its change from yesterday, where reports surge now, and
-/// each 시/도 shaded by how many people reported the sky there in the last hours (`?hours=`
-/// 1, 3, 12 or 24). The figures are the city pages' (the same kept forecast, the same rounding),
-/// never fetched for the map: a city not yet fetched shows no number.
+/// `GET /map`: Korea at a glance (`MapFigures`), with a switch for the hours the shading counts.
 struct MapController {
-    let pages: Pages
-    let index: CityIndex
-    let weather: WeatherService
-    let surges: Surges
-    let bookmarks: Bookmarks
+    let figures: MapFigures
     let cache: PageCache
-    let database: AppDatabase
-    let map: KoreaMap
-    let clock: @Sendable () -> Date
 
     static let hourChoices = [1, 3, 12, 24]
     static let defaultHours = 3
@@ -30,21 +19,48 @@ struct MapController {
         guard Self.hourChoices.contains(hours) else {
             throw HTTPError(.badRequest, message: "hours is one of 1, 3, 12 or 24")
         }
-        let marks = try markedCities(context)
+        let marks = try figures.markedCities(context)
         guard context.user == nil && context.flash == nil else {
             try Lane.waitsAllowed()
             return .html(try render(context, marks: marks, hours: hours), for: context.request)
         }
         // The key is what the render reads: the hours, the language (in `Key`) and the cities marked.
         let key = PageCache.Key("map \(hours) \(marks.map(\.slug).joined(separator: ","))", context)
-        return try cache.response(key: key, cities: Array(map.regionOf.keys), context: context) {
+        return try cache.response(key: key, cities: figures.citiesShown, context: context) {
             try render(context, marks: marks, hours: hours)
         }
     }
 
+    private func render(_ context: AppContext, marks: [City], hours: Int) throws -> RenderedPage {
+        let language = context.language, pages = figures.pages
+        let figure = try figures.figure(context, marks: marks, hours: hours)
+        let view = MapPage(layout: pages.layout(context, title: pages.string("map_title", language)), figure: figure,
+                           hourChoices: Self.hourChoices.map { MapPage.HourChoice(hours: $0, label: pages.string("map_hours_\($0)", language), current: $0 == hours) })
+        return pages.renderer.page(language) { Templates.map(view, &$0, $1) }
+    }
+}
+
+/// The map of Korea for a reader (the map page's and the home page's): the main cities (and the
+/// reader's own) marked with today's high on the temperature colours and its change from
+/// yesterday, where reports surge now, and each 시/도 shaded by how many people reported the sky
+/// there in the last hours. The figures are the city pages' (the same kept forecast, the same
+/// rounding), never fetched for the map: a city not yet fetched shows no number.
+struct MapFigures: Sendable {
+    let pages: Pages
+    let index: CityIndex
+    let weather: WeatherService
+    let surges: Surges
+    let bookmarks: Bookmarks
+    let database: AppDatabase
+    let map: KoreaMap
+    let clock: @Sendable () -> Date
+
+    /// Every Korean city: what a kept map shows changes with any of them.
+    var citiesShown: [Int64] { Array(map.regionOf.keys) }
+
     /// The most populous city of each 시/도 (one a region: around Seoul the marks would cover each
     /// other), and the reader's Korean bookmarks.
-    private func markedCities(_ context: AppContext) throws -> [City] {
+    func markedCities(_ context: AppContext) throws -> [City] {
         var byRegion: [String: City] = [:]
         for city in index.cities where city.country == "KR" {
             guard let region = map.regionOf[city.id], byRegion[region] == nil else { continue }
@@ -57,7 +73,7 @@ struct MapController {
         return marked
     }
 
-    private func render(_ context: AppContext, marks cities: [City], hours: Int) throws -> RenderedPage {
+    func figure(_ context: AppContext, marks cities: [City], hours: Int) throws -> MapFigureView {
         let language = context.language
         let now = clock()
         let reports = try database.read { try Self.reporters(since: now.addingTimeInterval(-Double(hours) * 3600), viewer: context.user?.id,
@@ -96,11 +112,8 @@ struct MapController {
             if mark.surging { mark.listText += " · " + pages.string("map_surging", language) }
             return mark
         }
-        let view = MapPage(layout: pages.layout(context, title: pages.string("map_title", language)),
-                           width: map.width, height: map.height, regions: regions, marks: marks,
-                           hourChoices: Self.hourChoices.map { MapPage.HourChoice(hours: $0, label: pages.string("map_hours_\($0)", language), current: $0 == hours) },
-                           shading: pages.string("map_shading", language, ["n": String(hours)]))
-        return pages.renderer.page(language) { Templates.map(view, &$0, $1) }
+        return MapFigureView(width: map.width, height: map.height, regions: regions, marks: marks,
+                              shading: pages.string("map_shading", language, ["n": String(hours)]))
     }
 
     static func pixels(_ value: Double) -> String { WeatherNumbers.oneDecimal(value) }
@@ -157,11 +170,16 @@ struct MapPage {
         var current: Bool
     }
     var layout: LayoutView
+    var figure: MapFigureView?
+    var hourChoices: [HourChoice]
+}
+
+/// The picture and its list (`map_figure.mustache`), on the map page and the home page.
+struct MapFigureView {
     var width: Int
     var height: Int
-    var regions: [Region]
-    var marks: [Mark]
-    var hourChoices: [HourChoice]
+    var regions: [MapPage.Region]
+    var marks: [MapPage.Mark]
     /// "Shaded by people who reported the sky in the last 3 hours".
     var shading: String
 }
