@@ -77,7 +77,7 @@ enum DatabaseCopy {
     /// Inserts the rows in batches; a table that refers to itself (a reply to its post) is read
     /// parents first, whatever order the rows sit in on disk.
     private static func copyRows(of table: Schema.Table, _ from: any SQLConnection, _ to: any SQLConnection) throws {
-        let rowMarks = "(" + Array(repeating: "?", count: table.columns.count).joined(separator: ", ") + ")"
+        let rowMarks = "(" + sqlMarks(table.columns.count) + ")"
         let batchSize = max(1, 2_000 / table.columns.count)
         var batch: [SQLValue] = []
         var rowsInBatch = 0

@@ -19,6 +19,11 @@ public enum SQLDialect: String, Sendable {
 }
 
 /// A value bound to a placeholder.
+/// `?, ?, ?`: the placeholders of an `IN (…)` list (or a row) of `count` bound values.
+public func sqlMarks(_ count: Int) -> String {
+    Array(repeating: "?", count: count).joined(separator: ", ")
+}
+
 public enum SQLValue: Sendable, Equatable {
     case null
     case integer(Int64)

@@ -26,6 +26,19 @@ struct Observation: Sendable, Hashable {
     var sky: Sky?
     var feels: Feels?
 
+    /// The condition on posts `p` that count as a reader's reports (the map's shading, the home
+    /// page's busy boards): visible top-level posts that said the sky (and with `feels`, or how it
+    /// feels) after `?1` and by `?2`, without the people the reader `?3` (0: a guest) blocked or
+    /// has muted.
+    static func reportsCounted(feels: Bool) -> String {
+        """
+        (p.sky IS NOT NULL\(feels ? " OR p.feels IS NOT NULL" : "")) AND p.parent_id IS NULL AND p.removed_at IS NULL
+          AND p.hidden_at IS NULL AND p.created_at > ?1 AND p.created_at <= ?2
+          AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = ?3 AND b.blocked_id = p.user_id)
+          AND NOT EXISTS (SELECT 1 FROM mutes m WHERE m.muter_id = ?3 AND m.muted_id = p.user_id AND \(Mutes.active("m", at: "?2")))
+        """
+    }
+
     /// Why the form's `sky` or `feels` cannot be taken: not one of the listed values.
     struct Unknown: Error {}
 

@@ -41,18 +41,18 @@ public final class CityIndex: Sendable {
         }
         keys.sort { $0.key.lexicographicallyPrecedes($1.key) }
         parentOf = CityIndex.districts(of: cities)
-        // Districts of cities the catalog has (a test's small catalog has few).
-        let kept = districts.filter { byID[$0.cityID] != nil }
+        // Districts of cities the catalog has (a test's small catalog has few), with their city's rank.
+        let kept = districts.compactMap { district in byID[district.cityID].map { (district, Int32($0)) } }
         var districtKeys: [(key: [UInt8], district: Int32, wholeOnly: Bool)] = []
-        for (position, district) in kept.enumerated() {
+        for (position, (district, _)) in kept.enumerated() {
             for name in Set(district.names.map(CityIndex.fold)) where !name.isEmpty {
                 districtKeys.append((Array(name.utf8), Int32(position), district.level == .emd))
             }
         }
         districtKeys.sort { $0.key.lexicographicallyPrecedes($1.key) }
-        self.districts = kept
+        self.districts = kept.map(\.0)
         self.districtKeys = districtKeys
-        districtCity = kept.map { Int32(byID[$0.cityID]!) }
+        districtCity = kept.map(\.1)
         self.outlines = outlines.compactMap { outline in byID[outline.cityID].map { (outline, $0) } }.sorted { $0.outline.area < $1.outline.area }
         self.bySlug = bySlug
         self.byID = byID

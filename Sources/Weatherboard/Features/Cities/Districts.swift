@@ -59,11 +59,12 @@ public struct DistrictOutline: Sendable {
     let area: Double
 
     init?(cityID: Int64, points: [(Int32, Int32)]) {
-        guard points.count >= 4 else { return nil }
+        let xs = points.map(\.0), ys = points.map(\.1)
+        guard points.count >= 4, let minX = xs.min(), let maxX = xs.max(), let minY = ys.min(), let maxY = ys.max() else { return nil }
         self.cityID = cityID
-        xs = points.map(\.0)
-        ys = points.map(\.1)
-        bounds = (xs.min()!, xs.max()!, ys.min()!, ys.max()!)
+        self.xs = xs
+        self.ys = ys
+        bounds = (minX, maxX, minY, maxY)
         var twice = 0.0
         for i in 0..<(points.count - 1) {
             twice += Double(xs[i]) * Double(ys[i + 1]) - Double(xs[i + 1]) * Double(ys[i])

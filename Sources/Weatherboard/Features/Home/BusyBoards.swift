@@ -23,10 +23,7 @@ enum BusyBoards {
         var people: [Int64: Set<Int64>] = [:]
         try db.forEachRow("""
             SELECT p.city_id, p.user_id, p.created_at, p.sky, p.feels FROM posts p
-            WHERE (p.sky IS NOT NULL OR p.feels IS NOT NULL) AND p.parent_id IS NULL AND p.removed_at IS NULL AND p.hidden_at IS NULL
-              AND p.created_at > ?1 AND p.created_at <= ?2
-              AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = ?3 AND b.blocked_id = p.user_id)
-              AND NOT EXISTS (SELECT 1 FROM mutes m WHERE m.muter_id = ?3 AND m.muted_id = p.user_id AND \(Mutes.active("m", at: "?2")))
+            WHERE \(Observation.reportsCounted(feels: true))
             ORDER BY p.created_at DESC, p.id DESC LIMIT ?4
             """, [.real(now.timeIntervalSince1970 - window), .real(now.timeIntervalSince1970), .integer(viewer ?? 0), .integer(Int64(readAtMost))]) { row in
             let city = row.int64(0)

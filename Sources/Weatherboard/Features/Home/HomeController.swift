@@ -37,13 +37,6 @@ struct HomeController {
         }
     }
 
-    /// "just now", "12 min ago", "2 h ago", as the boards word a post's time.
-    static func ago(_ time: Double, now: Date, string: (String, [String: String]) -> String) -> String {
-        let minutes = max(0, Int(clampedSeconds: (now.timeIntervalSince1970 - time) / 60))
-        if minutes < 1 { return string("time_now", [:]) }
-        return minutes < 60 ? string("time_minutes", ["n": String(minutes)]) : string("time_hours", ["n": String(minutes / 60)])
-    }
-
     /// What a guest's home page shows besides the weather: which cities, in which language, and
     /// whether they are the reader's bookmarks or the defaults.
     struct Selection {
@@ -102,7 +95,8 @@ struct HomeController {
             return row
         }
         let layout = pages.layout(context, title: nil)
-        let busy = try database.read { db in
+        let times = PostPresenter.RelativeTimes { pages.string($0, language) }
+        let busy = try database.readStatement { db in  // one statement
             try BusyBoards.read(viewer: context.user?.id, now: now, surging: { surges.surge(in: $0) != nil }, db)
         }.compactMap { board -> HomePage.BusyBoard? in
             guard let city = index.city(id: board.cityID) else { return nil }
@@ -111,7 +105,7 @@ struct HomeController {
             return HomePage.BusyBoard(slug: city.slug, name: city.name(language), people: board.people,
                                       latest: said, icon: board.sky?.icon, surging: surges.surge(in: city.id) != nil,
                                       count: pages.string(board.people == 1 ? "busy_people_one" : "busy_people", language, ["n": String(board.people)]),
-                                      ago: Self.ago(board.latestAt, now: now) { pages.string($0, language, $1) })
+                                      ago: PostPresenter.relativeTime(Date(timeIntervalSince1970: board.latestAt), now: now, times))
         }
         let figure = selection.showsMap ? try map.figure(context, marks: try map.markedCities(context), hours: MapController.defaultHours) : nil
         let view = HomePage(layout: layout, hasBookmarks: bookmarked, cities: rows, busy: busy, map: figure)

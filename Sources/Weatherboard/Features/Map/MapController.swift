@@ -76,7 +76,7 @@ struct MapFigures: Sendable {
     func figure(_ context: AppContext, marks cities: [City], hours: Int) throws -> MapFigureView {
         let language = context.language
         let now = clock()
-        let reports = try database.read { try Self.reporters(since: now.addingTimeInterval(-Double(hours) * 3600), viewer: context.user?.id,
+        let reports = try database.readStatement { try Self.reporters(since: now.addingTimeInterval(-Double(hours) * 3600), viewer: context.user?.id,
                                                             now: now, cities: Array(map.regionOf.keys), $0) }
         var byRegion: [String: Int] = [:]
         for (city, count) in reports { if let region = map.regionOf[city] { byRegion[region, default: 0] += count } }
@@ -125,13 +125,10 @@ struct MapFigures: Sendable {
         var counts: [Int64: Int] = [:]
         try db.forEachRow("""
             SELECT p.city_id, count(DISTINCT p.user_id) FROM posts p
-            WHERE p.sky IS NOT NULL AND p.parent_id IS NULL AND p.removed_at IS NULL AND p.hidden_at IS NULL
-              AND p.created_at > ?1 AND p.created_at <= ?3
-              AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = ?2 AND b.blocked_id = p.user_id)
-              AND NOT EXISTS (SELECT 1 FROM mutes m WHERE m.muter_id = ?2 AND m.muted_id = p.user_id AND \(Mutes.active("m", at: "?3")))
+            WHERE \(Observation.reportsCounted(feels: false))
               AND p.city_id IN (\(cities.map { String($0) }.joined(separator: ", ")))
             GROUP BY p.city_id
-            """, [.real(since.timeIntervalSince1970), .integer(viewer ?? 0), .real(now.timeIntervalSince1970)]) { counts[$0.int64(0)] = $0.int(1) }
+            """, [.real(since.timeIntervalSince1970), .real(now.timeIntervalSince1970), .integer(viewer ?? 0)]) { counts[$0.int64(0)] = $0.int(1) }
         return counts
     }
 }

@@ -81,7 +81,7 @@ struct ModerationStore: Sendable {
             // queries per post).
             var reports: [Int64: [PendingReport]] = [:]
             if !posts.isEmpty {
-                let marks = Array(repeating: "?", count: posts.count).joined(separator: ", ")
+                let marks = sqlMarks(posts.count)
                 for report in try db.all("""
                     SELECT r.post_id, u.username, r.reason, r.detail, r.created_at FROM reports r LEFT JOIN users u ON u.id = r.reporter_id
                     WHERE r.post_id IN (\(marks)) AND r.outcome = 'pending' ORDER BY r.created_at

@@ -17,6 +17,10 @@ enum WarningAlerts {
         var earlier: [String]
     }
 
+    /// A cancellation is pushed within this long or not at all (past quiet hours that outlast it,
+    /// the list says it).
+    static let cancellationPushedFor: TimeInterval = 6 * 3600
+
     static func tell(kept: [Kept], cancelled: [Set<String>], now: Date, _ db: any SQLConnection, _ changes: ChangeLog) throws {
         let at = now.timeIntervalSince1970
         for item in kept where !item.cities.isEmpty {
@@ -42,10 +46,9 @@ enum WarningAlerts {
             }
         }
         for ids in cancelled where !ids.isEmpty {
-            let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ", ")
             let told = try db.all("""
                 SELECT user_id, city_id, event, severity, expires, ends_when_lifted, warning_id FROM warning_alerts
-                WHERE warning_id IN (\(placeholders)) AND state <> 'cancelled' ORDER BY told_at DESC, id DESC
+                WHERE warning_id IN (\(sqlMarks(ids.count))) AND state <> 'cancelled' ORDER BY told_at DESC, id DESC
                 """, ids.sorted().map { SQLValue.text($0) }) { row in
                 (member: row.int64(0), city: row.int64(1), event: row.string(2), severity: Warning.Severity(cap: row.string(3)),
                  expires: row.double(4), endsWhenLifted: row.int(5) != 0, id: row.string(6))
@@ -55,23 +58,26 @@ enum WarningAlerts {
                 guard let alert = try record(row.id, member: row.member, city: row.city, event: row.event, severity: row.severity,
                                              expires: row.expires, endsWhenLifted: row.endsWhenLifted, state: "cancelled", now: at, db)
                 else { continue }
-                try Notices.tell(row.member, .warningUpdate, warningAlert: alert, urgent: false, pushUntil: at + 6 * 3600, now: at, db, changes)
+                try Notices.tell(row.member, .warningUpdate, warningAlert: alert, urgent: false, pushUntil: at + cancellationPushedFor,
+                                 now: at, db, changes)
             }
         }
     }
 
     /// Members who follow any of `cities`, each with the first of them they follow.
     private static func followers(of cities: [Int64], _ db: any SQLConnection) throws -> [(Int64, Int64)] {
-        let placeholders = Array(repeating: "?", count: cities.count).joined(separator: ", ")
         let rows = try db.all("""
             SELECT f.user_id, f.city_id FROM (
-                SELECT user_id, city_id FROM bookmarks WHERE city_id IN (\(placeholders))
-                UNION SELECT user_id, city_id FROM warning_subscriptions WHERE city_id IN (\(placeholders))
+                SELECT user_id, city_id FROM bookmarks WHERE city_id IN (\(sqlMarks(cities.count)))
+                UNION SELECT user_id, city_id FROM warning_subscriptions WHERE city_id IN (\(sqlMarks(cities.count)))
             ) f JOIN users u ON u.id = f.user_id WHERE u.is_system = 0 ORDER BY f.user_id, f.city_id
             """, (cities + cities).map { SQLValue.integer($0) }) { ($0.int64(0), $0.int64(1)) }
         var first: [Int64: Int64] = [:]
         let order = Dictionary(cities.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
-        for (member, city) in rows where first[member].map({ order[city]! < order[$0]! }) ?? true { first[member] = city }
+        for (member, city) in rows {
+            if let held = first[member], order[held, default: .max] <= order[city, default: .max] { continue }
+            first[member] = city
+        }
         return first.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 
@@ -84,10 +90,9 @@ enum WarningAlerts {
     /// What `member` was last told (or carried) of any of `ids`; nil when nothing.
     private static func lastTold(_ member: Int64, of ids: [String], _ db: any SQLConnection) throws -> Told? {
         guard !ids.isEmpty else { return nil }
-        let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ", ")
         return try db.one("""
             SELECT severity, expires, ends_when_lifted FROM warning_alerts
-            WHERE user_id = ? AND warning_id IN (\(placeholders)) AND state <> 'cancelled' ORDER BY told_at DESC, id DESC LIMIT 1
+            WHERE user_id = ? AND warning_id IN (\(sqlMarks(ids.count))) AND state <> 'cancelled' ORDER BY told_at DESC, id DESC LIMIT 1
             """, [SQLValue.integer(member)] + ids.map { SQLValue.text($0) }) {
             Told(severity: Warning.Severity(cap: $0.string(0)), expires: $0.double(1), endsWhenLifted: $0.int(2) != 0)
         }

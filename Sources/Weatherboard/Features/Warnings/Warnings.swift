@@ -112,7 +112,7 @@ final class Warnings: Sendable, BackgroundWork {
         var found: [String: ThreadPost] = [:]
         try db.forEachRow("""
             SELECT warning_id, id, city_id FROM posts WHERE parent_id IS NULL AND removed_at IS NULL
-              AND warning_id IN (\(Array(repeating: "?", count: ids.count).joined(separator: ", "))) ORDER BY id
+              AND warning_id IN (\(sqlMarks(ids.count))) ORDER BY id
             """, ids.sorted().map { SQLValue.text($0) }) { found[$0.string(0)] = ThreadPost(postID: $0.int64(1), cityID: $0.int64(2)) }
         return found
     }
